@@ -1,0 +1,30 @@
+// Internal to sim/config: the decoders of each file kind, working on located Nodes. loader.cc reads
+// files, stacks `extends` and `--set` layers and calls these; tests use loader.h instead.
+#ifndef TRAINSIM_SIM_CONFIG_DECODE_H_
+#define TRAINSIM_SIM_CONFIG_DECODE_H_
+
+#include <functional>
+
+#include "sim/config/hardware.h"
+#include "sim/config/node.h"
+#include "sim/config/scenario.h"
+#include "sim/config/topology.h"
+
+namespace trainsim::config::internal {
+
+// Loads a file referenced by the value at `ref` (cluster.topology, cluster.hardware) into `out`;
+// returns false when it could not (errors recorded, located at `ref` for unreadable files).
+using TopologyLoader = std::function<bool(const Node& ref, const std::filesystem::path&, Topology& out)>;
+using HardwareLoader =
+    std::function<bool(const Node& ref, const std::filesystem::path&, HardwareProfile& out)>;
+
+// Decodes a scenario root map (schema_version and extends already checked per file) and runs the
+// cross-field checks on the sections that decoded cleanly.
+void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load_topology,
+                     const HardwareLoader& load_hardware);
+void decode_topology(const Node& root, Topology& out);
+void decode_hardware(const Node& root, HardwareProfile& out);
+
+}  // namespace trainsim::config::internal
+
+#endif  // TRAINSIM_SIM_CONFIG_DECODE_H_

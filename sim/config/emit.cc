@@ -1,0 +1,86 @@
+#include "sim/config/emit.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/config/units.h"
+
+namespace trainsim::config {
+namespace {
+
+template <class E>
+void key_enum(YAML::Emitter& out, const char* key, E value) {
+  out << YAML::Key << key << YAML::Value << std::string(to_string(value));
+}
+
+void emit_model(YAML::Emitter& out, const Model& m) {
+  out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
+  if (!m.preset.empty()) out << YAML::Key << "preset" << YAML::Value << m.preset;
+  out << YAML::Key << "layers" << YAML::Value << m.layers;
+  out << YAML::Key << "hidden" << YAML::Value << m.hidden;
+  out << YAML::Key << "heads" << YAML::Value << m.heads;
+  out << YAML::Key << "kv_heads" << YAML::Value << m.kv_heads;
+  out << YAML::Key << "head_dim" << YAML::Value << m.head_dim;
+  out << YAML::Key << "ffn_hidden" << YAML::Value << m.ffn_hidden;
+  out << YAML::Key << "vocab" << YAML::Value << m.vocab;
+  out << YAML::Key << "seq_len" << YAML::Value << format_count(m.seq_len);
+  key_enum(out, "activation", m.activation);
+  key_enum(out, "norm", m.norm);
+  key_enum(out, "position_embedding", m.position_embedding);
+  out << YAML::Key << "tied_embeddings" << YAML::Value << m.tied_embeddings;
+  out << YAML::Key << "linear_bias" << YAML::Value << m.linear_bias;
+  out << YAML::EndMap;
+}
+
+void emit_parallelism(YAML::Emitter& out, const Parallelism& p) {
+  out << YAML::Key << "parallelism" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "tp" << YAML::Value << p.tp;
+  out << YAML::Key << "pp" << YAML::Value << p.pp;
+  out << YAML::Key << "dp" << YAML::Value << p.dp;
+  out << YAML::Key << "sp" << YAML::Value << p.sp;
+  out << YAML::Key << "vpp" << YAML::Value << p.vpp;
+  key_enum(out, "schedule", p.schedule);
+  key_enum(out, "sequence_parallel", p.sequence_parallel);
+  if (p.sequence_parallel == SequenceParallel::kFpdt) {
+    out << YAML::Key << "fpdt" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "chunk_tokens" << YAML::Value << format_count(p.fpdt.chunk_tokens);
+    out << YAML::Key << "offload" << YAML::Value << p.fpdt.offload;
+    out << YAML::Key << "host_sync" << YAML::Value << p.fpdt.host_sync;
+    out << YAML::EndMap;
+  }
+  out << YAML::Key << "zero_stage" << YAML::Value << p.zero_stage;
+  key_enum(out, "recompute", p.recompute);
+  out << YAML::Key << "cpu_checkpointing" << YAML::Value << p.cpu_checkpointing;
+  out << YAML::Key << "order" << YAML::Value << p.order;
+  out << YAML::Key << "dp_bucket" << YAML::Value << format_quantity(p.dp_bucket_bytes, QuantityKind::kBytes);
+  out << YAML::Key << "overlap_grad_reduce" << YAML::Value << p.overlap_grad_reduce;
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string to_yaml(const Scenario& s) {
+  YAML::Emitter out;
+  out.SetBoolFormat(YAML::TrueFalseBool);
+  out << YAML::BeginMap;
+  out << YAML::Key << "schema_version" << YAML::Value << 1;
+  out << YAML::Key << "name" << YAML::Value << s.name;
+  if (!s.description.empty()) out << YAML::Key << "description" << YAML::Value << s.description;
+  emit_model(out, s.model);
+  out << YAML::Key << "training" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "global_batch" << YAML::Value << s.training.global_batch;
+  out << YAML::Key << "micro_batch" << YAML::Value << s.training.micro_batch;
+  key_enum(out, "dtype", s.training.dtype);
+  key_enum(out, "optimizer", s.training.optimizer);
+  out << YAML::EndMap;
+  emit_parallelism(out, s.parallelism);
+  const std::filesystem::path dir = s.path.parent_path();
+  out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "topology" << YAML::Value << s.cluster.topology_path.lexically_relative(dir).string();
+  out << YAML::Key << "hardware" << YAML::Value << s.cluster.hardware_path.lexically_relative(dir).string();
+  out << YAML::Key << "gpus" << YAML::Value << s.cluster.gpus;
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace trainsim::config

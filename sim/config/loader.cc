@@ -1,0 +1,266 @@
+#include "sim/config/loader.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "sim/common/hash.h"
+#include "sim/config/decode.h"
+
+namespace trainsim::config {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+// The file name shown in messages: relative to the working directory when that is shorter.
+std::string display_name(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec) return path.string();
+  const std::filesystem::path relative = path.lexically_proximate(cwd);
+  return relative.string().size() < path.string().size() ? relative.string() : path.string();
+}
+
+std::filesystem::path normalised(const std::filesystem::path& path) {
+  return std::filesystem::absolute(path).lexically_normal();
+}
+
+// The stack of YAML layers for one input: overrides first, then the file, then what it extends.
+struct Document {
+  std::vector<Layer> layers;
+  std::string content_hash;  // over the bytes of every file in the chain
+};
+
+class DocumentLoader {
+ public:
+  explicit DocumentLoader(Diagnostics* diagnostics) : diagnostics_(diagnostics) {}
+
+  // Loads `path` and its `extends` chain. `referrer` locates the key that named the file (for
+  // unreadable files); unset for the file given on the command line. Returns false when nothing
+  // usable was loaded.
+  bool load(const std::filesystem::path& path, const Location& referrer, const std::string& referrer_path,
+            Document& out) {
+    const std::filesystem::path file = normalised(path);
+    if (std::find(stack_.begin(), stack_.end(), file) != stack_.end()) {
+      std::string cycle;
+      for (const auto& f : stack_) cycle += display_name(f) + " -> ";
+      diagnostics_->error(referrer, referrer_path,
+                          fmt::format("extends cycle: {}{}", cycle, display_name(file)));
+      return false;
+    }
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream bytes;
+    if (in) bytes << in.rdbuf();
+    if (!in) {
+      diagnostics_->error(
+          referrer.file.empty() ? Location{display_name(file)} : referrer, referrer_path,
+          fmt::format(
+              "cannot read file \"{}\" ({})", display_name(file),
+              std::filesystem::exists(file) ? "permission denied or not a regular file" : "no such file"));
+      return false;
+    }
+    const std::string text = bytes.str();
+    out.content_hash = fnv1a64_hex(text, out.content_hash);
+    auto source = std::make_shared<Source>(Source{display_name(file), file.parent_path(), 0});
+    YAML::Node root;
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      diagnostics_->error({source->name, e.mark.line + 1, e.mark.column + 1}, "",
+                          fmt::format("invalid YAML: {}", e.msg));
+      return false;
+    }
+    const Node node({{root, source}}, "", diagnostics_, Location{source->name, 1, 1});
+    if (!root.IsMap()) {
+      node.error(
+          "expected a map of keys at the top level (a trainsim input file starts with schema_version: 1)");
+      return false;
+    }
+    if (!check_schema_version(node)) return false;
+    out.layers.push_back({root, source});
+    const YAML::Node extends = root["extends"];
+    if (!extends.IsDefined()) return true;
+    Diagnostics scratch;
+    MapReader reader(Node({{root, source}}, "", &scratch));
+    const Node parent_ref = reader.child("extends");
+    std::filesystem::path parent;
+    if (!decode(parent_ref, parent)) {
+      parent_ref.error("extends must name one file of the same kind, e.g. extends: base.yaml");
+      return false;
+    }
+    stack_.push_back(file);
+    const bool ok = load(parent, parent_ref.location(), "extends", out);
+    stack_.pop_back();
+    return ok;
+  }
+
+ private:
+  bool check_schema_version(const Node& root) const {
+    Diagnostics scratch;
+    MapReader reader(Node(root.layers(), "", &scratch, root.location()));
+    const Node version = reader.child("schema_version");
+    if (!version.defined()) {
+      root.error(fmt::format("missing schema_version; every trainsim input starts with schema_version: {}",
+                             kSchemaVersion));
+      return false;
+    }
+    int64_t value = 0;
+    const Node located(version.layers(), "schema_version", diagnostics_, version.location());
+    if (!decode(located, value)) return false;
+    if (value != kSchemaVersion) {
+      located.error(fmt::format("unsupported schema_version {}; this trainsim reads version {}{}", value,
+                                kSchemaVersion,
+                                value > kSchemaVersion ? " (a newer trainsim wrote it)" : ""));
+      return false;
+    }
+    return true;
+  }
+
+  Diagnostics* diagnostics_;
+  std::vector<std::filesystem::path> stack_;
+};
+
+// Turns `--set a.b=value` overrides into layers (the last override has the highest priority).
+std::vector<Layer> override_layers(const std::vector<Override>& overrides, Diagnostics& diagnostics) {
+  std::vector<Layer> layers;
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  for (const Override& o : overrides) {
+    auto source = std::make_shared<Source>(
+        Source{fmt::format("--set {}", o.text), cwd, static_cast<int>(o.text.size() - o.value.size())});
+    YAML::Node value;
+    try {
+      value = YAML::Load(o.value);
+    } catch (const YAML::Exception& e) {
+      diagnostics.error({source->name, 1, e.mark.column + 1 + source->column_offset}, o.key,
+                        fmt::format("invalid value: {}", e.msg));
+      continue;
+    }
+    if (!value.IsDefined() || value.IsNull()) {
+      diagnostics.error({source->name, 1, 1 + source->column_offset}, o.key,
+                        "empty value; write --set key=value");
+      continue;
+    }
+    // Build {a: {b: value}} from the dotted key.
+    std::vector<std::string> keys;
+    std::stringstream split(o.key);
+    for (std::string part; std::getline(split, part, '.');) keys.push_back(part);
+    YAML::Node tree = value;
+    for (auto it = keys.rbegin(); it != keys.rend(); ++it) {
+      YAML::Node map(YAML::NodeType::Map);
+      map[*it] = tree;
+      tree = map;
+    }
+    layers.insert(layers.begin(), Layer{tree, source});
+  }
+  return layers;
+}
+
+// Loads one file (plus overrides) into a root Node, or returns nullopt when it could not be read.
+std::optional<Node> load_root(const std::filesystem::path& path, const std::vector<Override>& overrides,
+                              Diagnostics& diagnostics, const Location& referrer,
+                              const std::string& referrer_path, std::string* content_hash) {
+  Document document;
+  DocumentLoader loader(&diagnostics);
+  if (!loader.load(path, referrer, referrer_path, document)) return std::nullopt;
+  std::vector<Layer> layers = override_layers(overrides, diagnostics);
+  layers.insert(layers.end(), document.layers.begin(), document.layers.end());
+  if (content_hash != nullptr) *content_hash = document.content_hash;
+  return Node(std::move(layers), "", &diagnostics, Location{document.layers.front().source->name, 1, 1});
+}
+
+bool load_topology_into(const std::filesystem::path& path, const std::vector<Override>& overrides,
+                        Diagnostics& diagnostics, const Location& referrer, const std::string& referrer_path,
+                        Topology& out) {
+  const std::optional<Node> root = load_root(path, overrides, diagnostics, referrer, referrer_path, nullptr);
+  if (!root) return false;
+  const size_t before = diagnostics.count();
+  out.path = normalised(path);
+  internal::decode_topology(*root, out);
+  return diagnostics.count() == before;
+}
+
+bool load_hardware_into(const std::filesystem::path& path, const std::vector<Override>& overrides,
+                        Diagnostics& diagnostics, const Location& referrer, const std::string& referrer_path,
+                        HardwareProfile& out) {
+  const std::optional<Node> root =
+      load_root(path, overrides, diagnostics, referrer, referrer_path, &out.content_hash);
+  if (!root) return false;
+  const size_t before = diagnostics.count();
+  out.path = normalised(path);
+  internal::decode_hardware(*root, out);
+  return diagnostics.count() == before;
+}
+
+}  // namespace
+
+Override parse_override(std::string_view text) {
+  const size_t eq = text.find('=');
+  const std::string name = fmt::format("--set {}", text);
+  if (eq == std::string_view::npos) {
+    throw_config_error({name, 1, 1}, "", "expected --set dotted.key=value");
+  }
+  Override o{std::string(text), std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
+  if (o.key.empty() || o.key.front() == '.' || o.key.back() == '.' || o.key.find("..") != std::string::npos) {
+    throw_config_error({name, 1, 1}, o.key, "expected a dotted key such as parallelism.tp before '='");
+  }
+  return o;
+}
+
+FileKind detect_file_kind(const std::filesystem::path& path) {
+  Diagnostics diagnostics;
+  const std::optional<Node> root = load_root(path, {}, diagnostics, {}, "", nullptr);
+  diagnostics.throw_if_any();
+  const auto has = [&](const char* key) {
+    for (const Layer& layer : root->layers()) {
+      if (layer.node[key].IsDefined()) return true;
+    }
+    return false;
+  };
+  if (has("model") || has("parallelism") || has("cluster")) return FileKind::kScenario;
+  if (has("fabric") || has("node")) return FileKind::kTopology;
+  if (has("gpu") || has("host_link")) return FileKind::kHardware;
+  throw_config_error(
+      root->location(), "",
+      "cannot tell what kind of file this is: a scenario has model/training/parallelism/cluster, "
+      "a topology has node/fabric, a hardware profile has gpu/host_link");
+}
+
+Scenario load_scenario(const std::filesystem::path& path, const std::vector<Override>& overrides) {
+  Diagnostics diagnostics;
+  Scenario scenario;
+  const std::optional<Node> root = load_root(path, overrides, diagnostics, {}, "", nullptr);
+  if (root) {
+    scenario.path = normalised(path);
+    internal::decode_scenario(
+        *root, scenario,
+        [&](const Node& ref, const std::filesystem::path& file, Topology& out) {
+          return load_topology_into(file, {}, diagnostics, ref.location(), ref.path(), out);
+        },
+        [&](const Node& ref, const std::filesystem::path& file, HardwareProfile& out) {
+          return load_hardware_into(file, {}, diagnostics, ref.location(), ref.path(), out);
+        });
+  }
+  diagnostics.throw_if_any();
+  return scenario;
+}
+
+Topology load_topology(const std::filesystem::path& path, const std::vector<Override>& overrides) {
+  Diagnostics diagnostics;
+  Topology topology;
+  load_topology_into(path, overrides, diagnostics, {}, "", topology);
+  diagnostics.throw_if_any();
+  return topology;
+}
+
+HardwareProfile load_hardware(const std::filesystem::path& path, const std::vector<Override>& overrides) {
+  Diagnostics diagnostics;
+  HardwareProfile profile;
+  load_hardware_into(path, overrides, diagnostics, {}, "", profile);
+  diagnostics.throw_if_any();
+  return profile;
+}
+
+}  // namespace trainsim::config

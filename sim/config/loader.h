@@ -1,0 +1,49 @@
+// Loading the three kinds of input file into typed values. Every function reads, validates and
+// cross-checks the whole input and either returns a complete value or throws ConfigError carrying
+// every problem found (never only the first), each located as file:line:col with a dotted key path.
+//
+// Common file rules: `schema_version: 1` is required; unknown keys are errors with a did-you-mean;
+// quantities carry units ("80GiB", "400Gbps", "1.5us"); `extends: OTHER.yaml` inherits every key of
+// another file of the same kind (keys here win, maps merge, lists replace); paths are relative to the
+// file that names them; reference cycles and missing files are reported at the referring key.
+#ifndef TRAINSIM_SIM_CONFIG_LOADER_H_
+#define TRAINSIM_SIM_CONFIG_LOADER_H_
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/config/diagnostics.h"
+#include "sim/config/hardware.h"
+#include "sim/config/scenario.h"
+#include "sim/config/topology.h"
+
+namespace trainsim::config {
+
+// One `--set dotted.key=value` override from the command line. The value is parsed as YAML, so
+// `--set parallelism.tp=4` and `--set model.preset=llama3-8b` both work.
+struct Override {
+  std::string text;  // as typed, used as the error location
+  std::string key;   // dotted path
+  std::string value;
+};
+
+// Splits "dotted.key=value". Throws ConfigError when there is no '=' or the key is empty.
+Override parse_override(std::string_view text);
+
+enum class FileKind { kScenario, kTopology, kHardware };
+
+// Which kind of file `path` is, from its top-level keys. Throws ConfigError when it cannot be read,
+// is not YAML, or matches no kind.
+FileKind detect_file_kind(const std::filesystem::path& path);
+
+// Loads a scenario and the topology and hardware profile it references. `overrides` apply on top
+// of the file (and of what it extends) and are checked like file content.
+Scenario load_scenario(const std::filesystem::path& path, const std::vector<Override>& overrides = {});
+Topology load_topology(const std::filesystem::path& path, const std::vector<Override>& overrides = {});
+HardwareProfile load_hardware(const std::filesystem::path& path, const std::vector<Override>& overrides = {});
+
+}  // namespace trainsim::config
+
+#endif  // TRAINSIM_SIM_CONFIG_LOADER_H_

@@ -1,0 +1,91 @@
+// Typed scenario: model, training setup, parallel plan and cluster. Produced by
+// `load_scenario` (sim/config/loader.h) with every default filled in, every preset expanded and every
+// cross-field rule checked; consumers never see a half-valid scenario.
+#ifndef TRAINSIM_SIM_CONFIG_SCENARIO_H_
+#define TRAINSIM_SIM_CONFIG_SCENARIO_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "sim/config/hardware.h"
+#include "sim/config/topology.h"
+#include "sim/config/types.h"
+
+namespace trainsim::config {
+
+// Transformer shape. All counts are exact; `seq_len` is in tokens.
+struct Model {
+  std::string preset;  // the preset it was expanded from, empty when fully explicit
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t heads = 0;
+  int64_t kv_heads = 0;    // == heads for multi-head attention, fewer for GQA
+  int64_t head_dim = 0;    // usually hidden / heads
+  int64_t ffn_hidden = 0;  // intermediate size of the MLP (per branch for SwiGLU)
+  int64_t vocab = 0;
+  int64_t seq_len = 0;
+  Activation activation = Activation::kGelu;
+  Norm norm = Norm::kLayerNorm;
+  PositionEmbedding position_embedding = PositionEmbedding::kLearned;
+  bool tied_embeddings = true;  // input embedding and LM head share one matrix
+  bool linear_bias = true;      // QKV, projection and MLP GEMMs carry a bias
+};
+
+struct Training {
+  int64_t global_batch = 0;  // sequences per iteration, all data-parallel replicas together
+  int64_t micro_batch = 1;   // sequences per micro-batch per replica
+  Dtype dtype = Dtype::kBf16;
+  Optimizer optimizer = Optimizer::kAdam;
+};
+
+struct Fpdt {
+  int64_t chunk_tokens = 65536;  // global chunk length after the all-to-all (DeepSpeed's chunk_size)
+  bool offload = true;           // K/V and activations to pinned host memory
+  bool host_sync = true;         // reproduce DeepSpeed's host synchronize() after every block
+};
+
+struct Parallelism {
+  int64_t tp = 1;
+  int64_t pp = 1;
+  int64_t dp = 1;   // derived from cluster.gpus when the file omits it
+  int64_t sp = 1;   // Ulysses / ring / FPDT degree; 1 for none and megatron
+  int64_t vpp = 1;  // model chunks per pipeline stage (interleaved schedule)
+  Schedule schedule = Schedule::kOneFOneB;
+  SequenceParallel sequence_parallel = SequenceParallel::kNone;
+  Fpdt fpdt;
+  int zero_stage = 0;  // 0..3
+  Recompute recompute = Recompute::kNone;
+  bool cpu_checkpointing = false;  // checkpointed layer inputs kept in host memory
+  // Rank order, innermost (fastest varying) first; a permutation of tp, sp, dp, pp.
+  std::string order = "tp-sp-dp-pp";
+  double dp_bucket_bytes = 25.0 * 1024 * 1024;  // gradient all-reduce bucket size
+  bool overlap_grad_reduce = true;              // DP reduction overlaps backward
+};
+
+struct Cluster {
+  std::filesystem::path topology_path;  // as resolved (absolute, normalised)
+  std::filesystem::path hardware_path;
+  int64_t gpus = 0;
+  Topology topology;         // the loaded file
+  HardwareProfile hardware;  // the loaded file
+};
+
+struct Scenario {
+  std::filesystem::path path;  // the file it was loaded from (absolute, normalised)
+  std::string name;
+  std::string description;
+  Model model;
+  Training training;
+  Parallelism parallelism;
+  Cluster cluster;
+
+  // Micro-batches per iteration and data-parallel replica: global_batch / (micro_batch * dp).
+  int64_t micro_batches() const { return training.global_batch / (training.micro_batch * parallelism.dp); }
+  // FPDT chunks per sequence (u in the paper): seq_len / chunk_tokens; 1 when FPDT is off.
+  int64_t fpdt_chunks() const;
+};
+
+}  // namespace trainsim::config
+
+#endif  // TRAINSIM_SIM_CONFIG_SCENARIO_H_

@@ -1,0 +1,367 @@
+// Decoding and cross-checking of scenario files.
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "sim/config/decode.h"
+#include "sim/config/presets.h"
+
+namespace trainsim::config {
+
+int64_t Scenario::fpdt_chunks() const {
+  if (parallelism.sequence_parallel != SequenceParallel::kFpdt) return 1;
+  return model.seq_len / parallelism.fpdt.chunk_tokens;
+}
+
+namespace internal {
+namespace {
+
+// Positions of the keys the cross-field checks point at.
+struct Anchors {
+  Location model, training, parallelism, cluster, gpus;
+  bool model_ok = false, training_ok = false, parallelism_ok = false, cluster_ok = false;
+  bool dp_given = false;
+};
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const ModelPreset& p : model_presets()) names.emplace_back(p.name);
+  return names;
+}
+
+void decode_model(MapReader& m, Model& out) {
+  Diagnostics& diag = *m.node().diagnostics();
+  std::string preset;
+  const bool preset_given = m.read("preset", preset);
+  if (preset_given) {
+    if (const ModelPreset* p = find_model_preset(preset)) {
+      out = p->model;
+    } else {
+      m.child("preset").error(fmt::format("unknown model preset \"{}\"{}; presets: {}", preset,
+                                          did_you_mean(preset, preset_names()),
+                                          fmt::join(preset_names(), ", ")));
+    }
+  }
+  // An unknown preset was reported above; do not pile "missing key" errors on top of it.
+  const bool from_preset = preset_given;
+  // With a preset every shape key is optional (it overrides the preset); without, the core shape
+  // is required.
+  const auto shape = [&](std::string_view key, int64_t& field) {
+    if (from_preset) {
+      m.read(key, field, kPositive);
+    } else {
+      m.require(key, field, kPositive);
+    }
+  };
+  shape("layers", out.layers);
+  shape("hidden", out.hidden);
+  shape("heads", out.heads);
+  shape("vocab", out.vocab);
+  if (from_preset) {
+    m.read_count("seq_len", out.seq_len, kPositive);
+  } else {
+    m.require_count("seq_len", out.seq_len, kPositive);
+  }
+  m.read("activation", out.activation);
+  m.read("norm", out.norm);
+  m.read("position_embedding", out.position_embedding);
+  m.read("tied_embeddings", out.tied_embeddings);
+  m.read("linear_bias", out.linear_bias);
+  const size_t errors_before = diag.count();
+  const bool kv_given = m.read("kv_heads", out.kv_heads, kPositive);
+  const bool head_dim_given = m.read("head_dim", out.head_dim, kPositive);
+  const bool ffn_given = m.read("ffn_hidden", out.ffn_hidden, kPositive);
+  m.finish();
+  if (out.heads <= 0 || out.hidden <= 0 || diag.count() != errors_before) return;
+  if (!kv_given && !from_preset) out.kv_heads = out.heads;
+  if (!head_dim_given && !from_preset) {
+    if (out.hidden % out.heads != 0) {
+      m.node().error(fmt::format("hidden {} is not a multiple of heads {}; give head_dim explicitly",
+                                 out.hidden, out.heads));
+    } else {
+      out.head_dim = out.hidden / out.heads;
+    }
+  }
+  if (!ffn_given && !from_preset) {
+    if (out.activation == Activation::kSwiglu) {
+      m.missing("ffn_hidden");
+    } else {
+      out.ffn_hidden = 4 * out.hidden;
+    }
+  }
+  if (out.kv_heads > out.heads || out.heads % out.kv_heads != 0) {
+    m.node().error(
+        fmt::format("kv_heads {} must divide heads {} (grouped-query attention shares each K/V "
+                    "head among heads / kv_heads query heads)",
+                    out.kv_heads, out.heads));
+  }
+}
+
+void decode_training(MapReader& m, Training& out) {
+  m.require("global_batch", out.global_batch, kPositive);
+  m.read("micro_batch", out.micro_batch, kPositive);
+  m.read("dtype", out.dtype);
+  m.read("optimizer", out.optimizer);
+  m.finish();
+}
+
+void decode_fpdt(MapReader& m, Fpdt& out) {
+  m.read_count("chunk_tokens", out.chunk_tokens, kPositive);
+  m.read("offload", out.offload);
+  m.read("host_sync", out.host_sync);
+  m.finish();
+}
+
+bool valid_order(const std::string& order) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= order.size()) {
+    const size_t dash = order.find('-', start);
+    parts.push_back(order.substr(start, dash == std::string::npos ? std::string::npos : dash - start));
+    if (dash == std::string::npos) break;
+    start = dash + 1;
+  }
+  std::sort(parts.begin(), parts.end());
+  return parts == std::vector<std::string>{"dp", "pp", "sp", "tp"};
+}
+
+void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
+  m.read("tp", out.tp, kPositive);
+  m.read("pp", out.pp, kPositive);
+  anchors.dp_given = m.read("dp", out.dp, kPositive);
+  m.read("sp", out.sp, kPositive);
+  m.read("vpp", out.vpp, kPositive);
+  out.schedule = out.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
+  m.read("schedule", out.schedule);
+  m.read("sequence_parallel", out.sequence_parallel);
+  const Node fpdt = m.child("fpdt");
+  if (fpdt.defined()) {
+    if (out.sequence_parallel != SequenceParallel::kFpdt) {
+      fpdt.error("fpdt settings are only used with sequence_parallel: fpdt; remove them or set it");
+    }
+    MapReader f(fpdt);
+    decode_fpdt(f, out.fpdt);
+  }
+  m.read("zero_stage", out.zero_stage, IntRange{0, 3});
+  m.read("recompute", out.recompute);
+  m.read("cpu_checkpointing", out.cpu_checkpointing);
+  if (m.read("order", out.order) && !valid_order(out.order)) {
+    m.child("order").error(
+        fmt::format("\"{}\" is not an order of tp, sp, dp and pp (innermost first), "
+                    "e.g. tp-sp-dp-pp",
+                    out.order));
+  }
+  m.read("dp_bucket", out.dp_bucket_bytes, QuantityKind::kBytes, kPositiveReal);
+  m.read("overlap_grad_reduce", out.overlap_grad_reduce);
+  m.finish();
+}
+
+// Cross-field rules of the parallel plan against the model, batch and cluster. Every message says
+// what to change.
+void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
+  const Model& m = s.model;
+  const Parallelism& p = s.parallelism;
+  const Training& t = s.training;
+  const auto plan_error = [&](std::string message) {
+    d.error(a.parallelism, "parallelism", std::move(message));
+  };
+
+  if (a.model_ok && a.parallelism_ok) {
+    if (m.heads % p.tp != 0) {
+      plan_error(fmt::format("tp {} must divide the {} attention heads; choose tp among the divisors of {}",
+                             p.tp, m.heads, m.heads));
+    } else if (m.kv_heads % p.tp != 0) {
+      plan_error(
+          fmt::format("tp {} must divide the {} key/value heads (Megatron splits K/V heads across "
+                      "tensor-parallel ranks); use tp <= {}",
+                      p.tp, m.kv_heads, m.kv_heads));
+    }
+    if (m.layers % (p.pp * p.vpp) != 0) {
+      plan_error(fmt::format("pp·vpp = {}·{} = {} must divide the {} layers; change pp or vpp", p.pp, p.vpp,
+                             p.pp * p.vpp, m.layers));
+    }
+    const bool sp_kind = p.sequence_parallel == SequenceParallel::kUlysses ||
+                         p.sequence_parallel == SequenceParallel::kRing ||
+                         p.sequence_parallel == SequenceParallel::kFpdt;
+    if (!sp_kind && p.sp != 1) {
+      plan_error(
+          fmt::format("sp {} needs sequence_parallel ulysses, ring or fpdt (megatron sequence "
+                      "parallelism reuses the tp group); set sp: 1 or choose one of those",
+                      p.sp));
+    }
+    if (p.sequence_parallel == SequenceParallel::kMegatron && m.seq_len % p.tp != 0) {
+      plan_error(
+          fmt::format("megatron sequence parallelism splits the {} tokens over tp {}; seq_len must be a "
+                      "multiple of tp",
+                      m.seq_len, p.tp));
+    }
+    if (sp_kind && m.seq_len % p.sp != 0) {
+      plan_error(fmt::format("seq_len {} must be a multiple of sp {}", m.seq_len, p.sp));
+    }
+    if ((p.sequence_parallel == SequenceParallel::kUlysses ||
+         p.sequence_parallel == SequenceParallel::kFpdt) &&
+        m.heads % p.tp == 0) {
+      const int64_t local_heads = m.heads / p.tp;
+      const int64_t local_kv = std::max<int64_t>(1, m.kv_heads / p.tp);
+      if (local_heads % p.sp != 0) {
+        plan_error(
+            fmt::format("the all-to-all scatters the {} heads per tp rank over sp {}; sp must divide {}",
+                        local_heads, p.sp, local_heads));
+      } else if (local_kv % p.sp != 0 && p.sp % local_kv != 0) {
+        plan_error(
+            fmt::format("sp {} must divide the {} K/V heads per tp rank, or be a multiple of it (K/V "
+                        "heads are then replicated)",
+                        p.sp, local_kv));
+      }
+    }
+    if (p.sequence_parallel == SequenceParallel::kFpdt) {
+      const int64_t c = p.fpdt.chunk_tokens;
+      if (c > m.seq_len || m.seq_len % c != 0) {
+        plan_error(
+            fmt::format("fpdt.chunk_tokens {} must divide seq_len {} (u = seq_len / chunk_tokens chunks)",
+                        format_count(c), format_count(m.seq_len)));
+      } else if (c % p.sp != 0) {
+        plan_error(
+            fmt::format("fpdt.chunk_tokens {} must be a multiple of sp {} (each GPU holds chunk/sp "
+                        "tokens of every chunk)",
+                        format_count(c), p.sp));
+      }
+    }
+    if (p.schedule == Schedule::kInterleaved && p.vpp == 1) {
+      plan_error("schedule interleaved needs vpp > 1 model chunks per stage; set vpp or use 1f1b");
+    } else if (p.schedule != Schedule::kInterleaved && p.vpp > 1) {
+      plan_error(fmt::format("vpp {} only makes sense with schedule: interleaved", p.vpp));
+    }
+    if (p.schedule == Schedule::kInterleaved && p.pp == 1) {
+      plan_error("schedule interleaved needs pp > 1");
+    }
+  }
+  if (a.parallelism_ok && a.cluster_ok) {
+    const int64_t model_parallel = p.tp * p.pp * p.sp;
+    if (!a.dp_given) {
+      // dp was derived by the caller; nothing to check beyond divisibility, reported there.
+    } else if (model_parallel * p.dp != s.cluster.gpus) {
+      d.error(a.parallelism, "parallelism",
+              fmt::format("tp·pp·dp·sp = {}·{}·{}·{} = {} GPUs but cluster.gpus is {}; change dp to {} or "
+                          "cluster.gpus to {}",
+                          p.tp, p.pp, p.dp, p.sp, model_parallel * p.dp, s.cluster.gpus,
+                          s.cluster.gpus % model_parallel == 0
+                              ? fmt::format("{}", s.cluster.gpus / model_parallel)
+                              : std::string("a value that fits"),
+                          model_parallel * p.dp));
+    }
+  }
+  if (a.training_ok && a.parallelism_ok && a.cluster_ok) {
+    const int64_t per_step = t.micro_batch * p.dp;
+    if (t.global_batch % per_step != 0) {
+      d.error(a.training, "training",
+              fmt::format("global_batch {} must be a multiple of micro_batch·dp = {}·{} = {}", t.global_batch,
+                          t.micro_batch, p.dp, per_step));
+    } else if (p.schedule == Schedule::kInterleaved && (t.global_batch / per_step) % p.pp != 0) {
+      d.error(
+          a.training, "training",
+          fmt::format("the interleaved schedule needs the {} micro-batches per replica to be a multiple of "
+                      "pp {} (Megatron's rule); change global_batch or micro_batch",
+                      t.global_batch / per_step, p.pp));
+    }
+  }
+  if (a.training_ok && a.cluster_ok && !s.cluster.hardware.peak_flops_per_s(t.dtype)) {
+    d.error(a.training, "training.dtype",
+            fmt::format("the hardware profile {} has no peak FLOP rate for {}; choose another dtype or add "
+                        "gpu.peak_flops.{} to the profile",
+                        s.cluster.hardware.name, to_string(t.dtype), to_string(t.dtype)));
+  }
+}
+
+}  // namespace
+
+void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load_topology,
+                     const HardwareLoader& load_hardware) {
+  Diagnostics& d = *root.diagnostics();
+  MapReader r(root);
+  r.child("schema_version");
+  r.child("extends");
+  Anchors a;
+  r.require("name", out.name);
+  r.read("description", out.description);
+
+  const auto section = [&](std::string_view key, Location& where, bool& ok, const auto& decode) {
+    const Node node = r.child(key);
+    where = node.location();
+    if (!node.defined()) {
+      r.missing(key);
+      return;
+    }
+    const size_t before = d.count();
+    MapReader m(node);
+    decode(m);
+    ok = d.count() == before;
+  };
+  section("model", a.model, a.model_ok, [&](MapReader& m) { decode_model(m, out.model); });
+  section("training", a.training, a.training_ok, [&](MapReader& m) { decode_training(m, out.training); });
+  const Node parallelism = r.child("parallelism");
+  a.parallelism = parallelism.location();
+  {
+    const size_t before = d.count();
+    MapReader m(parallelism);  // the whole section is optional: defaults are a single GPU
+    decode_parallelism(m, out.parallelism, a);
+    a.parallelism_ok = d.count() == before;
+  }
+  section("cluster", a.cluster, a.cluster_ok, [&](MapReader& m) {
+    const Node topology = m.child("topology");
+    const Node hardware = m.child("hardware");
+    bool loaded = true;
+    if (!topology.defined()) {
+      m.missing("topology");
+      loaded = false;
+    } else if (decode(topology, out.cluster.topology_path)) {
+      loaded &= load_topology(topology, out.cluster.topology_path, out.cluster.topology);
+    } else {
+      loaded = false;
+    }
+    if (!hardware.defined()) {
+      m.missing("hardware");
+      loaded = false;
+    } else if (decode(hardware, out.cluster.hardware_path)) {
+      loaded &= load_hardware(hardware, out.cluster.hardware_path, out.cluster.hardware);
+    } else {
+      loaded = false;
+    }
+    const Node gpus = m.child("gpus");
+    a.gpus = gpus.location();
+    if (gpus.defined()) {
+      decode(gpus, out.cluster.gpus, kPositive);
+    } else if (loaded) {
+      out.cluster.gpus = out.cluster.topology.total_gpus();
+    }
+    m.finish();
+    if (loaded && out.cluster.gpus > out.cluster.topology.total_gpus()) {
+      gpus.error(
+          fmt::format("{} GPUs requested but topology {} has {} ({} nodes of {}); use a larger topology "
+                      "or fewer GPUs",
+                      out.cluster.gpus, out.cluster.topology.name, out.cluster.topology.total_gpus(),
+                      out.cluster.topology.fabric.nodes, out.cluster.topology.node.gpus));
+    }
+  });
+  r.finish();
+
+  Parallelism& p = out.parallelism;
+  if (a.parallelism_ok && a.cluster_ok && !a.dp_given) {
+    const int64_t model_parallel = p.tp * p.pp * p.sp;
+    if (out.cluster.gpus % model_parallel != 0) {
+      d.error(
+          a.parallelism, "parallelism",
+          fmt::format("tp·pp·sp = {}·{}·{} = {} does not divide cluster.gpus {}, so dp cannot be derived; "
+                      "change the degrees or cluster.gpus",
+                      p.tp, p.pp, p.sp, model_parallel, out.cluster.gpus));
+      a.parallelism_ok = false;
+    } else {
+      p.dp = out.cluster.gpus / model_parallel;
+    }
+  }
+  check_plan(out, a, d);
+}
+
+}  // namespace internal
+}  // namespace trainsim::config

@@ -1,0 +1,73 @@
+// Enumerations shared by the scenario, topology and hardware-profile types, with their spellings in
+// the YAML files (the one table both the decoders and `trainsim show` use).
+#ifndef TRAINSIM_SIM_CONFIG_TYPES_H_
+#define TRAINSIM_SIM_CONFIG_TYPES_H_
+
+#include <array>
+#include <string_view>
+#include <utility>
+
+namespace trainsim::config {
+
+enum class Activation { kGelu, kSwiglu };
+enum class Norm { kLayerNorm, kRmsNorm };
+enum class PositionEmbedding { kLearned, kRope };
+enum class Dtype { kFp64, kFp32, kTf32, kBf16, kFp16, kFp8 };
+enum class Schedule { kGpipe, kOneFOneB, kInterleaved };
+enum class SequenceParallel { kNone, kMegatron, kUlysses, kRing, kFpdt };
+enum class Recompute { kNone, kSelective, kFull };
+enum class Optimizer { kAdam, kSgd };
+enum class IntraNodeKind { kNvSwitch, kNvLinkMesh, kPcie };
+enum class FabricKind { kSingleNode, kFatTree, kRailOptimized, kDragonfly, kTorus };
+enum class ProvenanceKind { kCited, kMeasured, kImported, kDerived };
+
+// Bytes per element of `dtype` (fp8: 1, bf16/fp16: 2, fp32/tf32: 4, fp64: 8).
+int dtype_bytes(Dtype dtype);
+
+// The spelling of each enumerator in the YAML files, in declaration order.
+template <class E>
+struct EnumNames;
+
+#define TRAINSIM_ENUM_NAMES(E, ...)                                                              \
+  template <>                                                                                    \
+  struct EnumNames<E> {                                                                          \
+    static constexpr auto kNames = std::to_array<std::pair<E, std::string_view>>({__VA_ARGS__}); \
+  }
+
+TRAINSIM_ENUM_NAMES(Activation, {Activation::kGelu, "gelu"}, {Activation::kSwiglu, "swiglu"});
+TRAINSIM_ENUM_NAMES(Norm, {Norm::kLayerNorm, "layernorm"}, {Norm::kRmsNorm, "rmsnorm"});
+TRAINSIM_ENUM_NAMES(PositionEmbedding, {PositionEmbedding::kLearned, "learned"},
+                    {PositionEmbedding::kRope, "rope"});
+TRAINSIM_ENUM_NAMES(Dtype, {Dtype::kFp64, "fp64"}, {Dtype::kFp32, "fp32"}, {Dtype::kTf32, "tf32"},
+                    {Dtype::kBf16, "bf16"}, {Dtype::kFp16, "fp16"}, {Dtype::kFp8, "fp8"});
+TRAINSIM_ENUM_NAMES(Schedule, {Schedule::kGpipe, "gpipe"}, {Schedule::kOneFOneB, "1f1b"},
+                    {Schedule::kInterleaved, "interleaved"});
+TRAINSIM_ENUM_NAMES(SequenceParallel, {SequenceParallel::kNone, "none"},
+                    {SequenceParallel::kMegatron, "megatron"}, {SequenceParallel::kUlysses, "ulysses"},
+                    {SequenceParallel::kRing, "ring"}, {SequenceParallel::kFpdt, "fpdt"});
+TRAINSIM_ENUM_NAMES(Recompute, {Recompute::kNone, "none"}, {Recompute::kSelective, "selective"},
+                    {Recompute::kFull, "full"});
+TRAINSIM_ENUM_NAMES(Optimizer, {Optimizer::kAdam, "adam"}, {Optimizer::kSgd, "sgd"});
+TRAINSIM_ENUM_NAMES(IntraNodeKind, {IntraNodeKind::kNvSwitch, "nvswitch"},
+                    {IntraNodeKind::kNvLinkMesh, "nvlink-mesh"}, {IntraNodeKind::kPcie, "pcie"});
+TRAINSIM_ENUM_NAMES(FabricKind, {FabricKind::kSingleNode, "single-node"}, {FabricKind::kFatTree, "fat-tree"},
+                    {FabricKind::kRailOptimized, "rail-optimized"}, {FabricKind::kDragonfly, "dragonfly"},
+                    {FabricKind::kTorus, "torus"});
+TRAINSIM_ENUM_NAMES(ProvenanceKind, {ProvenanceKind::kCited, "cited"},
+                    {ProvenanceKind::kMeasured, "measured"}, {ProvenanceKind::kImported, "imported"},
+                    {ProvenanceKind::kDerived, "derived"});
+
+#undef TRAINSIM_ENUM_NAMES
+
+// The YAML spelling of `value`.
+template <class E>
+constexpr std::string_view to_string(E value) {
+  for (const auto& [e, name] : EnumNames<E>::kNames) {
+    if (e == value) return name;
+  }
+  return "?";
+}
+
+}  // namespace trainsim::config
+
+#endif  // TRAINSIM_SIM_CONFIG_TYPES_H_

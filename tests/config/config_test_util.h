@@ -1,0 +1,42 @@
+// Helpers for config tests: write YAML files into a scratch directory and collect the diagnostics
+// a loader reports.
+#ifndef TRAINSIM_TESTS_CONFIG_CONFIG_TEST_UTIL_H_
+#define TRAINSIM_TESTS_CONFIG_CONFIG_TEST_UTIL_H_
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace trainsim::testing {
+
+// A fresh directory per test; the working directory is set to it so messages show bare file names.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  // Writes `text` to `name` (relative to the directory, parents created) and returns its path.
+  std::filesystem::path write(const std::string& name, const std::string& text) const;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  std::filesystem::path previous_cwd_;
+};
+
+// Runs `load` and returns the rendered diagnostics of the ConfigError it throws (empty when it
+// does not throw).
+std::vector<std::string> errors_of(const std::function<void()>& load);
+
+// The repository root (where scenarios/ and topologies/ live).
+std::filesystem::path source_dir();
+
+// A minimal valid topology and hardware profile, written as topo.yaml and hw.yaml.
+void write_minimal_cluster(const ScratchDir& dir);
+
+}  // namespace trainsim::testing
+
+#endif  // TRAINSIM_TESTS_CONFIG_CONFIG_TEST_UTIL_H_

@@ -1,0 +1,268 @@
+// Every class of input error, with the exact message and position users see.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/config/loader.h"
+#include "tests/config/config_test_util.h"
+
+namespace trainsim::config {
+namespace {
+
+using ::testing::ElementsAre;
+using trainsim::testing::errors_of;
+using trainsim::testing::ScratchDir;
+
+constexpr const char* kScenario = R"(schema_version: 1
+name: s
+model:
+  preset: gpt3-125m
+training:
+  global_batch: 8
+cluster:
+  topology: topo.yaml
+  hardware: hw.yaml
+  gpus: 8
+parallelism:
+  dp: 8
+)";
+
+class LoaderErrors : public ::testing::Test {
+ protected:
+  LoaderErrors() { trainsim::testing::write_minimal_cluster(dir_); }
+  std::vector<std::string> scenario_errors(const std::string& text, std::vector<std::string> sets = {}) {
+    dir_.write("s.yaml", text);
+    std::vector<Override> overrides;
+    for (const std::string& s : sets) overrides.push_back(parse_override(s));
+    return errors_of([&] { load_scenario("s.yaml", overrides); });
+  }
+  ScratchDir dir_;
+};
+
+TEST_F(LoaderErrors, ValidScenarioLoads) { EXPECT_TRUE(scenario_errors(kScenario).empty()); }
+
+TEST_F(LoaderErrors, ThreeMistakesGiveThreeLocatedErrors) {
+  EXPECT_THAT(
+      scenario_errors(R"(schema_version: 1
+name: s
+model:
+  preset: gpt3-125m
+  layres: 12
+training:
+  micro_batch: 2
+parallelism:
+  dp: 8
+  dp_bucket: 25
+cluster: {topology: topo.yaml, hardware: hw.yaml, gpus: 8}
+)"),
+      ElementsAre("s.yaml:5:3: error: model.layres: unknown key \"layres\" (did you mean \"layers\"?)",
+                  "s.yaml:7:3: error: training.global_batch: missing required key",
+                  "s.yaml:10:14: error: parallelism.dp_bucket: expected a size with a unit, e.g. 80GiB; "
+                  "\"25\" has no unit"));
+}
+
+TEST_F(LoaderErrors, SchemaVersionRequiredAndChecked) {
+  EXPECT_THAT(scenario_errors("name: s\n"),
+              ElementsAre("s.yaml:1:1: error: missing schema_version; every trainsim input starts with "
+                          "schema_version: 1"));
+  EXPECT_THAT(
+      scenario_errors("schema_version: 2\nname: s\n"),
+      ElementsAre("s.yaml:1:17: error: schema_version: unsupported schema_version 2; this trainsim reads "
+                  "version 1 (a newer trainsim wrote it)"));
+  EXPECT_THAT(scenario_errors("schema_version: one\n"),
+              ElementsAre("s.yaml:1:17: error: schema_version: expected a whole number, got \"one\""));
+}
+
+TEST_F(LoaderErrors, SyntaxErrorIsLocated) {
+  EXPECT_THAT(scenario_errors("schema_version: 1\nmodel: [1, 2\n"),
+              ElementsAre("s.yaml:3:1: error: invalid YAML: end of sequence flow not found"));
+}
+
+TEST_F(LoaderErrors, TopLevelMustBeAMap) {
+  EXPECT_THAT(scenario_errors("- 1\n- 2\n"),
+              ElementsAre("s.yaml:1:1: error: expected a map of keys at the top level (a trainsim input file "
+                          "starts with schema_version: 1)"));
+}
+
+TEST_F(LoaderErrors, DuplicateKey) {
+  std::string text = kScenario;
+  text += "name: again\n";
+  EXPECT_THAT(
+      scenario_errors(text),
+      ElementsAre("s.yaml:13:1: error: name: duplicate key (the first value would be silently lost)"));
+}
+
+TEST_F(LoaderErrors, MissingSectionIsReportedOnceAtTheParent) {
+  EXPECT_THAT(scenario_errors(
+                  "schema_version: 1\nname: s\nmodel: {preset: gpt3-125m}\ntraining: {global_batch: 1}\n"),
+              ElementsAre("s.yaml:1:1: error: cluster: missing required key"));
+}
+
+TEST_F(LoaderErrors, WrongShapeOfValue) {
+  std::string text = kScenario;
+  text.replace(text.find("global_batch: 8"), 15, "global_batch: {a: 1}");
+  EXPECT_THAT(scenario_errors(text),
+              ElementsAre("s.yaml:6:17: error: training.global_batch: expected a whole number, got a map"));
+}
+
+TEST_F(LoaderErrors, OutOfRangeAndBadEnum) {
+  std::string text = kScenario;
+  text += "  zero_stage: 4\n  schedule: 1f1f\n";
+  EXPECT_THAT(scenario_errors(text),
+              ElementsAre("s.yaml:13:15: error: parallelism.zero_stage: must be at most 3, got 4",
+                          "s.yaml:14:13: error: parallelism.schedule: unknown value \"1f1f\" (did you mean "
+                          "\"1f1b\"?); expected one of: gpipe, 1f1b, interleaved"));
+}
+
+TEST_F(LoaderErrors, UnknownPresetListsTheClosest) {
+  std::string text = kScenario;
+  text.replace(text.find("gpt3-125m"), 9, "llama3-8bb");
+  const std::vector<std::string> errors = scenario_errors(text);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(
+      errors[0].substr(0, 95),
+      "s.yaml:4:11: error: model.preset: unknown model preset \"llama3-8bb\" (did you mean \"llama3-8b\"?)");
+}
+
+TEST_F(LoaderErrors, MissingReferencedFileIsReportedAtTheKey) {
+  std::string text = kScenario;
+  text.replace(text.find("topo.yaml"), 9, "nope/topo.yaml");
+  EXPECT_THAT(
+      scenario_errors(text),
+      ElementsAre(
+          "s.yaml:8:13: error: cluster.topology: cannot read file \"nope/topo.yaml\" (no such file)"));
+}
+
+TEST_F(LoaderErrors, ErrorsInAReferencedFileAreLocatedThere) {
+  dir_.write("topo.yaml", "schema_version: 1\nname: t\nnode: {gpus: 8}\nfabric: {kind: torus}\n");
+  EXPECT_THAT(
+      scenario_errors(kScenario),
+      ElementsAre("topo.yaml:3:7: error: node.intra: missing required key",
+                  "topo.yaml:3:7: error: node.pcie: missing required key",
+                  "topo.yaml:3:7: error: node.host_memory: missing required key",
+                  "topo.yaml:4:9: error: fabric.link: missing required key",
+                  "topo.yaml:4:9: error: fabric.dims: missing required key",
+                  "topo.yaml:4:9: error: fabric: a torus fabric needs NICs: add node.nics {count, bandwidth, "
+                  "latency}"));
+}
+
+TEST_F(LoaderErrors, ReferencesResolveRelativeToTheReferringFile) {
+  dir_.write("sub/s.yaml", std::string(kScenario).replace(std::string(kScenario).find("topology: topo.yaml"),
+                                                          19, "topology: ../topo.yaml"));
+  const std::vector<std::string> errors = errors_of([] { load_scenario("sub/s.yaml"); });
+  ASSERT_EQ(errors.size(), 1u);  // hw.yaml is looked up in sub/, where it is not
+  EXPECT_EQ(errors[0],
+            "sub/s.yaml:9:13: error: cluster.hardware: cannot read file \"sub/hw.yaml\" (no such file)");
+}
+
+TEST_F(LoaderErrors, ExtendsMergesMapsAndLocatesErrorsInTheParent) {
+  dir_.write("base.yaml", std::string(kScenario) + "  tp: x\n");
+  const std::vector<std::string> errors =
+      scenario_errors("schema_version: 1\nextends: base.yaml\nname: child\ntraining: {global_batch: 16}\n");
+  EXPECT_THAT(errors,
+              ElementsAre("base.yaml:13:7: error: parallelism.tp: expected a whole number, got \"x\""));
+  dir_.write("base.yaml", kScenario);
+  dir_.write("s.yaml", "schema_version: 1\nextends: base.yaml\nname: child\ntraining: {global_batch: 16}\n");
+  const Scenario s = load_scenario("s.yaml");
+  EXPECT_EQ(s.name, "child");
+  EXPECT_EQ(s.training.global_batch, 16);
+  EXPECT_EQ(s.model.layers, 12);  // from the parent
+  EXPECT_EQ(s.parallelism.dp, 8);
+}
+
+TEST_F(LoaderErrors, ExtendsCycleIsReported) {
+  dir_.write("a.yaml", "schema_version: 1\nextends: b.yaml\n");
+  dir_.write("b.yaml", "schema_version: 1\nextends: a.yaml\n");
+  EXPECT_THAT(errors_of([] { load_scenario("a.yaml"); }),
+              ElementsAre("b.yaml:2:10: error: extends: extends cycle: a.yaml -> b.yaml -> a.yaml"));
+}
+
+TEST_F(LoaderErrors, OverridesAreCheckedLikeFileContent) {
+  EXPECT_THAT(
+      scenario_errors(kScenario, {"parallelism.tp=abc", "model.layerz=3", "training.dtype=bf17"}),
+      ElementsAre(
+          "--set model.layerz=3:1:14: error: model.layerz: unknown key \"layerz\" (did you mean "
+          "\"layers\"?)",
+          "--set parallelism.tp=abc:1:16: error: parallelism.tp: expected a whole number, got \"abc\"",
+          "--set training.dtype=bf17:1:16: error: training.dtype: unknown value \"bf17\" (did you "
+          "mean \"bf16\"?); expected one of: fp64, fp32, tf32, bf16, fp16, fp8"));
+}
+
+TEST_F(LoaderErrors, OverridesWinOverTheFile) {
+  dir_.write("s.yaml", kScenario);
+  const Scenario s =
+      load_scenario("s.yaml", {parse_override("model.seq_len=4Ki"), parse_override("parallelism.dp=4"),
+                               parse_override("cluster.gpus=4")});
+  EXPECT_EQ(s.model.seq_len, 4096);
+  EXPECT_EQ(s.parallelism.dp, 4);
+}
+
+TEST_F(LoaderErrors, MalformedOverrideArgument) {
+  EXPECT_THAT(errors_of([] { parse_override("parallelism.tp"); }),
+              ElementsAre("--set parallelism.tp:1:1: error: expected --set dotted.key=value"));
+  EXPECT_THAT(
+      errors_of([] { parse_override("a..b=1"); }),
+      ElementsAre("--set a..b=1:1:1: error: a..b: expected a dotted key such as parallelism.tp before '='"));
+}
+
+TEST_F(LoaderErrors, EveryHardwareNumberNeedsASource) {
+  dir_.write("hw.yaml", R"(schema_version: 1
+name: gpu
+gpu:
+  name: Test GPU
+  peak_flops: {bf16: 312TFLOP/s}
+  hbm: {capacity: 80GiB, bandwidth: 2TB/s}
+host_link: {h2d_bandwidth: 25GB/s, d2h_bandwidth: 25GB/s}
+provenance: {kind: cited}
+sources:
+  gpu: datasheet
+  host_link.h2d_bandwidth: measured
+  gpu.hbm.capcity: typo
+)");
+  EXPECT_THAT(
+      errors_of([] { load_hardware("hw.yaml"); }),
+      ElementsAre(
+          "hw.yaml:7:51: error: host_link.d2h_bandwidth: no source for this value; add "
+          "`host_link.d2h_bandwidth: <datasheet, paper or \"measured\">` (or a shorter prefix of it) "
+          "under sources",
+          "hw.yaml:12:20: error: sources.gpu.hbm.capcity: sources names \"gpu.hbm.capcity\", which is "
+          "not a key of this profile (did you mean \"gpu.hbm.capacity\"?)"));
+}
+
+TEST_F(LoaderErrors, TopologyRulesPerFabricKind) {
+  dir_.write("t.yaml", R"(schema_version: 1
+name: t
+node:
+  gpus: 8
+  intra: {kind: nvswitch, bandwidth: 300GB/s, latency: 1us}
+  pcie: {bandwidth: 32GB/s, latency: 1us}
+  nics: {count: 4, bandwidth: 200Gbps, latency: 1us}
+  host_memory: 1TiB
+fabric:
+  kind: rail-optimized
+  nodes: 4
+  groups: 2
+  link: {bandwidth: 200Gbps, latency: 0.1us}
+)");
+  EXPECT_THAT(
+      errors_of([] { load_topology("t.yaml"); }),
+      ElementsAre(
+          "t.yaml:10:3: error: fabric: a rail-optimized fabric puts NIC i of every node on rail i and "
+          "needs one NIC per GPU; node has 8 GPUs and 4 NICs",
+          "t.yaml:12:3: error: fabric.groups: unknown key \"groups\""));
+}
+
+TEST_F(LoaderErrors, FileKindDetection) {
+  EXPECT_EQ(detect_file_kind("topo.yaml"), FileKind::kTopology);
+  EXPECT_EQ(detect_file_kind("hw.yaml"), FileKind::kHardware);
+  dir_.write("s.yaml", kScenario);
+  EXPECT_EQ(detect_file_kind("s.yaml"), FileKind::kScenario);
+  dir_.write("x.yaml", "schema_version: 1\nfoo: 1\n");
+  EXPECT_THAT(
+      errors_of([] { detect_file_kind("x.yaml"); }),
+      ElementsAre("x.yaml:1:1: error: cannot tell what kind of file this is: a scenario has "
+                  "model/training/parallelism/cluster, a topology has node/fabric, a hardware profile has "
+                  "gpu/host_link"));
+}
+
+}  // namespace
+}  // namespace trainsim::config

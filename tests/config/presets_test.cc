@@ -1,0 +1,58 @@
+#include "sim/config/presets.h"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+namespace trainsim::config {
+namespace {
+
+TEST(Presets, NamesAreUniqueAndShapesConsistent) {
+  std::set<std::string_view> names;
+  for (const ModelPreset& p : model_presets()) {
+    EXPECT_TRUE(names.insert(p.name).second) << p.name;
+    const Model& m = p.model;
+    EXPECT_EQ(m.preset, p.name);
+    EXPECT_GT(m.layers, 0) << p.name;
+    EXPECT_EQ(m.heads % m.kv_heads, 0) << p.name;
+    EXPECT_EQ(m.heads * m.head_dim, m.hidden) << p.name;
+    EXPECT_FALSE(p.citation.empty()) << p.name;
+  }
+  EXPECT_GE(model_presets().size(), 30u);
+}
+
+TEST(Presets, PublishedShapes) {
+  const Model& gpt3 = find_model_preset("gpt3-175b")->model;
+  EXPECT_EQ(gpt3.layers, 96);
+  EXPECT_EQ(gpt3.hidden, 12288);
+  EXPECT_EQ(gpt3.heads, 96);
+  EXPECT_EQ(gpt3.vocab, 50257);
+  const Model& llama = find_model_preset("llama3-8b")->model;
+  EXPECT_EQ(llama.kv_heads, 8);
+  EXPECT_EQ(llama.ffn_hidden, 14336);
+  EXPECT_EQ(llama.vocab, 128256);
+  EXPECT_EQ(llama.activation, Activation::kSwiglu);
+  EXPECT_FALSE(llama.tied_embeddings);
+  const Model& big = find_model_preset("llama3-405b")->model;
+  EXPECT_EQ(big.layers, 126);
+  EXPECT_EQ(big.hidden, 16384);
+  EXPECT_EQ(big.ffn_hidden, 53248);
+  const Model& trillion = find_model_preset("megatron-1t")->model;
+  EXPECT_EQ(trillion.layers, 128);
+  EXPECT_EQ(trillion.hidden, 25600);
+  EXPECT_EQ(trillion.heads, 160);
+  EXPECT_EQ(trillion.vocab, 51200);
+  EXPECT_EQ(find_model_preset("gpt-neox-20b")->model.vocab, 50432);
+  EXPECT_EQ(find_model_preset("nope"), nullptr);
+}
+
+TEST(Presets, EveryFamilyIsThere) {
+  for (const char* name : {"gpt3-125m", "gpt3-1.3b", "gpt3-175b", "megatron-1.7b", "megatron-22b",
+                           "megatron-530b", "megatron-1t", "llama2-7b", "llama2-13b", "llama2-70b",
+                           "llama3-8b", "llama3-70b", "llama3-405b", "gpt-neox-125m", "gpt-neox-20b"}) {
+    EXPECT_NE(find_model_preset(name), nullptr) << name;
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::config

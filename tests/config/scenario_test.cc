@@ -1,0 +1,200 @@
+// Defaults, derived values and the cross-field rules of scenarios, each with its message.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/config/emit.h"
+#include "sim/config/loader.h"
+#include "tests/config/config_test_util.h"
+
+namespace trainsim::config {
+namespace {
+
+using ::testing::ElementsAre;
+using trainsim::testing::errors_of;
+using trainsim::testing::ScratchDir;
+
+// A scenario on the 32-GPU test cluster with the given model and parallelism blocks.
+std::string scenario(const std::string& model, const std::string& parallelism, const std::string& training,
+                     int gpus = 32) {
+  return "schema_version: 1\nname: s\nmodel: " + model + "\ntraining: " + training +
+         "\nparallelism: " + parallelism +
+         "\ncluster: {topology: topo.yaml, hardware: hw.yaml, gpus: " + std::to_string(gpus) + "}\n";
+}
+
+class ScenarioRules : public ::testing::Test {
+ protected:
+  ScenarioRules() { trainsim::testing::write_minimal_cluster(dir_); }
+  std::vector<std::string> errors(const std::string& text) {
+    dir_.write("s.yaml", text);
+    return errors_of([] { load_scenario("s.yaml"); });
+  }
+  Scenario load(const std::string& text) {
+    dir_.write("s.yaml", text);
+    return load_scenario("s.yaml");
+  }
+  ScratchDir dir_;
+};
+
+constexpr const char* kLlama = "{preset: llama3-8b}";
+constexpr const char* kBatch = "{global_batch: 64}";
+
+TEST_F(ScenarioRules, DefaultsAreFilledAndDpDerived) {
+  const Scenario s = load(scenario(kLlama, "{tp: 4, pp: 2}", kBatch));
+  EXPECT_EQ(s.parallelism.dp, 4);
+  EXPECT_EQ(s.parallelism.sp, 1);
+  EXPECT_EQ(s.parallelism.schedule, Schedule::kOneFOneB);
+  EXPECT_EQ(s.training.micro_batch, 1);
+  EXPECT_EQ(s.training.dtype, Dtype::kBf16);
+  EXPECT_EQ(s.micro_batches(), 16);
+  EXPECT_EQ(s.cluster.topology.name, "tiny");
+  EXPECT_EQ(s.cluster.hardware.gpu.name, "Test GPU");
+}
+
+TEST_F(ScenarioRules, ExplicitModelGetsDerivedShape) {
+  const Scenario s =
+      load(scenario("{layers: 4, hidden: 1024, heads: 16, vocab: 1000, seq_len: 2Ki}", "{}", kBatch, 1));
+  EXPECT_EQ(s.model.kv_heads, 16);
+  EXPECT_EQ(s.model.head_dim, 64);
+  EXPECT_EQ(s.model.ffn_hidden, 4096);
+  EXPECT_EQ(s.model.seq_len, 2048);
+  EXPECT_TRUE(s.model.preset.empty());
+  EXPECT_THAT(
+      errors(scenario("{layers: 4, hidden: 1024, heads: 16, vocab: 1000, seq_len: 2048, activation: swiglu}",
+                      "{}", kBatch, 1)),
+      ElementsAre("s.yaml:3:8: error: model.ffn_hidden: missing required key"));
+  EXPECT_THAT(
+      errors(scenario("{layers: 4, hidden: 1000, heads: 16, vocab: 1000, seq_len: 2048}", "{}", kBatch, 1)),
+      ElementsAre("s.yaml:3:8: error: model: hidden 1000 is not a multiple of heads 16; give head_dim "
+                  "explicitly"));
+  EXPECT_THAT(
+      errors(scenario("{layers: 4, hidden: 1024, heads: 16, kv_heads: 3, vocab: 1000, seq_len: 2048}", "{}",
+                      kBatch, 1)),
+      ElementsAre("s.yaml:3:8: error: model: kv_heads 3 must divide heads 16 (grouped-query attention "
+                  "shares each K/V head among heads / kv_heads query heads)"));
+}
+
+TEST_F(ScenarioRules, PresetFieldsCanBeOverridden) {
+  const Scenario s = load(scenario("{preset: llama3-8b, seq_len: 32Ki, layers: 16}", "{dp: 32}", kBatch));
+  EXPECT_EQ(s.model.preset, "llama3-8b");
+  EXPECT_EQ(s.model.layers, 16);
+  EXPECT_EQ(s.model.seq_len, 32768);
+  EXPECT_EQ(s.model.kv_heads, 8);
+  EXPECT_EQ(s.model.ffn_hidden, 14336);
+}
+
+TEST_F(ScenarioRules, DegreesMustMultiplyToTheGpuCount) {
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{tp: 8, pp: 2, dp: 4}", kBatch, 32)),
+      ElementsAre("s.yaml:5:14: error: parallelism: tp·pp·dp·sp = 8·2·4·1 = 64 GPUs but cluster.gpus is "
+                  "32; change dp to 2 or cluster.gpus to 64"));
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{tp: 8, pp: 3}", kBatch, 32)),
+      ElementsAre("s.yaml:5:14: error: parallelism: tp·pp·sp = 8·3·1 = 24 does not divide cluster.gpus 32, "
+                  "so dp cannot be derived; change the degrees or cluster.gpus"));
+}
+
+TEST_F(ScenarioRules, MoreGpusThanTheTopologyHas) {
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{}", kBatch, 64)),
+      ElementsAre("s.yaml:6:57: error: cluster.gpus: 64 GPUs requested but topology tiny has 32 (4 nodes of "
+                  "8); use a larger topology or fewer GPUs"));
+}
+
+TEST_F(ScenarioRules, HeadsMustSplitOverTp) {
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{tp: 16, dp: 2}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: tp 16 must divide the 8 key/value heads (Megatron splits "
+                  "K/V heads across tensor-parallel ranks); use tp <= 8"));
+  EXPECT_THAT(
+      errors(scenario("{preset: gpt3-760m}", "{tp: 32}", "{global_batch: 4}")),
+      ElementsAre("s.yaml:5:14: error: parallelism: tp 32 must divide the 16 attention heads; choose tp "
+                  "among the divisors of 16"));
+}
+
+TEST_F(ScenarioRules, LayersMustSplitOverStages) {
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{pp: 4, vpp: 3, dp: 8}", "{global_batch: 64}")),
+      ElementsAre("s.yaml:5:14: error: parallelism: pp·vpp = 4·3 = 12 must divide the 32 layers; change pp "
+                  "or vpp"));
+}
+
+TEST_F(ScenarioRules, BatchMustSplitOverMicroBatchesAndReplicas) {
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{dp: 32}", "{global_batch: 48, micro_batch: 1}")),
+      ElementsAre("s.yaml:4:11: error: training: global_batch 48 must be a multiple of micro_batch·dp = 1·32 "
+                  "= 32"));
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{pp: 4, vpp: 2, dp: 8}", "{global_batch: 16}")),
+      ElementsAre("s.yaml:4:11: error: training: the interleaved schedule needs the 2 micro-batches per "
+                  "replica to be a multiple of pp 4 (Megatron's rule); change global_batch or micro_batch"));
+}
+
+TEST_F(ScenarioRules, ScheduleAndVppAgree) {
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{pp: 4, dp: 8, schedule: interleaved}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: schedule interleaved needs vpp > 1 model chunks per "
+                  "stage; set vpp or use 1f1b"));
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{pp: 4, dp: 8, vpp: 2, schedule: gpipe}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: vpp 2 only makes sense with schedule: interleaved"));
+}
+
+TEST_F(ScenarioRules, SequenceParallelRules) {
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{sp: 4, dp: 8}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: sp 4 needs sequence_parallel ulysses, ring or fpdt "
+                  "(megatron sequence parallelism reuses the tp group); set sp: 1 or choose one of those"));
+  EXPECT_THAT(
+      errors(scenario("{preset: gpt3-2.7b}", "{sp: 32, sequence_parallel: ulysses}", "{global_batch: 1}")),
+      ElementsAre());
+  EXPECT_THAT(
+      errors(scenario("{preset: gpt3-760m}", "{sp: 32, sequence_parallel: ulysses}", "{global_batch: 1}")),
+      ElementsAre("s.yaml:5:14: error: parallelism: the all-to-all scatters the 16 heads per tp rank over sp "
+                  "32; sp must divide 16"));
+  EXPECT_THAT(errors(scenario(kLlama, "{sp: 4, dp: 8, sequence_parallel: ulysses, fpdt: {chunk_tokens: 1Ki}}",
+                              kBatch)),
+              ElementsAre("s.yaml:5:63: error: parallelism.fpdt: fpdt settings are only used with "
+                          "sequence_parallel: fpdt; remove them or set it"));
+}
+
+TEST_F(ScenarioRules, FpdtChunkRules) {
+  const std::string model = "{preset: llama3-8b, seq_len: 256Ki}";
+  const Scenario s = load(scenario(model, "{sp: 4, dp: 8, sequence_parallel: fpdt}", kBatch));
+  EXPECT_EQ(s.fpdt_chunks(), 4);
+  EXPECT_EQ(s.parallelism.fpdt.chunk_tokens, 65536);
+  EXPECT_TRUE(s.parallelism.fpdt.offload);
+  EXPECT_THAT(
+      errors(scenario(model, "{sp: 4, dp: 8, sequence_parallel: fpdt, fpdt: {chunk_tokens: 96Ki}}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: fpdt.chunk_tokens 96Ki must divide seq_len 256Ki (u = "
+                  "seq_len / chunk_tokens chunks)"));
+  EXPECT_THAT(
+      errors(scenario("{preset: llama3-8b, seq_len: 3072}",
+                      "{sp: 4, dp: 8, sequence_parallel: fpdt, fpdt: {chunk_tokens: 1022}}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: fpdt.chunk_tokens 1022 must divide seq_len 3Ki (u = "
+                  "seq_len / chunk_tokens chunks)"));
+}
+
+TEST_F(ScenarioRules, DtypeNeedsAPeakInTheProfile) {
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{dp: 32}", "{global_batch: 64, dtype: fp8}")),
+      ElementsAre("s.yaml:4:11: error: training.dtype: the hardware profile gpu has no peak FLOP rate for "
+                  "fp8; choose another dtype or add gpu.peak_flops.fp8 to the profile"));
+}
+
+TEST_F(ScenarioRules, OrderMustBeAPermutation) {
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{dp: 32, order: tp-dp-pp}", kBatch)),
+      ElementsAre("s.yaml:5:30: error: parallelism.order: \"tp-dp-pp\" is not an order of tp, sp, dp and pp "
+                  "(innermost first), e.g. tp-sp-dp-pp"));
+}
+
+TEST_F(ScenarioRules, ShownYamlLoadsBackToTheSameScenario) {
+  const Scenario s = load(scenario("{preset: llama3-8b, seq_len: 256Ki}",
+                                   "{sp: 4, tp: 2, dp: 4, sequence_parallel: fpdt, zero_stage: 3}", kBatch));
+  const std::string yaml = to_yaml(s);
+  dir_.write("shown.yaml", yaml);
+  EXPECT_EQ(to_yaml(load_scenario("shown.yaml")), yaml);
+}
+
+}  // namespace
+}  // namespace trainsim::config

@@ -1,0 +1,51 @@
+// Shared pieces of the trainsim command line: exit codes, global options and the registration
+// function of each subcommand (one file per subcommand, cmd_<name>.cc).
+#ifndef TRAINSIM_TOOLS_TRAINSIM_CLI_H_
+#define TRAINSIM_TOOLS_TRAINSIM_CLI_H_
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "sim/config/loader.h"
+
+namespace trainsim::cli {
+
+// Documented exit codes (README "Exit codes").
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitUsage = 2,         // bad command line
+  kExitInvalidInput = 3,  // an input file (or --set) is invalid
+  kExitInfeasible = 4,    // the plan does not fit (memory) or cannot run
+  kExitInternal = 70,     // a bug: an invariant failed
+};
+
+// State shared by all subcommands. A subcommand's callback stores its exit code here.
+struct Context {
+  int exit_code = kExitOk;
+};
+
+// Arguments of every subcommand that takes one scenario: the file and `--set` overrides.
+struct ScenarioArgs {
+  std::filesystem::path file;
+  std::vector<std::string> overrides;
+
+  // Registers SCENARIO (positional, required) and --set on `cmd`.
+  void add_to(CLI::App* cmd);
+  // Loads the scenario with the overrides. Throws config::ConfigError.
+  config::Scenario load() const;
+};
+
+// Configures the stderr logger: -1 errors only, 0 warnings and info, 1 debug, 2+ trace. The level
+// can also come from SPDLOG_LEVEL.
+void setup_logging(int verbosity);
+
+void register_check(CLI::App& app, Context& context);
+void register_show(CLI::App& app, Context& context);
+void register_presets(CLI::App& app, Context& context);
+
+}  // namespace trainsim::cli
+
+#endif  // TRAINSIM_TOOLS_TRAINSIM_CLI_H_

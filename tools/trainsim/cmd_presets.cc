@@ -1,0 +1,30 @@
+// trainsim presets: the published model shapes a scenario can name with `model.preset`.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "sim/config/presets.h"
+#include "sim/config/units.h"
+#include "tools/trainsim/cli.h"
+
+namespace trainsim::cli {
+
+void register_presets(CLI::App& app, Context& context) {
+  CLI::App* cmd = app.add_subcommand("presets", "List the model presets and where their shapes come from");
+  auto with_sources = std::make_shared<bool>(false);
+  cmd->add_flag("--sources", *with_sources, "Also print the citation of each preset");
+  cmd->callback([with_sources, &context] {
+    std::cout << fmt::format("{:<16} {:>6} {:>6} {:>6} {:>6} {:>5} {:>7} {:>7} {:>6} {:<7}\n", "# preset",
+                             "layers", "hidden", "heads", "kv", "d", "ffn", "vocab", "seq", "mlp");
+    for (const config::ModelPreset& p : config::model_presets()) {
+      const config::Model& m = p.model;
+      std::cout << fmt::format("{:<16} {:>6} {:>6} {:>6} {:>6} {:>5} {:>7} {:>7} {:>6} {:<7}\n", p.name,
+                               m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim, m.ffn_hidden, m.vocab,
+                               config::format_count(m.seq_len), config::to_string(m.activation));
+      if (*with_sources) std::cout << fmt::format("#   {}\n", p.citation);
+    }
+    context.exit_code = kExitOk;
+  });
+}
+
+}  // namespace trainsim::cli

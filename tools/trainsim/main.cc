@@ -1,0 +1,58 @@
+// trainsim: the command-line front end. Each subcommand lives in its own cmd_<name>.cc; this file
+// parses the command line, runs the chosen subcommand and maps errors to the documented exit codes.
+#include <exception>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "sim/common/version.h"
+#include "sim/config/diagnostics.h"
+#include "tools/trainsim/cli.h"
+
+namespace {
+
+std::string version_text() {
+  return fmt::format("trainsim {} (git {})\nSimGrid {}\nCUDA kernels: {}\ninput schema_version: 1",
+                     trainsim::version(), trainsim::git_sha(), trainsim::simgrid_version(),
+                     TRAINSIM_HAVE_CUDA ? "built" : "not built");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace cli = trainsim::cli;
+  CLI::App app{
+      "trainsim: simulate distributed transformer training on a cluster, before you buy or book it."};
+  app.set_version_flag("--version", version_text());
+  app.require_subcommand(1);
+  int verbose = 0;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbose, "More log output on stderr (repeat for debug)");
+  app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
+  app.footer(
+      "Exit codes: 0 ok, 2 usage error, 3 invalid input, 4 infeasible plan, 70 internal error.\n"
+      "Results go to stdout; logs and progress to stderr.");
+  app.parse_complete_callback([&] { cli::setup_logging(quiet ? -1 : verbose); });
+
+  cli::Context context;
+  cli::register_check(app, context);
+  cli::register_show(app, context);
+  cli::register_presets(app, context);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return cli::kExitUsage;
+  } catch (const trainsim::config::ConfigError& e) {
+    std::cerr << e.what() << '\n';
+    return cli::kExitInvalidInput;
+  } catch (const std::exception& e) {
+    spdlog::critical("internal error: {}", e.what());
+    return cli::kExitInternal;
+  }
+  return context.exit_code;
+}

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/config/types.h"
 
@@ -31,6 +32,63 @@ struct HostLink {
   double latency_s = 0;  // per copy
 };
 
+// How fast kernels run where no measured table covers them (a roofline scaled by achievable
+// efficiencies), and the fixed overheads around them. 0 means "not given": the cost model then
+// falls back to the ideal value and says so in its warnings.
+struct ComputeModel {
+  double gemm_efficiency = 0;                // achievable fraction of peak on large dense GEMMs
+  double attention_forward_efficiency = 0;   // flash-attention forward, long blocks
+  double attention_backward_efficiency = 0;  // its backward
+  double memory_efficiency = 0;              // achievable fraction of HBM bandwidth
+  double kernel_launch_s = 0;                // per kernel, when it is not hidden behind the previous one
+  double host_sync_s = 0;                    // cudaStreamSynchronize round trip
+  double comm_compute_slowdown = 0;          // compute slows by this fraction while NCCL kernels run
+};
+
+// Measured points (from `trainsim calibrate` or imported logs). Times are medians.
+struct GemmSample {
+  Dtype dtype = Dtype::kBf16;
+  int64_t m = 0, n = 0, k = 0;
+  double duration_s = 0;
+};
+
+struct AttentionSample {
+  AttentionPass pass = AttentionPass::kForward;
+  bool causal = false;
+  Dtype dtype = Dtype::kBf16;
+  int64_t batch = 1, heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_dim = 0;
+  double duration_s = 0;
+};
+
+// One nccl-tests style point: `bytes` is nccl-tests' "size" for `kind` over `ranks` GPUs on `nodes`.
+struct CollectiveSample {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  int64_t ranks = 0;
+  int64_t nodes = 1;
+  double bytes = 0;
+  double duration_s = 0;
+};
+
+// A latency/bandwidth model of one collective over one size range: time = latency + bytes /
+// bus_bandwidth * (bus-bandwidth factor of the kind), as nccl-tests defines busbw.
+struct CollectiveFit {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  int64_t ranks = 0;
+  int64_t nodes = 1;
+  double min_bytes = 0;
+  double max_bytes = 0;
+  double latency_s = 0;
+  double bus_bandwidth_bytes_per_s = 0;
+};
+
+// Pinned host<->device copies with `concurrent_gpus` GPUs of the node copying at once.
+struct CopySample {
+  CopyDirection direction = CopyDirection::kHostToDevice;
+  int64_t concurrent_gpus = 1;
+  double bytes = 0;
+  double duration_s = 0;
+};
+
 struct Provenance {
   ProvenanceKind kind = ProvenanceKind::kCited;
   std::string date;          // ISO 8601
@@ -45,6 +103,12 @@ struct HardwareProfile {
   GpuSpec gpu;
   HostLink host_link;
   double host_memory_bytes = 0;  // of the node the profile describes; the topology may override
+  ComputeModel compute;
+  std::vector<GemmSample> gemm_samples;
+  std::vector<AttentionSample> attention_samples;
+  std::vector<CollectiveSample> collective_samples;
+  std::vector<CollectiveFit> collective_fits;
+  std::vector<CopySample> copy_samples;
   Provenance provenance;
   std::map<std::string, std::string> sources;  // dotted key prefix -> citation or "measured"
   std::string content_hash;                    // of the file's bytes, for provenance

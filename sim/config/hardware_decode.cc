@@ -1,5 +1,7 @@
 // Decoding of hardware-profile files, including the rule that every number names its source.
+#include <algorithm>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -19,7 +21,7 @@ std::string HardwareProfile::source_of(const std::string& key) const {
   for (const auto& [prefix, source] : sources) {
     const bool covers =
         key == prefix || (key.size() > prefix.size() && key.compare(0, prefix.size(), prefix) == 0 &&
-                          key[prefix.size()] == '.');
+                          (key[prefix.size()] == '.' || key[prefix.size()] == '['));
     if (covers && prefix.size() >= best_length) {
       best = source;
       best_length = prefix.size();
@@ -90,6 +92,81 @@ void decode_host_link(MapReader& m, HostLink& out) {
   m.finish();
 }
 
+void decode_compute(MapReader& m, ComputeModel& out) {
+  const RealRange fraction{0, 1, true};
+  m.read("gemm_efficiency", out.gemm_efficiency, fraction);
+  m.read("attention_forward_efficiency", out.attention_forward_efficiency, fraction);
+  m.read("attention_backward_efficiency", out.attention_backward_efficiency, fraction);
+  m.read("memory_efficiency", out.memory_efficiency, fraction);
+  m.read("kernel_launch", out.kernel_launch_s, QuantityKind::kDuration);
+  m.read("host_sync", out.host_sync_s, QuantityKind::kDuration);
+  m.read("comm_compute_slowdown", out.comm_compute_slowdown, RealRange{0, 1});
+  m.finish();
+}
+
+// Decodes a list of maps, one element at a time, with `decode_one(reader, element)`.
+template <class T, class F>
+void decode_list(const Node& node, std::vector<T>& out, const F& decode_one) {
+  if (!node.defined()) return;
+  if (!node.is_sequence()) {
+    node.error("expected a list of measurements");
+    return;
+  }
+  for (const Node& element : node.elements()) {
+    MapReader r(element);
+    T value;
+    decode_one(r, value);
+    r.finish();
+    out.push_back(value);
+  }
+}
+
+void decode_samples(MapReader& r, HardwareProfile& out) {
+  decode_list(r.child("gemm_samples"), out.gemm_samples, [](MapReader& m, GemmSample& s) {
+    m.require("dtype", s.dtype);
+    m.require("m", s.m, kPositive);
+    m.require("n", s.n, kPositive);
+    m.require("k", s.k, kPositive);
+    m.require("time", s.duration_s, QuantityKind::kDuration, kPositiveReal);
+  });
+  decode_list(r.child("attention_samples"), out.attention_samples, [](MapReader& m, AttentionSample& s) {
+    m.require("pass", s.pass);
+    m.require("causal", s.causal);
+    m.require("dtype", s.dtype);
+    m.read("batch", s.batch, kPositive);
+    m.require("heads", s.heads, kPositive);
+    s.kv_heads = s.heads;
+    m.read("kv_heads", s.kv_heads, kPositive);
+    m.require_count("q_len", s.q_len, kPositive);
+    m.require_count("kv_len", s.kv_len, kPositive);
+    m.require("head_dim", s.head_dim, kPositive);
+    m.require("time", s.duration_s, QuantityKind::kDuration, kPositiveReal);
+  });
+  decode_list(r.child("collective_samples"), out.collective_samples, [](MapReader& m, CollectiveSample& s) {
+    m.require("kind", s.kind);
+    m.require("ranks", s.ranks, kPositive);
+    m.read("nodes", s.nodes, kPositive);
+    m.require("bytes", s.bytes, QuantityKind::kBytes);
+    m.require("time", s.duration_s, QuantityKind::kDuration, kPositiveReal);
+  });
+  decode_list(r.child("collective_fits"), out.collective_fits, [](MapReader& m, CollectiveFit& f) {
+    m.require("kind", f.kind);
+    m.require("ranks", f.ranks, kPositive);
+    m.read("nodes", f.nodes, kPositive);
+    m.require("min_bytes", f.min_bytes, QuantityKind::kBytes);
+    m.require("max_bytes", f.max_bytes, QuantityKind::kBytes);
+    m.require("latency", f.latency_s, QuantityKind::kDuration);
+    m.require("bus_bandwidth", f.bus_bandwidth_bytes_per_s, QuantityKind::kBandwidth, kPositiveReal);
+    if (f.max_bytes < f.min_bytes) m.node().error("max_bytes must not be below min_bytes");
+  });
+  decode_list(r.child("copy_samples"), out.copy_samples, [](MapReader& m, CopySample& s) {
+    m.require("direction", s.direction);
+    m.read("concurrent_gpus", s.concurrent_gpus, kPositive);
+    m.require("bytes", s.bytes, QuantityKind::kBytes, kPositiveReal);
+    m.require("time", s.duration_s, QuantityKind::kDuration, kPositiveReal);
+  });
+}
+
 void decode_provenance(MapReader& m, Provenance& out) {
   m.require("kind", out.kind);
   m.read("date", out.date);
@@ -107,7 +184,8 @@ void check_sources(const Node& root, const Node& sources, HardwareProfile& out) 
   std::set<std::string> paths;
   for (const Node& leaf : leaves) {  // each leaf path and all its prefixes
     const std::string& path = leaf.path();
-    for (size_t dot = path.find('.'); dot != std::string::npos; dot = path.find('.', dot + 1)) {
+    for (size_t dot = path.find_first_of(".["); dot != std::string::npos;
+         dot = path.find_first_of(".[", dot + 1)) {
       paths.insert(path.substr(0, dot));
     }
     paths.insert(path);
@@ -127,13 +205,40 @@ void check_sources(const Node& root, const Node& sources, HardwareProfile& out) 
       out.sources[key] = citation;
     }
   }
-  for (const Node& leaf : leaves) {
-    if (out.source_of(leaf.path()).empty()) {
-      leaf.error(
-          fmt::format("no source for this value; add `{}: <datasheet, paper or \"measured\">` (or a "
-                      "shorter prefix of it) under sources",
-                      leaf.path()));
+  // An uncovered number is reported at its shallowest ancestor under which nothing is cited, so a
+  // whole uncited table is one error, not one per cell.
+  const auto cites_within = [&out](const std::string& ancestor) {
+    for (const auto& [key, citation] : out.sources) {
+      if (key.compare(0, ancestor.size(), ancestor) == 0 &&
+          (key.size() == ancestor.size() || key[ancestor.size()] == '.' || key[ancestor.size()] == '[')) {
+        return true;
+      }
     }
+    return false;
+  };
+  std::sort(leaves.begin(), leaves.end(), [](const Node& a, const Node& b) {
+    const Location la = a.location();
+    const Location lb = b.location();
+    return std::tie(la.line, la.column) < std::tie(lb.line, lb.column);
+  });
+  std::set<std::string> reported;
+  for (const Node& leaf : leaves) {
+    const std::string& path = leaf.path();
+    if (!out.source_of(path).empty()) continue;
+    std::string ancestor = path;
+    for (size_t cut = path.find_first_of(".["); cut != std::string::npos;
+         cut = path.find_first_of(".[", cut + 1)) {
+      if (!cites_within(path.substr(0, cut))) {
+        ancestor = path.substr(0, cut);
+        break;
+      }
+    }
+    if (!reported.insert(ancestor).second) continue;
+    leaf.diagnostics()->error(
+        leaf.location(), ancestor,
+        fmt::format("no source for this {}; add `{}: <datasheet, paper or \"measured\">` "
+                    "under sources",
+                    ancestor == path ? "value" : "section", ancestor));
   }
 }
 
@@ -153,6 +258,9 @@ void decode_hardware(const Node& root, HardwareProfile& out) {
   MapReader h(host_link);
   decode_host_link(h, out.host_link);
   r.read("host_memory", out.host_memory_bytes, QuantityKind::kBytes, kPositiveReal);
+  MapReader c(r.child("compute"));
+  decode_compute(c, out.compute);
+  decode_samples(r, out);
   const Node provenance = r.child("provenance");
   if (!provenance.defined()) r.missing("provenance");
   MapReader p(provenance);

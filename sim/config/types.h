@@ -20,6 +20,19 @@ enum class Optimizer { kAdam, kSgd };
 enum class IntraNodeKind { kNvSwitch, kNvLinkMesh, kPcie };
 enum class FabricKind { kSingleNode, kFatTree, kRailOptimized, kDragonfly, kTorus };
 enum class ProvenanceKind { kCited, kMeasured, kImported, kDerived };
+// Collectives as nccl-tests names them (all_reduce_perf, ...), for measured tables in profiles.
+enum class CollectiveKind {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kSendRecv,
+  kBroadcast,
+  kReduce,
+  kBarrier
+};
+enum class AttentionPass { kForward, kBackward };
+enum class CopyDirection { kHostToDevice, kDeviceToHost };
 
 // Bytes per element of `dtype` (fp8: 1, bf16/fp16: 2, fp32/tf32: 4, fp64: 8).
 int dtype_bytes(Dtype dtype);
@@ -56,6 +69,17 @@ TRAINSIM_ENUM_NAMES(FabricKind, {FabricKind::kSingleNode, "single-node"}, {Fabri
 TRAINSIM_ENUM_NAMES(ProvenanceKind, {ProvenanceKind::kCited, "cited"},
                     {ProvenanceKind::kMeasured, "measured"}, {ProvenanceKind::kImported, "imported"},
                     {ProvenanceKind::kDerived, "derived"});
+
+TRAINSIM_ENUM_NAMES(CollectiveKind, {CollectiveKind::kAllReduce, "all_reduce"},
+                    {CollectiveKind::kAllGather, "all_gather"},
+                    {CollectiveKind::kReduceScatter, "reduce_scatter"},
+                    {CollectiveKind::kAllToAll, "alltoall"}, {CollectiveKind::kSendRecv, "sendrecv"},
+                    {CollectiveKind::kBroadcast, "broadcast"}, {CollectiveKind::kReduce, "reduce"},
+                    {CollectiveKind::kBarrier, "barrier"});
+TRAINSIM_ENUM_NAMES(AttentionPass, {AttentionPass::kForward, "forward"},
+                    {AttentionPass::kBackward, "backward"});
+TRAINSIM_ENUM_NAMES(CopyDirection, {CopyDirection::kHostToDevice, "h2d"},
+                    {CopyDirection::kDeviceToHost, "d2h"});
 
 #undef TRAINSIM_ENUM_NAMES
 

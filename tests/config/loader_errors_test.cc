@@ -222,7 +222,7 @@ sources:
       errors_of([] { load_hardware("hw.yaml"); }),
       ElementsAre(
           "hw.yaml:7:51: error: host_link.d2h_bandwidth: no source for this value; add "
-          "`host_link.d2h_bandwidth: <datasheet, paper or \"measured\">` (or a shorter prefix of it) "
+          "`host_link.d2h_bandwidth: <datasheet, paper or \"measured\">` "
           "under sources",
           "hw.yaml:12:20: error: sources.gpu.hbm.capcity: sources names \"gpu.hbm.capcity\", which is "
           "not a key of this profile (did you mean \"gpu.hbm.capacity\"?)"));
@@ -262,6 +262,60 @@ TEST_F(LoaderErrors, FileKindDetection) {
       ElementsAre("x.yaml:1:1: error: cannot tell what kind of file this is: a scenario has "
                   "model/training/parallelism/cluster, a topology has node/fabric, a hardware profile has "
                   "gpu/host_link"));
+}
+
+}  // namespace
+}  // namespace trainsim::config
+
+namespace trainsim::config {
+namespace {
+
+TEST_F(LoaderErrors, MeasuredTablesDecodeAndNeedSources) {
+  const std::string base = R"(schema_version: 1
+name: gpu
+gpu:
+  name: Test GPU
+  peak_flops: {bf16: 312TFLOP/s}
+  hbm: {capacity: 80GiB, bandwidth: 2TB/s}
+host_link: {h2d_bandwidth: 25GB/s, d2h_bandwidth: 25GB/s}
+compute: {gemm_efficiency: 0.87, kernel_launch: 4us}
+gemm_samples:
+  - {dtype: bf16, m: 4096, n: 4096, k: 4096, time: 500us}
+  - {dtype: bf16, m: 1024, n: 4096}
+collective_fits:
+  - {kind: all_reduce, ranks: 8, min_bytes: 0B, max_bytes: 64KiB, latency: 20us, bus_bandwidth: 100GB/s}
+provenance: {kind: measured}
+sources:
+  gpu: datasheet
+  host_link: measured
+  compute: measured
+)";
+  dir_.write("hw.yaml", base);
+  EXPECT_THAT(
+      errors_of([] { load_hardware("hw.yaml"); }),
+      ElementsAre("hw.yaml:10:13: error: gemm_samples: no source for this section; add `gemm_samples: "
+                  "<datasheet, paper or \"measured\">` under sources",
+                  "hw.yaml:11:5: error: gemm_samples[1].k: missing required key",
+                  "hw.yaml:11:5: error: gemm_samples[1].time: missing required key",
+                  "hw.yaml:13:12: error: collective_fits: no source for this section; add `collective_fits: "
+                  "<datasheet, paper or \"measured\">` under sources"));
+  dir_.write("hw.yaml", base + "  gemm_samples: measured\n  collective_fits: measured\n");
+  EXPECT_THAT(errors_of([] { load_hardware("hw.yaml"); }),
+              ElementsAre("hw.yaml:11:5: error: gemm_samples[1].k: missing required key",
+                          "hw.yaml:11:5: error: gemm_samples[1].time: missing required key"));
+  std::string fixed = base + "  gemm_samples: measured\n  collective_fits: measured\n";
+  fixed.replace(fixed.find("{dtype: bf16, m: 1024, n: 4096}"), 31,
+                "{dtype: bf16, m: 1024, n: 4096, k: 512, time: 40us}");
+  dir_.write("hw.yaml", fixed);
+  const HardwareProfile h = load_hardware("hw.yaml");
+  ASSERT_EQ(h.gemm_samples.size(), 2u);
+  EXPECT_EQ(h.gemm_samples[1].k, 512);
+  EXPECT_DOUBLE_EQ(h.gemm_samples[1].duration_s, 40e-6);
+  ASSERT_EQ(h.collective_fits.size(), 1u);
+  EXPECT_EQ(h.collective_fits[0].kind, CollectiveKind::kAllReduce);
+  EXPECT_DOUBLE_EQ(h.collective_fits[0].max_bytes, 65536);
+  EXPECT_DOUBLE_EQ(h.compute.gemm_efficiency, 0.87);
+  EXPECT_EQ(h.source_of("gemm_samples[1].time"), "measured");
 }
 
 }  // namespace

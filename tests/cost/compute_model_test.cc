@@ -1,0 +1,99 @@
+#include "sim/cost/compute_model.h"
+
+#include <gtest/gtest.h>
+
+namespace trainsim::cost {
+namespace {
+
+using config::AttentionPass;
+using config::Dtype;
+
+config::HardwareProfile profile() {
+  config::HardwareProfile p;
+  p.name = "test";
+  p.gpu.peak_flops_per_s[Dtype::kBf16] = 100e12;
+  p.gpu.hbm_bandwidth_bytes_per_s = 2e12;
+  p.compute.gemm_efficiency = 0.8;
+  p.compute.attention_forward_efficiency = 0.5;
+  p.compute.attention_backward_efficiency = 0.4;
+  p.compute.memory_efficiency = 0.5;
+  p.compute.kernel_launch_s = 5e-6;
+  return p;
+}
+
+TEST(ComputeModel, LargeGemmRunsAtTheAchievableFractionOfPeak) {
+  const config::HardwareProfile p = profile();
+  WarningLog warnings;
+  const ComputeModel model(p, &warnings);
+  const double flops = 2.0 * 8192 * 8192 * 8192;
+  EXPECT_DOUBLE_EQ(model.gemm_s(8192, 8192, 8192, Dtype::kBf16), flops / (100e12 * 0.8));
+  EXPECT_EQ(warnings.size(), 0u);
+}
+
+TEST(ComputeModel, SkinnyGemmIsMemoryBoundAndTinyGemmHitsTheLaunchFloor) {
+  const config::HardwareProfile p = profile();
+  WarningLog warnings;
+  const ComputeModel model(p, &warnings);
+  // m = 1: 2·k·n flops against 2·(k + k·n + n) bytes: memory-bound at 1 TB/s effective.
+  const double bytes = 2.0 * (16384 + 16384.0 * 16384 + 16384);
+  EXPECT_DOUBLE_EQ(model.gemm_s(1, 16384, 16384, Dtype::kBf16), bytes / 1e12);
+  EXPECT_DOUBLE_EQ(model.gemm_s(8, 8, 8, Dtype::kBf16), 5e-6);
+  EXPECT_DOUBLE_EQ(model.memory_s(1e9), 1e-3);
+}
+
+TEST(ComputeModel, MeasuredGemmTableWinsAndWarnsOutsideItsRange) {
+  config::HardwareProfile p = profile();
+  p.gemm_samples = {{Dtype::kBf16, 4096, 4096, 4096, 2e-3}, {Dtype::kBf16, 8192, 8192, 8192, 12e-3}};
+  WarningLog warnings;
+  const ComputeModel model(p, &warnings);
+  EXPECT_DOUBLE_EQ(model.gemm_s(4096, 4096, 4096, Dtype::kBf16), 2e-3);
+  EXPECT_DOUBLE_EQ(model.gemm_s(8192, 8192, 8192, Dtype::kBf16), 12e-3);
+  // Half way in log space: the efficiency is the mean of the two samples' efficiencies.
+  const double e1 = 2.0 * 4096 * 4096 * 4096 / (2e-3 * 100e12);
+  const double e2 = 2.0 * 8192 * 8192 * 8192 / (12e-3 * 100e12);
+  const double t = model.gemm_s(5793, 5793, 5793, Dtype::kBf16);
+  EXPECT_NEAR(2.0 * 5793 * 5793 * 5793 / (t * 100e12), (e1 + e2) / 2, 1e-3);
+  EXPECT_EQ(warnings.size(), 0u);
+  model.gemm_s(16384, 16384, 16384, Dtype::kBf16);
+  model.gemm_s(32768, 16384, 16384, Dtype::kBf16);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings.messages()[0],
+            "gemm 16384x16384x16384 (bf16) is outside the measured GEMM range [4096, 8192] x [4096, 8192] x "
+            "[4096, 8192]; using the nearest measured efficiencies (2 times)");
+}
+
+TEST(ComputeModel, AttentionFlopsAndTime) {
+  AttentionCall full{AttentionPass::kForward, false, Dtype::kBf16, 1, 8, 8, 1024, 1024, 128};
+  EXPECT_DOUBLE_EQ(attention_flops(full), 4.0 * 8 * 128 * 1024 * 1024);
+  AttentionCall causal = full;
+  causal.causal = true;
+  EXPECT_DOUBLE_EQ(attention_flops(causal), 4.0 * 8 * 128 * (1024.0 * 1025 / 2));
+  AttentionCall backward = full;
+  backward.pass = AttentionPass::kBackward;
+  EXPECT_DOUBLE_EQ(attention_flops(backward), 2.5 * attention_flops(full));
+  // A rectangular causal block (q < kv) keeps the bottom-right triangle.
+  AttentionCall rect = causal;
+  rect.q_len = 2;
+  rect.kv_len = 4;
+  EXPECT_DOUBLE_EQ(attention_flops(rect), 4.0 * 8 * 128 * (3 + 4));
+  const config::HardwareProfile p = profile();
+  WarningLog warnings;
+  const ComputeModel model(p, &warnings);
+  EXPECT_DOUBLE_EQ(model.attention_s(full), attention_flops(full) / (100e12 * 0.5));
+  EXPECT_DOUBLE_EQ(model.attention_s(backward), attention_flops(backward) / (100e12 * 0.4));
+}
+
+TEST(ComputeModel, MissingEfficiencyAssumesIdealAndSaysSo) {
+  config::HardwareProfile p = profile();
+  p.compute.gemm_efficiency = 0;
+  WarningLog warnings;
+  const ComputeModel model(p, &warnings);
+  EXPECT_DOUBLE_EQ(model.gemm_s(8192, 8192, 8192, Dtype::kBf16), 2.0 * 8192 * 8192 * 8192 / 100e12);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings.messages()[0],
+            "hardware profile test gives no compute.gemm_efficiency; assuming the ideal value 1");
+  EXPECT_THROW(model.gemm_s(8, 8, 8, Dtype::kFp8), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trainsim::cost

@@ -174,7 +174,8 @@ std::optional<Node> load_root(const std::filesystem::path& path, const std::vect
 bool load_topology_into(const std::filesystem::path& path, const std::vector<Override>& overrides,
                         Diagnostics& diagnostics, const Location& referrer, const std::string& referrer_path,
                         Topology& out) {
-  const std::optional<Node> root = load_root(path, overrides, diagnostics, referrer, referrer_path, nullptr);
+  const std::optional<Node> root =
+      load_root(path, overrides, diagnostics, referrer, referrer_path, &out.content_hash);
   if (!root) return false;
   const size_t before = diagnostics.count();
   out.path = normalised(path);
@@ -231,7 +232,7 @@ FileKind detect_file_kind(const std::filesystem::path& path) {
 Scenario load_scenario(const std::filesystem::path& path, const std::vector<Override>& overrides) {
   Diagnostics diagnostics;
   Scenario scenario;
-  const std::optional<Node> root = load_root(path, overrides, diagnostics, {}, "", nullptr);
+  const std::optional<Node> root = load_root(path, overrides, diagnostics, {}, "", &scenario.content_hash);
   if (root) {
     scenario.path = normalised(path);
     internal::decode_scenario(

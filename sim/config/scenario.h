@@ -75,6 +75,7 @@ struct Scenario {
   std::filesystem::path path;  // the file it was loaded from (absolute, normalised)
   std::string name;
   std::string description;
+  std::string content_hash;  // of the file (and what it extends), for provenance; --set not included
   Model model;
   Training training;
   Parallelism parallelism;

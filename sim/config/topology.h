@@ -75,6 +75,7 @@ struct Topology {
   std::filesystem::path path;  // absolute, normalised; empty when built in code
   std::string name;
   std::string description;
+  std::string content_hash;  // of the file (and what it extends), for provenance
   NodeSpec node;
   Fabric fabric;
 

@@ -25,6 +25,7 @@ enum ExitCode : int {
 // State shared by all subcommands. A subcommand's callback stores its exit code here.
 struct Context {
   int exit_code = kExitOk;
+  std::string command_line;  // as typed, for provenance blocks
 };
 
 // Arguments of every subcommand that takes one scenario: the file and `--set` overrides.
@@ -45,6 +46,9 @@ void setup_logging(int verbosity);
 void register_check(CLI::App& app, Context& context);
 void register_show(CLI::App& app, Context& context);
 void register_presets(CLI::App& app, Context& context);
+void register_run(CLI::App& app, Context& context);
+void register_analyze(CLI::App& app, Context& context);
+void register_workload(CLI::App& app, Context& context);
 
 }  // namespace trainsim::cli
 

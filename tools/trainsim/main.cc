@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
       "trainsim: simulate distributed transformer training on a cluster, before you buy or book it."};
   app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
+  app.fallthrough();  // -v/-q also after the subcommand
   int verbose = 0;
   bool quiet = false;
   app.add_flag("-v,--verbose", verbose, "More log output on stderr (repeat for debug)");
@@ -36,9 +37,14 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&] { cli::setup_logging(quiet ? -1 : verbose); });
 
   cli::Context context;
+  for (int i = 0; i < argc; ++i)
+    context.command_line += (i == 0 ? "" : " ") + std::string(i == 0 ? "trainsim" : argv[i]);
   cli::register_check(app, context);
   cli::register_show(app, context);
   cli::register_presets(app, context);
+  cli::register_run(app, context);
+  cli::register_analyze(app, context);
+  cli::register_workload(app, context);
 
   try {
     app.parse(argc, argv);

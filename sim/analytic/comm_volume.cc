@@ -1,0 +1,159 @@
+#include "sim/analytic/comm_volume.h"
+
+#include "sim/workload/layout.h"
+#include "sim/workload/plan.h"
+#include "sim/workload/shapes.h"
+
+namespace trainsim::analytic {
+namespace {
+
+using workload::CommKind;
+using workload::GroupKind;
+
+struct Collector {
+  std::vector<ExpectedComm> entries;
+  void add(CommKind kind, GroupKind group, double calls, double bytes, const char* source) {
+    if (calls <= 0 || bytes <= 0) return;
+    entries.push_back({kind, group, calls, bytes, calls * bytes * workload::volume_factor(kind), source});
+  }
+  void add_volume(CommKind kind, GroupKind group, double volume, const char* source) {
+    if (volume <= 0) return;
+    entries.push_back({kind, group, 0, 0, volume, source});
+  }
+  void add_p2p(GroupKind group, double calls, double bytes, const char* source) {
+    add(CommKind::kSend, group, calls, bytes, source);
+    add(CommKind::kRecv, group, calls, bytes, source);
+  }
+};
+
+}  // namespace
+
+std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_t stage) {
+  using config::SequenceParallel;
+  const workload::ParallelPlan plan = workload::make_plan(scenario);
+  const workload::RankShapes s = workload::derive_shapes(scenario, plan);
+  const workload::StageLayout layout = workload::partition_layers(s.layers, s.pp, s.vpp);
+  const double g = static_cast<double>(s.micro_batches);
+  const double e = s.act_bytes;
+  const bool full = s.recompute == config::Recompute::kFull;
+  double layers = 0;
+  bool embedding = false, head = false;
+  for (int64_t chunk = 0; chunk < s.vpp; ++chunk) {
+    const int64_t v = layout.virtual_stage(stage, chunk);
+    layers += static_cast<double>(layout.layer_count[v]);
+    embedding = embedding || layout.has_embedding(v);
+    head = head || layout.has_head(v);
+  }
+  const double ends = (embedding ? 1 : 0) + (head ? 1 : 0);
+  const double tp_message = s.hidden_bytes();
+  const double per_token = 4.0 * s.batch * s.tokens;
+  Collector c;
+
+  // Tensor parallelism.
+  if (s.tp > 1) {
+    if (s.megatron_sp) {
+      c.add(CommKind::kAllGather, GroupKind::kTp, g * (layers * (6 + (full ? 2 : 0)) + ends), tp_message,
+            "layers");
+      c.add(CommKind::kReduceScatter, GroupKind::kTp, g * (layers * (4 + (full ? 2 : 0)) + ends), tp_message,
+            "layers");
+      const workload::LayerParams p = workload::layer_params(s);
+      const double norms = layers * static_cast<double>(p.norms + p.proj_bias + p.fc2_bias) +
+                           (head ? static_cast<double>(s.hidden * (s.norm_bias ? 2 : 1)) : 0.0);
+      c.add(CommKind::kAllReduce, GroupKind::kTp, 1, norms * s.grad_bytes,
+            "sequence-parallel norm gradients");
+    } else {
+      c.add(CommKind::kAllReduce, GroupKind::kTp, g * (layers * (4 + (full ? 2 : 0)) + ends), tp_message,
+            "layers");
+    }
+    if (head) c.add(CommKind::kAllReduce, GroupKind::kTp, 3 * g, per_token, "vocab-parallel cross entropy");
+  }
+
+  // Sequence parallelism.
+  const double q_message = e * s.batch * s.tokens * s.qkv_heads * s.head_dim;
+  const double kv_message = e * s.batch * s.tokens * s.qkv_kv_heads * s.head_dim;
+  const double passes = 2 + (full ? 1 : 0);  // forward, backward, recomputed forward
+  if (s.sp > 1) {
+    switch (s.scheme) {
+      case SequenceParallel::kUlysses:
+        c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * 2 * passes, q_message, "layers");
+        c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * 2 * passes, kv_message, "layers");
+        if (head) c.add(CommKind::kAllGather, GroupKind::kSp, g, 4.0 * s.batch * s.seq, "loss");
+        break;
+      case SequenceParallel::kRing: {
+        const double p = static_cast<double>(s.sp);
+        const double kv = 2.0 * e * s.batch * s.tokens * s.attn_kv_heads * s.head_dim;
+        c.add_p2p(GroupKind::kSp, g * layers * (p - 1) * (full ? 2 : 1), kv, "ring attention forward");
+        c.add_p2p(GroupKind::kSp, g * layers * 2, kv, "ring attention backward");
+        c.add_p2p(GroupKind::kSp, g * layers * (p - 2), 2 * kv, "ring attention backward");
+        if (head) c.add(CommKind::kAllReduce, GroupKind::kSp, g, 8, "loss");
+        break;
+      }
+      case SequenceParallel::kFpdt: {
+        const double u = static_cast<double>(s.fpdt_chunks);
+        c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * 2 * u * passes, q_message / u, "layers");
+        c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * 2 * u * passes, kv_message / u, "layers");
+        if (head) c.add(CommKind::kAllGather, GroupKind::kSp, g, 4.0 * s.batch * s.seq, "loss");
+        if (s.fpdt_offload && plan.world_size() > 1) {
+          c.add(CommKind::kBarrier, GroupKind::kWorld, g * layers * (u * (full ? 2 : 1) + 2 * u - 1), 4,
+                "FPDT barriers");
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  // Pipeline parallelism.
+  if (s.pp > 1) {
+    const double message = s.hidden_norm_bytes();
+    const double vpp = static_cast<double>(s.vpp);
+    c.add_p2p(GroupKind::kPp, g * (vpp - (head ? 1 : 0)), message, "pipeline activations");
+    c.add_p2p(GroupKind::kPp, g * (vpp - (embedding ? 1 : 0)), message, "pipeline gradients");
+    if (s.tied_embeddings && (stage == 0 || stage == s.pp - 1)) {
+      c.add(CommKind::kAllReduce, GroupKind::kEmbedding, 1,
+            static_cast<double>(s.vocab_local) * s.hidden * s.grad_bytes, "tied embedding");
+    }
+  }
+
+  // Data parallelism and ZeRO.
+  const GroupKind dp = s.sp > 1 ? GroupKind::kDpSp : GroupKind::kDp;
+  if (plan.group_size(dp) > 1) {
+    const double params = static_cast<double>(workload::stage_params(s, layout, stage));
+    switch (s.zero_stage) {
+      case 0:
+        c.add_volume(CommKind::kAllReduce, dp, 2 * params * s.grad_bytes, "data-parallel");
+        break;
+      case 1:
+      case 2:
+        c.add_volume(CommKind::kReduceScatter, dp, (s.zero_stage == 2 ? g : 1) * params * s.grad_bytes,
+                     "data-parallel");
+        c.add_volume(CommKind::kAllGather, dp, params * e, "data-parallel");
+        break;
+      case 3: {
+        const bool regather = s.tied_embeddings && s.pp == 1;  // the LM head gathers the embedding again
+        const double gathered = params + (regather ? static_cast<double>(s.vocab_local) * s.hidden : 0.0);
+        c.add_volume(CommKind::kAllGather, dp, 2 * g * gathered * e, "ZeRO-3");
+        c.add_volume(CommKind::kReduceScatter, dp, g * params * s.grad_bytes, "ZeRO-3");
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return c.entries;
+}
+
+double dp_allreduce_volume(double params, double bytes_per_element) { return 2 * params * bytes_per_element; }
+
+double zero3_volume(double params, double bytes_per_element) { return 3 * params * bytes_per_element; }
+
+double tp_layer_wire_volume(double b, double s, double h, double t, double e) {
+  return 8 * b * s * h * (t - 1) / t * e;
+}
+
+double ulysses_layer_forward_volume(double b, double s, double h, double p, double e) {
+  return 4 * b * s * h / p * e;
+}
+
+}  // namespace trainsim::analytic

@@ -1,0 +1,59 @@
+#include "sim/analytic/flops.h"
+
+namespace trainsim::analytic {
+
+IterationFlops iteration_flops(const config::Scenario& scenario) {
+  const config::Model& m = scenario.model;
+  const double b = static_cast<double>(scenario.training.global_batch);
+  const double s = static_cast<double>(m.seq_len), h = static_cast<double>(m.hidden);
+  const double d = static_cast<double>(m.head_dim), f = static_cast<double>(m.ffn_hidden);
+  const double heads = static_cast<double>(m.heads), kv = static_cast<double>(m.kv_heads);
+  const double fc1 = f * (m.activation == config::Activation::kSwiglu ? 2 : 1);
+  const double linear = h * (heads + 2 * kv) * d + heads * d * h + h * fc1 + f * h;
+  const double attention = 4 * s * s * heads * d;
+  IterationFlops r;
+  r.forward_layers = b * static_cast<double>(m.layers) * (2 * s * linear + attention);
+  r.forward_logits = b * 2 * s * h * static_cast<double>(m.vocab);
+  r.model = 3 * (r.forward_layers + r.forward_logits);
+  r.hardware = r.model;
+  const config::Parallelism& p = scenario.parallelism;
+  const bool fpdt = p.sequence_parallel == config::SequenceParallel::kFpdt;
+  if (p.recompute == config::Recompute::kFull) {
+    r.hardware += r.forward_layers;
+  } else if (p.recompute == config::Recompute::kSelective) {
+    // Only Megatron's unfused core attention has anything to recompute (see workload/shapes.h).
+    const bool unfused = m.position_embedding == config::PositionEmbedding::kLearned &&
+                         (p.sequence_parallel == config::SequenceParallel::kNone ||
+                          p.sequence_parallel == config::SequenceParallel::kMegatron);
+    if (unfused) r.hardware += b * static_cast<double>(m.layers) * attention;
+  }
+  if (fpdt) r.hardware += b * static_cast<double>(m.layers) * 2 * s * h * fc1 + r.forward_logits;
+  return r;
+}
+
+namespace {
+struct Gpt {
+  double b, s, l, h, v;
+};
+Gpt gpt(const config::Model& m, double batch) {
+  return {batch, static_cast<double>(m.seq_len), static_cast<double>(m.layers), static_cast<double>(m.hidden),
+          static_cast<double>(m.vocab)};
+}
+}  // namespace
+
+double narayanan_flops(const config::Model& m, double global_batch) {
+  const Gpt g = gpt(m, global_batch);
+  return 96 * g.b * g.s * g.l * g.h * g.h * (1 + g.s / (6 * g.h) + g.v / (16 * g.l * g.h));
+}
+
+double korthikanti_model_flops(const config::Model& m, double global_batch) {
+  const Gpt g = gpt(m, global_batch);
+  return 72 * g.b * g.l * g.s * g.h * g.h * (1 + g.s / (6 * g.h) + g.v / (12 * g.h * g.l));
+}
+
+double korthikanti_selective_hardware_flops(const config::Model& m, double global_batch) {
+  const Gpt g = gpt(m, global_batch);
+  return 72 * g.b * g.l * g.s * g.h * g.h * (1 + g.s / (3 * g.h) + g.v / (12 * g.h * g.l));
+}
+
+}  // namespace trainsim::analytic

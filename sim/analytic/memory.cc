@@ -1,0 +1,105 @@
+#include "sim/analytic/memory.h"
+
+#include <algorithm>
+
+namespace trainsim::analytic {
+
+double korthikanti_layer_activation_bytes(ActivationConfig config, double s, double b, double h, double a,
+                                          double t) {
+  const double sbh = s * b * h;
+  const double core = 5 * a * s / h;
+  switch (config) {
+    case ActivationConfig::kNoParallelism:
+      return sbh * (34 + core);
+    case ActivationConfig::kTensorParallel:
+      return sbh * (10 + 24 / t + core / t);
+    case ActivationConfig::kTensorSequenceParallel:
+      return sbh * (34 / t + core / t);
+    case ActivationConfig::kTensorParallelSelective:
+      return sbh * (10 + 24 / t);
+    case ActivationConfig::kTensorSequenceParallelSelective:
+      return sbh * 34 / t;
+    case ActivationConfig::kFullRecompute:
+      return sbh * 2;
+  }
+  return 0;
+}
+
+bool korthikanti_config(const config::Scenario& scenario, ActivationConfig* out) {
+  const config::Model& m = scenario.model;
+  const config::Parallelism& p = scenario.parallelism;
+  const bool gpt = m.position_embedding == config::PositionEmbedding::kLearned &&
+                   m.activation == config::Activation::kGelu && m.kv_heads == m.heads &&
+                   m.ffn_hidden == 4 * m.hidden && m.heads * m.head_dim == m.hidden;
+  const bool megatron = p.sequence_parallel == config::SequenceParallel::kNone ||
+                        p.sequence_parallel == config::SequenceParallel::kMegatron;
+  if (!gpt || !megatron) return false;
+  const bool sp = p.sequence_parallel == config::SequenceParallel::kMegatron && p.tp > 1;
+  switch (p.recompute) {
+    case config::Recompute::kFull:
+      if (sp) return false;  // Table 2 lists full recompute without SP only
+      *out = ActivationConfig::kFullRecompute;
+      return true;
+    case config::Recompute::kSelective:
+      *out = sp ? ActivationConfig::kTensorSequenceParallelSelective
+                : ActivationConfig::kTensorParallelSelective;
+      return true;
+    case config::Recompute::kNone:
+      *out = sp ? ActivationConfig::kTensorSequenceParallel
+                : (p.tp > 1 ? ActivationConfig::kTensorParallel : ActivationConfig::kNoParallelism);
+      return true;
+  }
+  return false;
+}
+
+double korthikanti_first_stage_activation_bytes(double layer_bytes, int64_t layers, int64_t pp, int64_t vpp,
+                                                int64_t micro_batches, config::Schedule schedule) {
+  const double l = static_cast<double>(layers), p = static_cast<double>(pp), v = static_cast<double>(vpp);
+  switch (schedule) {
+    case config::Schedule::kGpipe:
+      return layer_bytes * l / p * static_cast<double>(micro_batches);
+    case config::Schedule::kOneFOneB:
+      return layer_bytes * l / p * std::min<double>(p, static_cast<double>(micro_batches));
+    case config::Schedule::kInterleaved:
+      return layer_bytes * l * (1 + (p - 1) / (p * v));
+  }
+  return 0;
+}
+
+ZeroModelState zero_model_state(double params, double shards, int zero_stage, double weight_bytes,
+                                double optimizer_bytes) {
+  ZeroModelState z;
+  z.weights = weight_bytes * params / (zero_stage >= 3 ? shards : 1);
+  z.gradients = weight_bytes * params / (zero_stage >= 2 ? shards : 1);
+  z.optimizer = optimizer_bytes * params / (zero_stage >= 1 ? shards : 1);
+  return z;
+}
+
+FpdtMemory fpdt_memory(const config::Scenario& scenario) {
+  const config::Model& m = scenario.model;
+  const config::Parallelism& p = scenario.parallelism;
+  const double e = config::dtype_bytes(scenario.training.dtype);
+  const double b = static_cast<double>(scenario.training.micro_batch);
+  const double sp = static_cast<double>(p.sp);
+  const double c = static_cast<double>(p.fpdt.chunk_tokens);
+  const double s = static_cast<double>(m.seq_len);
+  const double d = static_cast<double>(m.head_dim), h = static_cast<double>(m.hidden);
+  const double heads = static_cast<double>(m.heads) / sp, kv = static_cast<double>(m.kv_heads) / sp;
+  FpdtMemory f;
+  f.chunks = m.seq_len / p.fpdt.chunk_tokens;
+  f.q_chunk_bytes = b * c * heads * d * e;
+  f.kv_chunk_bytes = b * c * kv * d * e;
+  f.out_accumulator_bytes = b * c * heads * d * 4;
+  f.x_chunk_bytes = b * (c / sp) * h * e;
+  f.sequence_tensor_bytes = b * (s / sp) * h * e;
+  const double u = static_cast<double>(f.chunks);
+  f.host_per_live_layer_bytes =
+      b * (s / sp) * (h + 2 * static_cast<double>(m.heads) * d + 2 * static_cast<double>(m.kv_heads) * d) *
+          e                                   // x, q, o, k, v
+      + b * heads * s * 4                     // lse
+      + (u - 1) / u * b * s * heads * d * 4;  // dq of chunks 1..u-1
+  f.host_checkpoint_bytes = p.cpu_checkpointing ? static_cast<double>(m.layers) * f.sequence_tensor_bytes : 0;
+  return f;
+}
+
+}  // namespace trainsim::analytic

@@ -1,0 +1,484 @@
+#include "sim/engine/engine.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <xbt/log.h>
+
+#include <fmt/format.h>
+#include <simgrid/s4u.hpp>
+
+namespace trainsim::engine {
+namespace sg4 = simgrid::s4u;
+using workload::Graph;
+using workload::Op;
+using workload::OpId;
+using workload::OpKind;
+using workload::Stream;
+
+std::vector<double> compute_durations(const Graph& graph, const cost::ComputeModel& compute) {
+  std::vector<double> out(graph.size(), 0.0);
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const Op& op = graph.op(id);
+    switch (op.kind) {
+      case OpKind::kGemm:
+        out[id] = compute.gemm_s(op.gemm.m, op.gemm.n, op.gemm.k, op.dtype);
+        break;
+      case OpKind::kAttentionForward:
+      case OpKind::kAttentionBackward: {
+        const workload::AttentionShape& a = op.attention;
+        if (!a.fused) {
+          // Unfused attention: the score GEMMs at the dense-GEMM rate, then the softmax traffic.
+          out[id] = op.flops / (compute.peak_flops_per_s(op.dtype)) + compute.memory_s(op.bytes);
+          break;
+        }
+        const cost::AttentionCall call{op.kind == OpKind::kAttentionForward
+                                           ? config::AttentionPass::kForward
+                                           : config::AttentionPass::kBackward,
+                                       a.causal,
+                                       op.dtype,
+                                       a.batch,
+                                       a.heads,
+                                       a.kv_heads,
+                                       a.q_len,
+                                       a.kv_len,
+                                       a.head_dim};
+        out[id] = compute.attention_s(call);
+        break;
+      }
+      case OpKind::kMemory:
+      case OpKind::kOptimizerStep:
+        out[id] = compute.memory_s(op.bytes);
+        break;
+      case OpKind::kHostSync:
+        out[id] = compute.host_sync_s();
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+struct RankState {
+  int64_t rank = 0;
+  const Graph* graph = nullptr;
+  std::vector<double> duration;
+  std::vector<int32_t> done;  // iterations in which the op has finished
+  std::vector<uint32_t> pred_count;
+  std::vector<uint32_t> remaining;  // unfinished predecessors in the current iteration
+  Graph::Successors successors;
+  std::array<std::vector<OpId>, workload::kStreamCount> stream_ops;
+  std::vector<OpId> p2p_ready;  // sends/receives whose predecessors are done, not yet started
+  int iteration = 0;            // the iteration in progress
+  uint64_t total_done = 0;
+  int comm_busy = 0;  // collectives in progress on this rank
+  double hbm_bytes = 0;
+  std::array<double, workload::kMemoryCategoryCount> hbm_by_category{};
+  double host_bytes = 0;
+  sg4::ConditionVariablePtr cv;
+  RankRun run;
+  // Mirror matching of receives from unsimulated peers: tag -> sends / receives of this rank.
+  std::map<int64_t, OpId> sends_by_tag;
+  std::map<std::pair<int64_t, int>, double> mirror_send_done;  // (tag, iteration) -> time
+  std::map<std::pair<int64_t, int>, std::pair<OpId, double>> mirror_recv_waiting;
+};
+
+struct CollectiveInstance {
+  int expected = 0;
+  int arrived = 0;
+  int left = 0;
+  bool done = false;
+  double launch_s = 0;
+  sg4::ConditionVariablePtr cv;
+};
+
+struct P2pEnd {
+  RankState* rank = nullptr;
+  OpId op = workload::kNoOp;
+  double issued_s = 0;
+};
+
+struct P2pInstance {
+  P2pEnd send;
+  P2pEnd recv;
+};
+
+struct GroupInfo {
+  std::vector<int64_t> members;
+  int simulated = 0;
+};
+
+class Simulation {
+ public:
+  Simulation(const workload::ParallelPlan& plan, Transport& transport, const cost::ComputeModel& compute,
+             const EngineOptions& options)
+      : plan_(plan), transport_(transport), compute_(compute), options_(options) {}
+
+  EngineResult run(const std::vector<int64_t>& ranks, const std::vector<const Graph*>& graphs);
+
+ private:
+  void stream_actor(RankState& rs, Stream stream);
+  void p2p_actor(RankState& rs);
+  void begin_iteration(RankState& rs, int iteration);
+  void run_op(RankState& rs, OpId id, int iteration);
+  // Marks `id` finished now; it was issued at `start_s` and its work began at `launch_s`.
+  void finish(RankState& rs, OpId id, int iteration, double start_s, double launch_s);
+  void account_memory(RankState& rs, const Op& op);
+  // Returns when the collective began (all simulated members arrived).
+  double run_collective(RankState& rs, const Op& op, int iteration);
+  void start_p2p(RankState& rs, OpId id, int iteration);
+  void transfer_async(RankState* sender, OpId send, double send_issued, RankState* receiver, OpId recv,
+                      double recv_issued, int64_t src, int64_t dst, double bytes, int iteration);
+  const GroupInfo& group(workload::GroupId id);
+  RankState* state_of(int64_t rank) {
+    const auto it = index_.find(rank);
+    return it == index_.end() ? nullptr : &states_[it->second];
+  }
+  std::string describe_blocked() const;
+
+  const workload::ParallelPlan& plan_;
+  Transport& transport_;
+  const cost::ComputeModel& compute_;
+  const EngineOptions& options_;
+  std::vector<RankState> states_;
+  std::map<int64_t, size_t> index_;
+  sg4::MutexPtr mutex_;
+  std::map<std::tuple<int, int32_t, int32_t, int>, CollectiveInstance> collectives_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int>, P2pInstance> p2p_;
+  std::map<std::pair<int, int32_t>, GroupInfo> groups_;
+  std::vector<double> iteration_end_s_;
+  uint64_t ops_executed_ = 0;
+};
+
+const GroupInfo& Simulation::group(workload::GroupId id) {
+  const auto key = std::make_pair(static_cast<int>(id.kind), id.index);
+  auto it = groups_.find(key);
+  if (it == groups_.end()) {
+    GroupInfo info;
+    info.members = plan_.members(id);
+    for (int64_t m : info.members) info.simulated += index_.count(m) != 0 ? 1 : 0;
+    it = groups_.emplace(key, std::move(info)).first;
+  }
+  return it->second;
+}
+
+void Simulation::begin_iteration(RankState& rs, int iteration) {
+  rs.iteration = iteration;
+  rs.remaining = rs.pred_count;
+  for (const OpId id : rs.stream_ops[static_cast<size_t>(Stream::kP2p)]) {
+    if (rs.pred_count[id] == 0) rs.p2p_ready.push_back(id);
+  }
+}
+
+void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, double launch_s) {
+  const double now = sg4::Engine::get_clock();
+  rs.run.start_s[id] = start_s;
+  rs.run.launch_s[id] = launch_s;
+  rs.run.end_s[id] = now;
+  rs.done[id] = iteration + 1;
+  ++rs.total_done;
+  ++ops_executed_;
+  for (const OpId next : rs.successors.of(id)) {
+    if (--rs.remaining[next] == 0 && rs.graph->op(next).stream == Stream::kP2p) rs.p2p_ready.push_back(next);
+  }
+  if (rs.total_done == static_cast<uint64_t>(iteration + 1) * rs.graph->size()) {
+    rs.run.finish_s = now;
+    iteration_end_s_[iteration] = std::max(iteration_end_s_[iteration], now);
+    if (iteration + 1 < options_.iterations) begin_iteration(rs, iteration + 1);
+  }
+  rs.cv->notify_all();
+}
+
+void Simulation::account_memory(RankState& rs, const Op& op) {
+  const double sign = op.kind == OpKind::kAlloc ? 1.0 : -1.0;
+  if (op.buffer.space == workload::MemorySpace::kHost) {
+    rs.host_bytes += sign * op.bytes;
+    rs.run.peak_host_bytes = std::max(rs.run.peak_host_bytes, rs.host_bytes);
+    return;
+  }
+  rs.hbm_bytes += sign * op.bytes;
+  rs.hbm_by_category[static_cast<size_t>(op.buffer.category)] += sign * op.bytes;
+  rs.run.hbm_samples.emplace_back(sg4::Engine::get_clock(), rs.hbm_bytes);
+  if (rs.hbm_bytes > rs.run.peak_hbm_bytes) {
+    rs.run.peak_hbm_bytes = rs.hbm_bytes;
+    rs.run.hbm_at_peak_bytes = rs.hbm_by_category;
+  }
+}
+
+double Simulation::run_collective(RankState& rs, const Op& op, int iteration) {
+  const workload::GroupId g = op.collective.group;
+  const auto key = std::make_tuple(static_cast<int>(g.kind), g.index, op.collective.seq, iteration);
+  const GroupInfo& info = group(g);
+  CollectiveInstance& instance = collectives_[key];
+  if (!instance.cv) {
+    instance.cv = sg4::ConditionVariable::create();
+    instance.expected = info.simulated;
+  }
+  ++instance.arrived;
+  ++rs.comm_busy;
+  if (instance.arrived == instance.expected) {
+    instance.launch_s = sg4::Engine::get_clock();
+    transport_.collective(op.collective.kind, info.members, op.bytes);
+    instance.done = true;
+    instance.cv->notify_all();
+  } else {
+    std::unique_lock<sg4::Mutex> lock(*mutex_);
+    while (!instance.done) instance.cv->wait(lock);
+  }
+  --rs.comm_busy;
+  const double launch = instance.launch_s;
+  if (++instance.left == instance.expected) collectives_.erase(key);
+  return launch;
+}
+
+void Simulation::transfer_async(RankState* sender, OpId send, double send_issued, RankState* receiver,
+                                OpId recv, double recv_issued, int64_t src, int64_t dst, double bytes,
+                                int iteration) {
+  sg4::Actor::create("p2p", transport_.host_of(src), [=, this] {
+    const double launch = sg4::Engine::get_clock();
+    transport_.send(src, dst, bytes);
+    if (sender != nullptr) finish(*sender, send, iteration, send_issued, launch);
+    if (receiver != nullptr) finish(*receiver, recv, iteration, recv_issued, launch);
+    // A mirrored receive waiting for this (unsimulated peer's) send.
+    if (sender != nullptr && receiver == nullptr) {
+      const auto key = std::make_pair(sender->graph->op(send).p2p.tag, iteration);
+      const auto waiting = sender->mirror_recv_waiting.find(key);
+      if (waiting != sender->mirror_recv_waiting.end()) {
+        finish(*sender, waiting->second.first, iteration, waiting->second.second, launch);
+        sender->mirror_recv_waiting.erase(waiting);
+      } else {
+        sender->mirror_send_done[key] = sg4::Engine::get_clock();
+      }
+    }
+  });
+}
+
+void Simulation::start_p2p(RankState& rs, OpId id, int iteration) {
+  const Op& op = rs.graph->op(id);
+  const bool is_send = op.kind == OpKind::kSend;
+  const int64_t peer = op.p2p.peer;
+  const int64_t src = is_send ? rs.rank : peer;
+  const int64_t dst = is_send ? peer : rs.rank;
+  const double now = sg4::Engine::get_clock();
+  RankState* peer_state = state_of(peer);
+  if (peer_state != nullptr) {
+    const auto key = std::make_tuple(src, dst, op.p2p.tag, iteration);
+    P2pInstance& instance = p2p_[key];
+    (is_send ? instance.send : instance.recv) = {&rs, id, now};
+    if (instance.send.rank != nullptr && instance.recv.rank != nullptr) {
+      const P2pInstance pair = instance;
+      p2p_.erase(key);
+      transfer_async(pair.send.rank, pair.send.op, pair.send.issued_s, pair.recv.rank, pair.recv.op,
+                     pair.recv.issued_s, src, dst, op.bytes, iteration);
+    }
+    return;
+  }
+  if (is_send) {  // to an unsimulated mirror of a simulated rank: the network still carries it
+    transfer_async(&rs, id, now, nullptr, workload::kNoOp, 0, src, dst, op.bytes, iteration);
+    return;
+  }
+  // A receive from an unsimulated peer completes with this rank's own send of the same tag: by
+  // symmetry the peer sends to us exactly when we send to our other neighbour.
+  const auto key = std::make_pair(op.p2p.tag, iteration);
+  if (rs.sends_by_tag.count(op.p2p.tag) == 0) {
+    finish(rs, id, iteration, now, now);  // nothing mirrors it: the peer is taken to be on time
+    return;
+  }
+  const auto sent = rs.mirror_send_done.find(key);
+  if (sent != rs.mirror_send_done.end()) {
+    rs.mirror_send_done.erase(sent);
+    finish(rs, id, iteration, now, now);
+  } else {
+    rs.mirror_recv_waiting[key] = {id, now};
+  }
+}
+
+void Simulation::run_op(RankState& rs, OpId id, int iteration) {
+  const Op& op = rs.graph->op(id);
+  const double start = sg4::Engine::get_clock();
+  double launch = start;
+  switch (op.kind) {
+    case OpKind::kGemm:
+    case OpKind::kAttentionForward:
+    case OpKind::kAttentionBackward:
+    case OpKind::kMemory:
+    case OpKind::kOptimizerStep: {
+      double d = rs.duration[id];
+      if (rs.comm_busy > 0) d *= 1.0 + compute_.comm_compute_slowdown();
+      sg4::this_actor::sleep_for(d);
+      break;
+    }
+    case OpKind::kHostSync:
+      sg4::this_actor::sleep_for(rs.duration[id]);
+      break;
+    case OpKind::kAlloc:
+    case OpKind::kFree:
+      account_memory(rs, op);
+      break;
+    case OpKind::kStreamWait:  // ordering only: its predecessors are done
+      break;
+    case OpKind::kCopy:
+      transport_.copy(rs.rank, op.copy.direction, op.bytes);
+      break;
+    case OpKind::kCollective:
+      launch = run_collective(rs, op, iteration);
+      break;
+    case OpKind::kSend:
+    case OpKind::kRecv:
+      start_p2p(rs, id, iteration);
+      return;  // finished by the transfer (or its mirror)
+  }
+  finish(rs, id, iteration, start, launch);
+}
+
+void Simulation::stream_actor(RankState& rs, Stream stream) {
+  for (int iteration = 0; iteration < options_.iterations; ++iteration) {
+    for (const OpId id : rs.stream_ops[static_cast<size_t>(stream)]) {
+      {
+        std::unique_lock<sg4::Mutex> lock(*mutex_);
+        while (rs.iteration != iteration || rs.remaining[id] != 0) rs.cv->wait(lock);
+      }
+      run_op(rs, id, iteration);
+    }
+  }
+}
+
+// Sends and receives are not ordered among themselves (NCCL groups them): each starts as soon as its
+// predecessors are done.
+void Simulation::p2p_actor(RankState& rs) {
+  const size_t per_iteration = rs.stream_ops[static_cast<size_t>(Stream::kP2p)].size();
+  for (int iteration = 0; iteration < options_.iterations; ++iteration) {
+    for (size_t started = 0; started < per_iteration;) {
+      {
+        std::unique_lock<sg4::Mutex> lock(*mutex_);
+        while (rs.iteration != iteration || rs.p2p_ready.empty()) rs.cv->wait(lock);
+      }
+      std::vector<OpId> batch;
+      batch.swap(rs.p2p_ready);
+      for (const OpId id : batch) start_p2p(rs, id, iteration);
+      started += batch.size();
+    }
+  }
+}
+
+std::string Simulation::describe_blocked() const {
+  std::string out;
+  int shown = 0;
+  for (const RankState& rs : states_) {
+    const int iteration = static_cast<int>(rs.total_done / std::max<size_t>(1, rs.graph->size()));
+    for (size_t s = 0; s < rs.stream_ops.size(); ++s) {
+      for (const OpId id : rs.stream_ops[s]) {
+        if (rs.done[id] > iteration) continue;
+        const Op& op = rs.graph->op(id);
+        std::string what =
+            fmt::format("rank {} stream {}: op {} ({} {}, layer {}, micro-batch {})", rs.rank,
+                        workload::to_string(static_cast<Stream>(s)), id, workload::to_string(op.kind),
+                        workload::to_string(op.label), op.layer, op.micro_batch);
+        if (op.kind == OpKind::kCollective) {
+          what += fmt::format(" on group {} {} (#{})", workload::to_string(op.collective.group.kind),
+                              op.collective.group.index, op.collective.seq);
+        } else if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
+          what += fmt::format(" with rank {} tag {}", op.p2p.peer, op.p2p.tag);
+        }
+        out += "\n  " + what;
+        if (++shown == 12) return out + "\n  ...";
+        break;  // the first unfinished op of each stream is the one that waits
+      }
+    }
+  }
+  return out;
+}
+
+EngineResult Simulation::run(const std::vector<int64_t>& ranks, const std::vector<const Graph*>& graphs) {
+  xbt_log_control_set("root.thres:warning");
+  sg4::Engine engine("trainsim");
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:1e15");
+  sg4::Engine::set_config("contexts/stack-size:1024");
+  transport_.build_platform();
+  mutex_ = sg4::Mutex::create();
+  iteration_end_s_.assign(static_cast<size_t>(options_.iterations), 0.0);
+
+  states_.resize(ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    RankState& rs = states_[i];
+    rs.rank = ranks[i];
+    rs.graph = graphs[i];
+    rs.duration = compute_durations(*rs.graph, compute_);
+    rs.done.assign(rs.graph->size(), 0);
+    rs.successors = rs.graph->successors();
+    rs.pred_count.resize(rs.graph->size());
+    for (OpId id = 0; id < rs.graph->size(); ++id) {
+      rs.pred_count[id] = static_cast<uint32_t>(rs.graph->predecessors(id).size());
+    }
+    rs.cv = sg4::ConditionVariable::create();
+    rs.run.rank = ranks[i];
+    rs.run.symmetry_class = rs.graph->info.symmetry_class;
+    rs.run.start_s.assign(rs.graph->size(), 0.0);
+    rs.run.end_s.assign(rs.graph->size(), 0.0);
+    rs.run.launch_s.assign(rs.graph->size(), 0.0);
+    for (OpId id = 0; id < rs.graph->size(); ++id) {
+      const Op& op = rs.graph->op(id);
+      rs.stream_ops[static_cast<size_t>(op.stream)].push_back(id);
+      if (op.kind == OpKind::kSend) rs.sends_by_tag.emplace(op.p2p.tag, id);
+    }
+    index_.emplace(ranks[i], i);
+    begin_iteration(rs, 0);
+  }
+  for (RankState& rs : states_) {
+    for (size_t s = 0; s < rs.stream_ops.size(); ++s) {
+      if (rs.stream_ops[s].empty()) continue;
+      const auto stream = static_cast<Stream>(s);
+      sg4::Actor::create(fmt::format("rank{}-{}", rs.rank, workload::to_string(stream)),
+                         transport_.host_of(rs.rank), [this, &rs, stream] {
+                           if (stream == Stream::kP2p) {
+                             p2p_actor(rs);
+                           } else {
+                             stream_actor(rs, stream);
+                           }
+                         });
+    }
+  }
+  engine.run();
+
+  const uint64_t expected_per_rank = static_cast<uint64_t>(options_.iterations);
+  for (const RankState& rs : states_) {
+    if (rs.total_done != expected_per_rank * rs.graph->size()) {
+      throw DeadlockError(
+          fmt::format("the simulation stopped at t = {:.6f} s with ops that can never run (a "
+                      "receive without its send, or a collective a member never enters):{}",
+                      sg4::Engine::get_clock(), describe_blocked()));
+    }
+  }
+  EngineResult result;
+  result.total_time_s = iteration_end_s_.back();
+  result.iteration_time_s = options_.iterations > 1
+                                ? iteration_end_s_.back() - iteration_end_s_[iteration_end_s_.size() - 2]
+                                : iteration_end_s_.back();
+  result.ops_executed = ops_executed_;
+  double latest = -1;
+  for (RankState& rs : states_) {
+    if (rs.run.finish_s > latest) {
+      latest = rs.run.finish_s;
+      result.critical_rank = rs.rank;
+    }
+    result.ranks.push_back(std::move(rs.run));
+  }
+  return result;
+}
+
+}  // namespace
+
+EngineResult simulate(const workload::ParallelPlan& plan, const std::vector<int64_t>& ranks,
+                      const std::vector<const Graph*>& graphs, Transport& transport,
+                      const cost::ComputeModel& compute, const EngineOptions& options) {
+  Simulation simulation(plan, transport, compute, options);
+  return simulation.run(ranks, graphs);
+}
+
+}  // namespace trainsim::engine

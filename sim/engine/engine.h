@@ -1,0 +1,74 @@
+// The engine: runs per-rank operation graphs on SimGrid and reports when each op ran. Each simulated
+// rank gets one actor per stream that holds ops; an op starts once its predecessors have finished
+// (the graph encodes stream order too), collectives start when every member has arrived,
+// sends/receives rendezvous. By default one representative per symmetry class is simulated: the
+// other members of a collective are taken to arrive together with it (they run the same graph), and
+// a receive from an unsimulated peer is matched with the representative's own send of the same tag
+// (its mirror image). `full` simulates every rank.
+#ifndef TRAINSIM_SIM_ENGINE_ENGINE_H_
+#define TRAINSIM_SIM_ENGINE_ENGINE_H_
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/config/scenario.h"
+#include "sim/cost/compute_model.h"
+#include "sim/engine/transport.h"
+#include "sim/workload/graph.h"
+#include "sim/workload/plan.h"
+
+namespace trainsim::engine {
+
+struct EngineOptions {
+  bool full = false;   // simulate every rank instead of one per symmetry class
+  int iterations = 1;  // consecutive training iterations
+};
+
+// When each op of a rank ran (in the last iteration), and the rank's memory high-water marks.
+struct RankRun {
+  int64_t rank = 0;
+  int32_t symmetry_class = 0;
+  std::vector<double> start_s;  // per op id: when the op was ready to run (issued on its stream)
+  std::vector<double> end_s;
+  // When the op's work began: later than start_s for a collective or send/receive that waited for
+  // its peers (so end_s - launch_s is the communication time proper, as nccl-tests measures it).
+  std::vector<double> launch_s;
+  double finish_s = 0;  // end of its last op (last iteration)
+  double peak_hbm_bytes = 0;
+  std::array<double, workload::kMemoryCategoryCount> hbm_at_peak_bytes{};  // by category, at the peak
+  double peak_host_bytes = 0;                          // this rank's pinned host memory high-water mark
+  std::vector<std::pair<double, double>> hbm_samples;  // (time, bytes in use) after each change
+};
+
+struct EngineResult {
+  double iteration_time_s = 0;  // the last iteration, from the end of the previous one
+  double total_time_s = 0;      // all iterations
+  std::vector<RankRun> ranks;   // the simulated ranks, ascending
+  int64_t critical_rank = 0;    // the rank that finished last
+  uint64_t ops_executed = 0;    // ops run, all ranks and iterations
+};
+
+// A simulation that cannot finish: ops that wait for something that never happens (a receive
+// without its send, a collective some member never enters). The message names them.
+class DeadlockError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Runs `graphs` (one per simulated rank; `ranks[i]` is the rank of `graphs[i]`) for
+// `options.iterations` iterations. Creates the process's one SimGrid Engine, so it can be called
+// once per process. Throws DeadlockError.
+EngineResult simulate(const workload::ParallelPlan& plan, const std::vector<int64_t>& ranks,
+                      const std::vector<const workload::Graph*>& graphs, Transport& transport,
+                      const cost::ComputeModel& compute, const EngineOptions& options);
+
+// How long each op of `graph` takes on the compute side (0 for ops whose time comes from the
+// network or from rendezvous).
+std::vector<double> compute_durations(const workload::Graph& graph, const cost::ComputeModel& compute);
+
+}  // namespace trainsim::engine
+
+#endif  // TRAINSIM_SIM_ENGINE_ENGINE_H_

@@ -1,0 +1,42 @@
+// One simulated run of a scenario, end to end: plan, graphs of the ranks to simulate, the network
+// transport, the engine. What `trainsim run` (and later sweeps) call; the report formats the result.
+#ifndef TRAINSIM_SIM_ENGINE_SCENARIO_RUN_H_
+#define TRAINSIM_SIM_ENGINE_SCENARIO_RUN_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/common/warnings.h"
+#include "sim/config/scenario.h"
+#include "sim/engine/engine.h"
+#include "sim/workload/graph.h"
+#include "sim/workload/plan.h"
+
+namespace trainsim::engine {
+
+enum class NetworkModel {
+  kIdeal,  // contention-free alpha-beta per tier (intra-node links, NICs): fast screening
+};
+
+struct RunOptions {
+  EngineOptions engine;
+  NetworkModel network = NetworkModel::kIdeal;
+};
+
+struct ScenarioRun {
+  workload::ParallelPlan plan;
+  std::vector<int64_t> ranks;           // simulated, ascending
+  std::vector<workload::Graph> graphs;  // of `ranks`
+  EngineResult result;
+  WarningLog warnings;
+  double wall_s = 0;  // host time spent building and simulating
+};
+
+// Simulates `scenario`. One call per process (SimGrid). Throws workload::PlanError for plans the
+// workload cannot express and DeadlockError.
+std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, const RunOptions& options);
+
+}  // namespace trainsim::engine
+
+#endif  // TRAINSIM_SIM_ENGINE_SCENARIO_RUN_H_

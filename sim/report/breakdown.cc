@@ -1,0 +1,84 @@
+#include "sim/report/breakdown.h"
+
+#include <algorithm>
+
+namespace trainsim::report {
+namespace {
+
+using workload::OpId;
+using workload::OpKind;
+
+bool is_kernel(OpKind kind) {
+  return kind == OpKind::kGemm || kind == OpKind::kAttentionForward || kind == OpKind::kAttentionBackward ||
+         kind == OpKind::kMemory || kind == OpKind::kOptimizerStep || kind == OpKind::kHostSync;
+}
+
+// The bucket of a wait that ended when `blocker` finished.
+double* bucket_of(Breakdown& b, OpKind blocker) {
+  switch (blocker) {
+    case OpKind::kCollective:
+      return &b.exposed_comm_s;
+    case OpKind::kSend:
+    case OpKind::kRecv:
+      return &b.bubble_s;
+    case OpKind::kCopy:
+    case OpKind::kHostSync:
+      return &b.offload_stall_s;
+    default:
+      return &b.idle_s;
+  }
+}
+
+// The predecessor of `id` that finished last (the one it waited for), following zero-duration
+// bookkeeping ops (allocations) back to what they waited for.
+OpKind blocker_of(const workload::Graph& graph, const engine::RankRun& run, OpId id) {
+  OpId current = id;
+  for (int depth = 0; depth < 64; ++depth) {
+    OpId latest = workload::kNoOp;
+    for (const OpId pred : graph.predecessors(current)) {
+      if (latest == workload::kNoOp || run.end_s[pred] > run.end_s[latest]) latest = pred;
+    }
+    if (latest == workload::kNoOp) return OpKind::kAlloc;
+    const OpKind kind = graph.op(latest).kind;
+    if (kind != OpKind::kAlloc && kind != OpKind::kFree) return kind;
+    current = latest;
+  }
+  return OpKind::kAlloc;
+}
+
+}  // namespace
+
+Breakdown attribute_time(const workload::Graph& graph, const engine::RankRun& run, double start_s,
+                         double end_s) {
+  std::vector<OpId> kernels;
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const workload::Op& op = graph.op(id);
+    if (op.stream == workload::Stream::kCompute && is_kernel(op.kind)) kernels.push_back(id);
+  }
+  std::sort(kernels.begin(), kernels.end(), [&run](OpId a, OpId b) {
+    return run.start_s[a] != run.start_s[b] ? run.start_s[a] < run.start_s[b] : a < b;
+  });
+  Breakdown b;
+  double cursor = start_s;
+  for (const OpId id : kernels) {
+    const double begin = std::max(run.start_s[id], start_s);
+    const double finish = std::min(run.end_s[id], end_s);
+    if (begin > cursor) *bucket_of(b, blocker_of(graph, run, id)) += begin - cursor;
+    if (finish > begin) {
+      (graph.op(id).kind == OpKind::kHostSync ? b.offload_stall_s : b.compute_s) +=
+          finish - std::max(begin, cursor);
+    }
+    cursor = std::max(cursor, finish);
+  }
+  if (end_s > cursor) {
+    // After the last kernel: whatever finished last on the rank kept it busy.
+    OpId last = workload::kNoOp;
+    for (OpId id = 0; id < graph.size(); ++id) {
+      if (last == workload::kNoOp || run.end_s[id] > run.end_s[last]) last = id;
+    }
+    *bucket_of(b, last == workload::kNoOp ? OpKind::kAlloc : graph.op(last).kind) += end_s - cursor;
+  }
+  return b;
+}
+
+}  // namespace trainsim::report

@@ -1,0 +1,31 @@
+// Where a rank's iteration went. Every second between the iteration's start and its end is given to
+// exactly one bucket, by looking at the compute stream: while it runs a kernel the time is compute;
+// while it waits, the wait belongs to whatever the next kernel was waiting for (its last predecessor
+// to finish): a collective is exposed communication, a pipeline send/receive is bubble, a host copy
+// or host synchronisation is offload stall, anything else is idle. Host synchronisations executed on
+// the compute stream count as offload stall too.
+#ifndef TRAINSIM_SIM_REPORT_BREAKDOWN_H_
+#define TRAINSIM_SIM_REPORT_BREAKDOWN_H_
+
+#include "sim/engine/engine.h"
+#include "sim/workload/graph.h"
+
+namespace trainsim::report {
+
+struct Breakdown {
+  double compute_s = 0;
+  double exposed_comm_s = 0;
+  double bubble_s = 0;
+  double offload_stall_s = 0;
+  double idle_s = 0;
+
+  double total_s() const { return compute_s + exposed_comm_s + bubble_s + offload_stall_s + idle_s; }
+};
+
+// The breakdown of `run` (ops of `graph`) over [start_s, end_s], the rank's last iteration.
+Breakdown attribute_time(const workload::Graph& graph, const engine::RankRun& run, double start_s,
+                         double end_s);
+
+}  // namespace trainsim::report
+
+#endif  // TRAINSIM_SIM_REPORT_BREAKDOWN_H_

@@ -1,0 +1,296 @@
+#include "sim/report/run_report.h"
+
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "sim/analytic/analysis.h"
+#include "sim/common/version.h"
+#include "sim/report/breakdown.h"
+#include "sim/workload/builder.h"
+#include "sim/workload/memory.h"
+#include "sim/workload/summary.h"
+
+namespace trainsim::report {
+namespace {
+
+using nlohmann::json;
+using workload::OpKind;
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+std::string category_name(int c) {
+  static const char* kNames[] = {"weights", "gradients", "optimizer", "activations", "buffers"};
+  return kNames[c];
+}
+
+// nccl-tests' bus-bandwidth factor for a collective of `n` ranks (doc/PERFORMANCE.md).
+double bus_factor(OpKind kind, workload::CollectiveKind collective, int64_t n) {
+  if (kind != OpKind::kCollective || n <= 1) return 1.0;
+  const double nd = static_cast<double>(n);
+  switch (collective) {
+    case workload::CollectiveKind::kAllReduce:
+    case workload::CollectiveKind::kBarrier:
+      return 2 * (nd - 1) / nd;
+    default:
+      return (nd - 1) / nd;
+  }
+}
+
+// The communication log of the critical rank: per (kind, group, size) the calls and the mean
+// communication time (from launch, i.e. after every member arrived).
+json comm_log(const workload::ParallelPlan& plan, const workload::Graph& graph, const engine::RankRun& run) {
+  struct Entry {
+    std::string kind, group;
+    int64_t group_size = 0;
+    double bytes = 0;
+    int64_t calls = 0;
+    double time_s = 0;
+    double factor = 1;
+  };
+  std::map<std::tuple<std::string, std::string, double>, Entry> entries;
+  for (workload::OpId id = 0; id < graph.size(); ++id) {
+    const workload::Op& op = graph.op(id);
+    std::string kind;
+    std::string group;
+    int64_t size = 2;
+    double factor = 1;
+    if (op.kind == OpKind::kCollective) {
+      kind = std::string(workload::to_string(op.collective.kind));
+      group = std::string(workload::to_string(op.collective.group.kind));
+      size = plan.group_size(op.collective.group.kind);
+      factor = bus_factor(op.kind, op.collective.kind, size);
+    } else if (op.kind == OpKind::kSend) {
+      kind = "send";
+      group = std::string(workload::to_string(op.label));
+    } else {
+      continue;
+    }
+    Entry& e = entries[{kind, group, op.bytes}];
+    e.kind = kind;
+    e.group = group;
+    e.group_size = size;
+    e.bytes = op.bytes;
+    e.factor = factor;
+    e.calls += 1;
+    e.time_s += run.end_s[id] - run.launch_s[id];
+  }
+  json out = json::array();
+  for (const auto& [key, e] : entries) {
+    const double mean = e.time_s / static_cast<double>(e.calls);
+    const double algbw = mean > 0 ? e.bytes / mean : 0;
+    out.push_back({{"kind", e.kind},
+                   {"group", e.group},
+                   {"group_size", e.group_size},
+                   {"calls", e.calls},
+                   {"bytes_per_call", e.bytes},
+                   {"total_bytes", e.bytes * static_cast<double>(e.calls)},
+                   {"time_s", e.time_s},
+                   {"mean_time_s", mean},
+                   {"algbw_bytes_per_s", algbw},
+                   {"busbw_bytes_per_s", algbw * e.factor}});
+  }
+  return out;
+}
+
+}  // namespace
+
+json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
+                     const ReportContext& context) {
+  const engine::EngineResult& r = run.result;
+  // Class graphs for the FLOP and communication accounting (in collapsed runs: the simulated ones).
+  std::vector<workload::Graph> rebuilt;
+  if (context.full) rebuilt = workload::build_class_graphs(s, run.plan);
+  const std::vector<workload::Graph>& class_graphs = context.full ? rebuilt : run.graphs;
+  const workload::WorkloadSummary summary = workload::summarize(s, run.plan, class_graphs);
+  const analytic::Analysis analysis = analytic::analyze(s);
+
+  const int64_t gpus = run.plan.world_size();
+  const double t = r.iteration_time_s;
+  const double peak = *s.cluster.hardware.peak_flops_per_s(s.training.dtype);
+  const double tokens = static_cast<double>(s.training.global_batch * s.model.seq_len);
+
+  size_t critical = 0;
+  for (size_t i = 0; i < run.ranks.size(); ++i) {
+    if (run.ranks[i] == r.critical_rank) critical = i;
+  }
+  const workload::Graph& critical_graph = run.graphs[critical];
+  const engine::RankRun& critical_run = r.ranks[critical];
+  const double iteration_start = r.total_time_s - r.iteration_time_s;
+  const Breakdown b = attribute_time(critical_graph, critical_run, iteration_start, r.total_time_s);
+
+  // Memory: the highest HBM peak of any simulated rank; host memory summed over each node's GPUs.
+  size_t peak_index = 0;
+  for (size_t i = 0; i < r.ranks.size(); ++i) {
+    if (r.ranks[i].peak_hbm_bytes > r.ranks[peak_index].peak_hbm_bytes) peak_index = i;
+  }
+  std::vector<double> class_host_peaks(run.plan.symmetry_classes().size(), 0.0);
+  for (const engine::RankRun& rr : r.ranks) {
+    double& p = class_host_peaks[static_cast<size_t>(rr.symmetry_class)];
+    p = std::max(p, rr.peak_host_bytes);
+  }
+  const int64_t gpus_per_node = s.cluster.topology.node.gpus;
+  const double host_peak = workload::peak_host_bytes_per_node(run.plan, class_host_peaks, gpus_per_node);
+  const double hbm_capacity = s.cluster.hardware.gpu.hbm_capacity_bytes;
+  const double host_capacity = s.cluster.topology.node.host_memory_bytes;
+  const double hbm_peak = r.ranks[peak_index].peak_hbm_bytes;
+  json by_category = json::object();
+  for (int c = 0; c < workload::kMemoryCategoryCount; ++c) {
+    by_category[category_name(c)] = r.ranks[peak_index].hbm_at_peak_bytes[static_cast<size_t>(c)];
+  }
+
+  json warnings = json::array();
+  for (const std::string& w : run.warnings.messages()) warnings.push_back(w);
+
+  return {
+      {"schema_version", 1},
+      {"provenance",
+       {{"tool", "trainsim"},
+        {"version", version()},
+        {"git_sha", git_sha()},
+        {"simgrid_version", simgrid_version()},
+        {"command_line", context.command_line},
+        {"inputs",
+         {{"scenario", {{"path", s.path.filename().string()}, {"hash", s.content_hash}}},
+          {"topology", {{"name", s.cluster.topology.name}, {"hash", s.cluster.topology.content_hash}}},
+          {"hardware", {{"name", s.cluster.hardware.name}, {"hash", s.cluster.hardware.content_hash}}}}},
+        {"options",
+         {{"network", context.network}, {"full", context.full}, {"iterations", context.iterations}}}}},
+      {"scenario", s.name},
+      {"gpus", gpus},
+      {"iteration_time_s", t},
+      {"tokens_per_s", tokens / t},
+      {"tflops_per_gpu", summary.iteration.model / (t * static_cast<double>(gpus)) / 1e12},
+      {"mfu", summary.iteration.model / (t * static_cast<double>(gpus) * peak)},
+      {"hfu", summary.iteration.hardware / (t * static_cast<double>(gpus) * peak)},
+      {"critical_rank", r.critical_rank},
+      {"breakdown",
+       {{"compute_s", b.compute_s},
+        {"exposed_comm_s", b.exposed_comm_s},
+        {"bubble_s", b.bubble_s},
+        {"offload_stall_s", b.offload_stall_s},
+        {"idle_s", b.idle_s}}},
+      {"memory",
+       {{"peak_hbm_bytes", hbm_peak},
+        {"peak_hbm_rank", r.ranks[peak_index].rank},
+        {"hbm_at_peak_bytes", by_category},
+        {"hbm_capacity_bytes", hbm_capacity},
+        {"peak_host_bytes_per_node", host_peak},
+        {"host_capacity_bytes_per_node", host_capacity},
+        {"fits", hbm_peak <= hbm_capacity && host_peak <= host_capacity}}},
+      {"comm", comm_log(run.plan, critical_graph, critical_run)},
+      {"analytic",
+       {{"parameters", summary.parameters},
+        {"model_flops_per_iteration", analysis.flops.model},
+        {"hardware_flops_per_iteration", analysis.flops.hardware},
+        {"graph_model_flops_per_iteration", summary.iteration.model},
+        {"bubble_fraction", analysis.bubble_fraction}}},
+      {"warnings", warnings},
+      {"simulation", {{"ranks_simulated", run.ranks.size()}, {"ops_executed", r.ops_executed}}},
+  };
+}
+
+std::string infeasibility(const json& report) {
+  const json& m = report.at("memory");
+  std::string out;
+  const double hbm = m.at("peak_hbm_bytes").get<double>();
+  const double cap = m.at("hbm_capacity_bytes").get<double>();
+  if (hbm > cap) {
+    std::string largest;
+    double largest_bytes = -1;
+    for (const auto& [name, bytes] : m.at("hbm_at_peak_bytes").items()) {
+      if (bytes.get<double>() > largest_bytes) {
+        largest_bytes = bytes.get<double>();
+        largest = name;
+      }
+    }
+    out += fmt::format(
+        "rank {} needs {:.2f} GiB of HBM at its peak but the GPU has {:.2f} GiB (over by {:.2f} GiB; "
+        "largest part: {} {:.2f} GiB)",
+        m.at("peak_hbm_rank").get<int64_t>(), hbm / kGiB, cap / kGiB, (hbm - cap) / kGiB, largest,
+        largest_bytes / kGiB);
+  }
+  const double host = m.at("peak_host_bytes_per_node").get<double>();
+  const double host_cap = m.at("host_capacity_bytes_per_node").get<double>();
+  if (host > host_cap) {
+    if (!out.empty()) out += "; ";
+    out += fmt::format("a node needs {:.2f} GiB of host memory but has {:.2f} GiB (over by {:.2f} GiB)",
+                       host / kGiB, host_cap / kGiB, (host - host_cap) / kGiB);
+  }
+  return out;
+}
+
+std::string render_table(const json& report) {
+  const json& b = report.at("breakdown");
+  const json& m = report.at("memory");
+  const double t = report.at("iteration_time_s").get<double>();
+  std::string out = fmt::format("# trainsim {} ({} GPUs)\n", report.at("scenario").get<std::string>(),
+                                report.at("gpus").get<int64_t>());
+  out += fmt::format("{:<26} {:>14.6f} s\n", "iteration time", t);
+  out += fmt::format("{:<26} {:>14.1f}\n", "tokens/s", report.at("tokens_per_s").get<double>());
+  out += fmt::format("{:<26} {:>14.1f}\n", "TFLOP/s per GPU", report.at("tflops_per_gpu").get<double>());
+  out += fmt::format("{:<26} {:>13.1f}%\n", "MFU", 100 * report.at("mfu").get<double>());
+  out += fmt::format("{:<26} {:>13.1f}%\n", "HFU", 100 * report.at("hfu").get<double>());
+  out += fmt::format("\n# breakdown of rank {} (critical)\n", report.at("critical_rank").get<int64_t>());
+  for (const char* key : {"compute_s", "exposed_comm_s", "bubble_s", "offload_stall_s", "idle_s"}) {
+    const double v = b.at(key).get<double>();
+    out += fmt::format("{:<26} {:>14.6f} s {:>6.1f}%\n",
+                       std::string(key).substr(0, std::string(key).size() - 2), v, t > 0 ? 100 * v / t : 0);
+  }
+  out += fmt::format("\n# memory\n{:<26} {:>11.2f} GiB of {:.2f} GiB (rank {})\n", "peak HBM",
+                     m.at("peak_hbm_bytes").get<double>() / kGiB,
+                     m.at("hbm_capacity_bytes").get<double>() / kGiB, m.at("peak_hbm_rank").get<int64_t>());
+  for (const auto& [name, bytes] : m.at("hbm_at_peak_bytes").items()) {
+    out += fmt::format("  {:<24} {:>11.2f} GiB\n", name, bytes.get<double>() / kGiB);
+  }
+  out += fmt::format("{:<26} {:>11.2f} GiB of {:.2f} GiB\n", "peak host memory per node",
+                     m.at("peak_host_bytes_per_node").get<double>() / kGiB,
+                     m.at("host_capacity_bytes_per_node").get<double>() / kGiB);
+  out += fmt::format("{:<26} {:>14}\n", "fits", m.at("fits").get<bool>() ? "yes" : "NO");
+  out += "\n" + render_comm_table(report);
+  const json& warnings = report.at("warnings");
+  if (!warnings.empty()) {
+    out += "\n# warnings\n";
+    for (const json& w : warnings) out += "- " + w.get<std::string>() + "\n";
+  }
+  return out;
+}
+
+std::string render_comm_table(const json& report) {
+  std::string out = fmt::format("# communication of rank {} (nccl-tests form; time from launch)\n",
+                                report.at("critical_rank").get<int64_t>());
+  out += fmt::format("# {:>14} {:>10} {:>8} {:>6} {:>7} {:>12} {:>10} {:>10}\n", "kind", "group", "size",
+                     "calls", "bytes", "time", "algbw", "busbw");
+  out += fmt::format("# {:>14} {:>10} {:>8} {:>6} {:>7} {:>12} {:>10} {:>10}\n", "", "", "(ranks)", "", "(B)",
+                     "(us)", "(GB/s)", "(GB/s)");
+  for (const json& e : report.at("comm")) {
+    out += fmt::format("  {:>14} {:>10} {:>8} {:>6} {:>7.0f} {:>12.2f} {:>10.2f} {:>10.2f}\n",
+                       e.at("kind").get<std::string>(), e.at("group").get<std::string>(),
+                       e.at("group_size").get<int64_t>(), e.at("calls").get<int64_t>(),
+                       e.at("bytes_per_call").get<double>(), 1e6 * e.at("mean_time_s").get<double>(),
+                       e.at("algbw_bytes_per_s").get<double>() / 1e9,
+                       e.at("busbw_bytes_per_s").get<double>() / 1e9);
+  }
+  return out;
+}
+
+std::string render_csv(const json& report) {
+  const json& b = report.at("breakdown");
+  const json& m = report.at("memory");
+  std::string out =
+      "scenario,gpus,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,hfu,compute_s,exposed_comm_s,bubble_s,"
+      "offload_stall_s,idle_s,peak_hbm_bytes,hbm_capacity_bytes,peak_host_bytes_per_node,fits\n";
+  out += fmt::format(
+      "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", report.at("scenario").get<std::string>(),
+      report.at("gpus").get<int64_t>(), report.at("iteration_time_s").get<double>(),
+      report.at("tokens_per_s").get<double>(), report.at("tflops_per_gpu").get<double>(),
+      report.at("mfu").get<double>(), report.at("hfu").get<double>(), b.at("compute_s").get<double>(),
+      b.at("exposed_comm_s").get<double>(), b.at("bubble_s").get<double>(),
+      b.at("offload_stall_s").get<double>(), b.at("idle_s").get<double>(),
+      m.at("peak_hbm_bytes").get<double>(), m.at("hbm_capacity_bytes").get<double>(),
+      m.at("peak_host_bytes_per_node").get<double>(), m.at("fits").get<bool>() ? "true" : "false");
+  return out;
+}
+
+}  // namespace trainsim::report

@@ -1,0 +1,44 @@
+// The result of `trainsim run`: one JSON object (DESIGN.md "File formats") from which the human
+// table and the CSV row are rendered, so the three never disagree.
+//
+// Metrics follow the frameworks' definitions: MFU = model FLOPs per iteration / (iteration time x
+// GPUs x dense peak of the training dtype), model FLOPs counting dense GEMMs and attention as
+// non-causal with backward = 2 x forward (Narayanan/Korthikanti); HFU adds the recomputed forward
+// work. tokens/s = global batch x sequence length / iteration time.
+#ifndef TRAINSIM_SIM_REPORT_RUN_REPORT_H_
+#define TRAINSIM_SIM_REPORT_RUN_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/scenario.h"
+#include "sim/engine/scenario_run.h"
+
+namespace trainsim::report {
+
+struct ReportContext {
+  std::string command_line;  // as typed, for provenance
+  std::string network;       // the network model's name
+  bool full = false;
+  int iterations = 1;
+};
+
+// Builds the report. Never throws for a finished run.
+nlohmann::json make_run_report(const config::Scenario& scenario, const engine::ScenarioRun& run,
+                               const ReportContext& context);
+
+// Renderings of a report made by make_run_report.
+std::string render_table(const nlohmann::json& report);
+std::string render_csv(const nlohmann::json& report);
+// The communication log in nccl-tests form (size, count, time, algbw, busbw per kind and group).
+std::string render_comm_table(const nlohmann::json& report);
+
+// The sentence explaining why a report's plan does not fit, naming the rank, the peak, the
+// capacity and by how much it overflows; empty when it fits.
+std::string infeasibility(const nlohmann::json& report);
+
+}  // namespace trainsim::report
+
+#endif  // TRAINSIM_SIM_REPORT_RUN_REPORT_H_

@@ -1,0 +1,101 @@
+#include "sim/report/trace.h"
+
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace trainsim::report {
+
+using nlohmann::json;
+using workload::OpKind;
+
+namespace {
+
+std::string trace_name(const workload::Op& op) {
+  std::string name = fmt::format("{} {}", workload::to_string(op.label), workload::to_string(op.kind));
+  if (op.layer >= 0) name += fmt::format(" L{}", op.layer);
+  if (op.micro_batch >= 0) name += fmt::format(" mb{}", op.micro_batch);
+  return name;
+}
+
+}  // namespace
+
+size_t write_chrome_trace(const config::Scenario& scenario, const engine::ScenarioRun& run,
+                          const TraceOptions& options, std::ostream& out) {
+  const int64_t gpus_per_node = scenario.cluster.topology.node.gpus;
+  size_t events = 0;
+  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << json{{"scenario", scenario.name}}.dump()
+      << ",\"traceEvents\":[\n";
+  const auto emit = [&](const json& event) { out << (events++ == 0 ? "" : ",\n") << event.dump(); };
+  std::set<int64_t> named_nodes;
+  for (size_t i = 0; i < run.ranks.size(); ++i) {
+    const int64_t rank = run.ranks[i];
+    if (!options.ranks.empty() && options.ranks.count(rank) == 0) continue;
+    const workload::Graph& graph = run.graphs[i];
+    const engine::RankRun& rr = run.result.ranks[i];
+    const int64_t node = rank / gpus_per_node;
+    const int64_t gpu = rank % gpus_per_node;
+    if (named_nodes.insert(node).second) {
+      emit({{"ph", "M"},
+            {"name", "process_name"},
+            {"pid", node},
+            {"args", {{"name", fmt::format("node{} ({} GPUs)", node, gpus_per_node)}}}});
+      emit({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", node}, {"args", {{"sort_index", node}}}});
+    }
+    for (int s = 0; s < workload::kStreamCount; ++s) {
+      const int64_t tid = gpu * workload::kStreamCount + s;
+      emit({{"ph", "M"},
+            {"name", "thread_name"},
+            {"pid", node},
+            {"tid", tid},
+            {"args",
+             {{"name",
+               fmt::format("rank {} {}", rank, workload::to_string(static_cast<workload::Stream>(s)))}}}});
+      emit({{"ph", "M"},
+            {"name", "thread_sort_index"},
+            {"pid", node},
+            {"tid", tid},
+            {"args", {{"sort_index", tid}}}});
+    }
+    for (workload::OpId id = 0; id < graph.size(); ++id) {
+      const workload::Op& op = graph.op(id);
+      if (op.kind == OpKind::kAlloc || op.kind == OpKind::kFree) continue;
+      const int64_t tid = gpu * workload::kStreamCount + static_cast<int>(op.stream);
+      const double ts = rr.launch_s[id] * 1e6;
+      json args = {
+          {"op", id}, {"bytes", op.bytes}, {"flops", op.flops}, {"phase", static_cast<int>(op.phase)}};
+      if (rr.launch_s[id] > rr.start_s[id]) args["waited_us"] = (rr.launch_s[id] - rr.start_s[id]) * 1e6;
+      emit({{"ph", "X"},
+            {"name", trace_name(op)},
+            {"pid", node},
+            {"tid", tid},
+            {"ts", ts},
+            {"dur", (rr.end_s[id] - rr.launch_s[id]) * 1e6},
+            {"args", args}});
+      if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
+        const int64_t src = op.kind == OpKind::kSend ? rank : op.p2p.peer;
+        const int64_t dst = op.kind == OpKind::kSend ? op.p2p.peer : rank;
+        emit({{"ph", op.kind == OpKind::kSend ? "s" : "f"},
+              {"name", "p2p"},
+              {"cat", "p2p"},
+              {"id", fmt::format("{}-{}-{}", src, dst, op.p2p.tag)},
+              {"pid", node},
+              {"tid", tid},
+              {"ts", op.kind == OpKind::kSend ? ts : rr.end_s[id] * 1e6},
+              {"bp", "e"}});
+      }
+    }
+    for (const auto& [time, bytes] : rr.hbm_samples) {
+      emit({{"ph", "C"},
+            {"name", fmt::format("HBM rank {}", rank)},
+            {"pid", node},
+            {"ts", time * 1e6},
+            {"args", {{"GiB", bytes / (1024.0 * 1024 * 1024)}}}});
+    }
+  }
+  out << "\n]}\n";
+  return events;
+}
+
+}  // namespace trainsim::report

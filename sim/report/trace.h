@@ -1,0 +1,26 @@
+// Chrome trace JSON (the object form Perfetto and chrome://tracing open): one process per node, one
+// track per GPU stream, an "X" event per op, flow arrows from each send to its receive, and a counter
+// of HBM in use per GPU. Timestamps are microseconds of simulated time.
+#ifndef TRAINSIM_SIM_REPORT_TRACE_H_
+#define TRAINSIM_SIM_REPORT_TRACE_H_
+
+#include <cstdint>
+#include <ostream>
+#include <set>
+
+#include "sim/config/scenario.h"
+#include "sim/engine/scenario_run.h"
+
+namespace trainsim::report {
+
+struct TraceOptions {
+  std::set<int64_t> ranks;  // only these ranks (empty: every simulated rank)
+};
+
+// Writes the trace of `run` to `out`; returns the number of events written.
+size_t write_chrome_trace(const config::Scenario& scenario, const engine::ScenarioRun& run,
+                          const TraceOptions& options, std::ostream& out);
+
+}  // namespace trainsim::report
+
+#endif  // TRAINSIM_SIM_REPORT_TRACE_H_

@@ -1,0 +1,65 @@
+#include "sim/workload/activations.h"
+
+#include <algorithm>
+
+namespace trainsim::workload {
+
+LayerActivationBytes layer_activation_bytes(const RankShapes& s) {
+  const double e = s.act_bytes;
+  const double b = static_cast<double>(s.batch);
+  const double t = static_cast<double>(s.tokens);
+  const double tn = static_cast<double>(s.tokens_norm);
+  const double h = static_cast<double>(s.hidden);
+  const double d = static_cast<double>(s.head_dim);
+  const double q_width = static_cast<double>(s.qkv_heads) * d;
+  const double kv_width = static_cast<double>(s.qkv_kv_heads) * d;
+  const double fc1_width = static_cast<double>(s.ffn_local) * (s.swiglu ? 2 : 1);
+  const double mask = s.dropout ? 1.0 : 0.0;
+  const bool ulysses_layout =
+      s.scheme == config::SequenceParallel::kUlysses || s.scheme == config::SequenceParallel::kFpdt;
+  // Attention-kernel extent: Ulysses/FPDT see the whole sequence with a slice of the heads.
+  const double attn_q = ulysses_layout ? static_cast<double>(s.seq) : t;
+  const double attn_heads = static_cast<double>(s.attn_heads);
+
+  LayerActivationBytes a;
+  a.input = e * b * tn * h;
+  const double scores = b * attn_heads * attn_q * attn_q;  // elements of one score matrix
+  double core = 0;
+  double lse = 0;
+  if (s.fused_attention) {
+    lse = 4.0 * b * attn_heads * attn_q;
+  } else {
+    core = scores * (e + mask * (1.0 + e));  // softmax output (+ dropout mask and output)
+  }
+  const double kept = e * b * tn * h                                  // LN1 output (QKV input)
+                      + e * b * t * (q_width + 2 * kv_width)          // Q, K, V
+                      + lse                                           // fused kernel's log-sum-exp
+                      + e * b * t * q_width                           // attention output (projection input)
+                      + (ulysses_layout ? e * b * t * q_width : 0.0)  // head-sharded attention output
+                      + mask * b * tn * h                             // attention dropout mask
+                      + 2 * e * b * tn * h                            // LN2 input and output
+                      + e * b * t * fc1_width                         // FC1 output
+                      + e * b * t * static_cast<double>(s.ffn_local)  // activation output (FC2 input)
+                      + mask * b * tn * h;                            // MLP dropout mask
+  a.core = core;
+  a.full_stash = kept + core;
+  switch (s.recompute) {
+    case config::Recompute::kNone:
+      a.stash = a.full_stash;
+      break;
+    case config::Recompute::kSelective:
+      a.stash = kept;
+      break;
+    case config::Recompute::kFull:
+      a.stash = 0;
+      break;
+  }
+  const double largest = e * b * t * std::max({h, q_width + 2 * kv_width, fc1_width});
+  const double gathered = s.megatron_sp ? e * b * t * h : 0.0;
+  const double score_bytes = s.fused_attention ? 0.0 : e * scores;
+  a.workspace_forward = largest + gathered + score_bytes;
+  a.workspace_backward = 2 * largest + gathered + 2 * score_bytes;
+  return a;
+}
+
+}  // namespace trainsim::workload

@@ -1,0 +1,263 @@
+#include "sim/workload/builder.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "sim/workload/context.h"
+#include "sim/workload/errors.h"
+#include "sim/workload/model_state.h"
+#include "sim/workload/pipeline_schedule.h"
+
+namespace trainsim::workload {
+namespace {
+
+int64_t peer_on_stage(const ParallelPlan& plan, Coords coords, int64_t stage) {
+  coords[Axis::kPp] = stage;
+  return plan.rank_of(coords);
+}
+
+// The parameter uses ZeRO-3 will see, in the order the schedule runs them.
+std::vector<ParamGatherer::Use> zero3_uses(const RankShapes& s, const StageLayout& layout, int64_t stage,
+                                           const std::vector<PipelineStep>& steps) {
+  std::vector<ParamGatherer::Use> uses;
+  const int64_t per_layer = layer_params(s).total();
+  for (const PipelineStep& step : steps) {
+    const int64_t v = layout.virtual_stage(stage, step.chunk);
+    const int64_t layers = layout.layer_count[v];
+    if (step.forward) {
+      if (layout.has_embedding(v)) uses.push_back({embedding_unit_elements(s), false});
+      for (int64_t l = 0; l < layers; ++l) uses.push_back({per_layer, false});
+      if (layout.has_head(v)) uses.push_back({head_unit_elements(s), false});
+    } else {
+      if (layout.has_head(v)) uses.push_back({head_unit_elements(s), true});
+      for (int64_t l = 0; l < layers; ++l) uses.push_back({per_layer, true});
+      if (layout.has_embedding(v)) uses.push_back({embedding_unit_elements(s), true});
+    }
+  }
+  return uses;
+}
+
+void forward_step(BuildContext& ctx, const PipelineStep& step) {
+  GraphWriter& w = ctx.w;
+  const RankShapes& s = ctx.shapes;
+  const StageLayout& layout = ctx.layout;
+  const int64_t stage = ctx.coords.pp();
+  const int64_t v = layout.virtual_stage(stage, step.chunk);
+  const int32_t mb = static_cast<int32_t>(step.micro_batch);
+  const double message = s.hidden_norm_bytes();
+  BufferId x = -1;
+  OpId ready = kNoOp;
+  if (layout.has_embedding(v)) {
+    const EmbeddingOutput e = embedding_forward(ctx, step.micro_batch);
+    x = e.buffer;
+    ready = e.ready;
+  } else {
+    w.set_position({Phase::kForward, -1, mb});
+    x = w.alloc(OpLabel::kLayerInput, MemoryCategory::kActivations, MemorySpace::kHbm, message,
+                Stream::kCompute)
+            .buffer;
+    const int64_t prev = peer_on_stage(ctx.plan, ctx.coords, (stage + s.pp - 1) % s.pp);
+    ready = w.recv(OpLabel::kPpComm, prev, p2p_tag(P2pKind::kPipelineActivation, step.micro_batch, v, 0),
+                   message, {w.last(Stream::kCompute)});
+  }
+  const int64_t first = layout.first_layer[v];
+  for (int64_t l = first; l < first + layout.layer_count[v]; ++l) {
+    x = layer_forward(ctx, l, step.micro_batch, x, ready);
+    ready = kNoOp;
+  }
+  if (layout.has_head(v)) {
+    head_forward(ctx, step.micro_batch, x, ready);
+  } else {
+    w.set_position({Phase::kForward, -1, mb});
+    const int64_t next = peer_on_stage(ctx.plan, ctx.coords, (stage + 1) % s.pp);
+    const OpId sent =
+        w.send(OpLabel::kPpComm, next, p2p_tag(P2pKind::kPipelineActivation, step.micro_batch, v + 1, 0),
+               message, {w.last(Stream::kCompute)});
+    w.release(x, Stream::kP2p, {sent});
+  }
+}
+
+void backward_step(BuildContext& ctx, const PipelineStep& step) {
+  GraphWriter& w = ctx.w;
+  const RankShapes& s = ctx.shapes;
+  const StageLayout& layout = ctx.layout;
+  const int64_t stage = ctx.coords.pp();
+  const int64_t v = layout.virtual_stage(stage, step.chunk);
+  const int32_t mb = static_cast<int32_t>(step.micro_batch);
+  const double message = s.hidden_norm_bytes();
+  OpId ready = kNoOp;
+  BufferId received = -1;
+  if (layout.has_head(v)) {
+    ready = head_backward(ctx, step.micro_batch);
+  } else {
+    w.set_position({Phase::kBackward, -1, mb});
+    received =
+        w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm, message, Stream::kCompute)
+            .buffer;
+    const int64_t next = peer_on_stage(ctx.plan, ctx.coords, (stage + 1) % s.pp);
+    ready = w.recv(OpLabel::kPpComm, next, p2p_tag(P2pKind::kPipelineGradient, step.micro_batch, v, 0),
+                   message, {w.last(Stream::kCompute)});
+  }
+  const int64_t first = layout.first_layer[v];
+  for (int64_t l = first + layout.layer_count[v] - 1; l >= first; --l) {
+    ready = layer_backward(ctx, l, step.micro_batch, ready);
+    if (received >= 0) {
+      w.release(received, Stream::kCompute);
+      received = -1;
+    }
+  }
+  if (layout.has_embedding(v)) {
+    embedding_backward(ctx, step.micro_batch, ready);
+  } else {
+    w.set_position({Phase::kBackward, -1, mb});
+    const BufferId grad =
+        w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm, message, Stream::kCompute)
+            .buffer;
+    const int64_t prev = peer_on_stage(ctx.plan, ctx.coords, (stage + s.pp - 1) % s.pp);
+    const OpId sent =
+        w.send(OpLabel::kPpComm, prev, p2p_tag(P2pKind::kPipelineGradient, step.micro_batch, v - 1, 0),
+               message, {w.last(Stream::kCompute), ready});
+    w.release(grad, Stream::kP2p, {sent});
+  }
+}
+
+// Gradients of parameters replicated over TP whose partial gradients differ per TP rank under
+// sequence parallelism: norms and row-parallel biases (Megatron _allreduce_layernorm_grads).
+int64_t sequence_parallel_grad_elements(const RankShapes& s, const StageLayout& layout, int64_t stage) {
+  const LayerParams p = layer_params(s);
+  int64_t elements = 0;
+  for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
+    const int64_t v = layout.virtual_stage(stage, chunk);
+    elements += layout.layer_count[v] * (p.norms + p.proj_bias + p.fc2_bias);
+    if (layout.has_head(v)) elements += s.hidden * (s.norm_bias ? 2 : 1);
+  }
+  return elements;
+}
+
+Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const RankShapes& s,
+            const StageLayout& layout, int64_t rank) {
+  Graph graph;
+  const Coords coords = plan.coords(rank);
+  const int64_t stage = coords.pp();
+  graph.info.rank = rank;
+  graph.info.coords = coords;
+  graph.info.symmetry_class = plan.class_of(rank);
+  graph.info.micro_batches = s.micro_batches;
+  GraphWriter w(graph, plan, rank, scenario.training.dtype);
+  const config::Parallelism& p = scenario.parallelism;
+  const GroupKind grad_group = s.sp > 1 ? GroupKind::kDpSp : GroupKind::kDp;
+  const std::vector<PipelineStep> steps = pipeline_schedule(p.schedule, s.pp, stage, s.vpp, s.micro_batches);
+  GradientSync grads(w, s.zero_stage, grad_group, p.dp_bucket_bytes, p.overlap_grad_reduce, s.grad_bytes,
+                     s.act_bytes);
+  std::optional<ParamGatherer> zero3;
+  if (s.zero_stage == 3) {
+    zero3.emplace(w, grad_group, s.act_bytes, s.grad_bytes, zero3_uses(s, layout, stage, steps));
+  }
+  const bool ring = s.scheme == config::SequenceParallel::kRing;
+  const double attention_model_flops = 4.0 * s.batch * s.attn_heads *
+                                       static_cast<double>(ring ? s.tokens : s.seq) *
+                                       static_cast<double>(s.seq) * s.head_dim;
+  BuildContext ctx{scenario,
+                   plan,
+                   rank,
+                   coords,
+                   s,
+                   layout,
+                   layer_params(s),
+                   layer_activation_bytes(s),
+                   w,
+                   grads,
+                   zero3 ? &*zero3 : nullptr,
+                   grad_group,
+                   attention_model_flops,
+                   {}};
+
+  // Setup: this rank's model state.
+  w.set_position({Phase::kSetup, -1, -1});
+  const ModelStateBytes state =
+      model_state_bytes(scenario.training.optimizer, s.act_bytes, s.zero_stage,
+                        stage_params(s, layout, stage), plan.group_size(grad_group));
+  std::vector<BufferId> persistent;
+  const auto keep = [&](MemoryCategory category, double bytes) {
+    persistent.push_back(
+        w.alloc(OpLabel::kModelState, category, MemorySpace::kHbm, bytes, Stream::kCompute).buffer);
+  };
+  keep(MemoryCategory::kWeights, state.weights);
+  keep(MemoryCategory::kGradients, state.gradients);
+  keep(MemoryCategory::kOptimizer, state.optimizer);
+  if (s.zero_stage == 2) {
+    // DeepSpeed's reduction bucket (ipg buffer).
+    persistent.push_back(w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm,
+                                 std::min(p.dp_bucket_bytes,
+                                          static_cast<double>(stage_params(s, layout, stage)) * s.grad_bytes),
+                                 Stream::kCompute)
+                             .buffer);
+  }
+
+  // The pipeline schedule. Gradients are reduced in the last backward of each model chunk
+  // (every backward under ZeRO-2).
+  std::vector<size_t> last_backward(s.vpp, 0);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!steps[i].forward) last_backward[steps[i].chunk] = i;
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const PipelineStep& step = steps[i];
+    if (step.forward) {
+      forward_step(ctx, step);
+    } else {
+      const bool last = last_backward[step.chunk] == i;
+      grads.begin_backward(s.zero_stage == 2 || last, last);
+      backward_step(ctx, step);
+      grads.end_backward();
+    }
+  }
+
+  // Optimizer: gradient synchronisation that is left, the step, ZeRO-1/2's parameter all-gather.
+  w.set_position({Phase::kOptimizer, -1, -1});
+  grads.finish();
+  if (s.tied_embeddings && s.pp > 1 && (stage == 0 || stage == s.pp - 1)) {
+    w.collective(OpLabel::kEmbeddingGradSync, CollectiveKind::kAllReduce, GroupKind::kEmbedding,
+                 static_cast<double>(s.vocab_local) * s.hidden * s.grad_bytes, Stream::kDpComm,
+                 {w.last(Stream::kCompute)});
+  }
+  if (s.megatron_sp) {
+    w.collective(OpLabel::kTpComm, CollectiveKind::kAllReduce, GroupKind::kTp,
+                 static_cast<double>(sequence_parallel_grad_elements(s, layout, stage)) * s.grad_bytes,
+                 Stream::kComm, {w.last(Stream::kCompute)});
+  }
+  const OpId step =
+      w.optimizer_step(state.optimizer_params, state.step_bytes_per_param, state.step_flops_per_param,
+                       {w.last(Stream::kDpComm), w.last(Stream::kComm)});
+  grads.gather_parameters(step);
+
+  // Teardown.
+  w.set_position({Phase::kTeardown, -1, -1});
+  const OpId done = w.last(Stream::kDpComm);
+  for (BufferId b : persistent) w.release(b, Stream::kCompute, {done});
+
+  TRAINSIM_WORKLOAD_CHECK(ctx.saved.empty())
+      << ctx.saved.size() << " layer states never consumed on rank " << rank;
+  TRAINSIM_WORKLOAD_CHECK(!zero3 || zero3->done()) << "ZeRO-3 parameter uses left on rank " << rank;
+  TRAINSIM_WORKLOAD_CHECK(w.all_released()) << "buffers left allocated on rank " << rank;
+  graph.info.buffers = w.buffer_count();
+  return graph;
+}
+
+}  // namespace
+
+Graph build_rank_graph(const config::Scenario& scenario, const ParallelPlan& plan, int64_t rank) {
+  const RankShapes shapes = derive_shapes(scenario, plan);
+  const StageLayout layout = partition_layers(shapes.layers, shapes.pp, shapes.vpp);
+  return build(scenario, plan, shapes, layout, rank);
+}
+
+std::vector<Graph> build_class_graphs(const config::Scenario& scenario, const ParallelPlan& plan) {
+  const RankShapes shapes = derive_shapes(scenario, plan);
+  const StageLayout layout = partition_layers(shapes.layers, shapes.pp, shapes.vpp);
+  std::vector<Graph> graphs;
+  for (const SymmetryClass& c : plan.symmetry_classes())
+    graphs.push_back(build(scenario, plan, shapes, layout, c.representative));
+  return graphs;
+}
+
+}  // namespace trainsim::workload

@@ -1,0 +1,106 @@
+// Internal to sim/workload: what the per-scheme emitters share while one rank's graph is built,
+// and the entry points each scheme file provides.
+#ifndef TRAINSIM_SIM_WORKLOAD_CONTEXT_H_
+#define TRAINSIM_SIM_WORKLOAD_CONTEXT_H_
+
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "sim/config/scenario.h"
+#include "sim/workload/activations.h"
+#include "sim/workload/dp.h"
+#include "sim/workload/layout.h"
+#include "sim/workload/plan.h"
+#include "sim/workload/shapes.h"
+#include "sim/workload/writer.h"
+#include "sim/workload/zero3.h"
+
+namespace trainsim::workload {
+
+// FPDT tensors a layer's forward keeps for its backward (fpdt.cc). Per chunk: pinned host copies
+// with offload, GPU tensors without.
+struct FpdtSaved {
+  std::vector<BufferId> x, q, k, v, o, lse;
+  std::vector<BufferId> prefetched;  // offload: Q0, K0, V0, O0, LSE0 fetched at the end of the forward
+  BufferId ln_out = -1;              // without offload: the layer-norm output on the GPU
+  BufferId final_out = -1;           // attention output after the output all-to-all (dense GEMM input)
+  BufferId ln2_in = -1, ln2_out = -1;
+};
+
+// What a layer's forward leaves for its backward.
+struct LayerState {
+  BufferId input = -1;       // the layer input on the GPU (-1 while it is checkpointed on the host)
+  BufferId host_input = -1;  // CPU activation checkpoint of the input
+  BufferId stash = -1;       // tensors kept for backward (activations.h)
+  FpdtSaved fpdt;
+};
+
+struct BuildContext {
+  const config::Scenario& scenario;
+  const ParallelPlan& plan;
+  int64_t rank;
+  Coords coords;
+  const RankShapes& shapes;
+  const StageLayout& layout;
+  LayerParams params;
+  LayerActivationBytes act;
+  GraphWriter& w;
+  GradientSync& grads;
+  ParamGatherer* zero3;  // ZeRO-3 only
+  GroupKind grad_group;  // where gradients are reduced: dp, or dp_sp when sp > 1
+  // This rank's share of the model-FLOPs convention for one layer's attention forward (non-causal
+  // 4*b*heads*queries*seq*d): Σ over the rank's attention blocks.
+  double attention_model_flops = 0;
+  std::map<std::pair<int64_t, int64_t>, LayerState> saved;  // by (layer, micro-batch); layer -1: head
+
+  LayerState& state(int64_t layer, int64_t micro_batch) { return saved[{layer, micro_batch}]; }
+};
+
+// A transformer layer (tp.cc dispatches to fpdt.cc for FPDT). The forward takes ownership of
+// `input` (the layer's backward frees it) and returns the output buffer; `input_ready` is an op on
+// another stream (a receive) the first kernel must wait for, or kNoOp.
+BufferId layer_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch, BufferId input,
+                       OpId input_ready);
+// The backward; `grad_ready` as `input_ready`. Returns the op that produced the input gradient.
+OpId layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch, OpId grad_ready);
+
+// The attention core between the QKV GEMM (and RoPE) and the output projection, in the writer's
+// current phase (forward or recompute), and its backward. Local attention lives in tp.cc.
+void local_attention_forward(BuildContext& ctx);
+void local_attention_backward(BuildContext& ctx);
+void ulysses_attention_forward(BuildContext& ctx);
+void ulysses_attention_backward(BuildContext& ctx);
+void ring_attention_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch);
+void ring_attention_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch);
+
+// FPDT layer (fpdt.cc), same contract as layer_forward / layer_backward.
+BufferId fpdt_layer_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch, BufferId input,
+                            OpId input_ready);
+OpId fpdt_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch, OpId grad_ready);
+
+// FPDT's chunked logits and loss (fpdt.cc), same contract as head_forward / head_backward.
+void fpdt_head_forward(BuildContext& ctx, int64_t micro_batch, BufferId input, OpId input_ready);
+OpId fpdt_head_backward(BuildContext& ctx, int64_t micro_batch);
+
+// Embedding (first virtual stage) and head (last virtual stage), embedding.cc. The embedding
+// forward returns the first layer's input; the head forward takes ownership of the last
+// layer's output. Backward functions return the op producing their output gradient.
+struct EmbeddingOutput {
+  BufferId buffer;  // the first layer's input
+  OpId ready;       // an op on another stream the first layer must wait for, or kNoOp
+};
+EmbeddingOutput embedding_forward(BuildContext& ctx, int64_t micro_batch);
+OpId embedding_backward(BuildContext& ctx, int64_t micro_batch, OpId grad_ready);
+void head_forward(BuildContext& ctx, int64_t micro_batch, BufferId input, OpId input_ready);
+OpId head_backward(BuildContext& ctx, int64_t micro_batch);
+
+// Parameters of the embedding and head units on this rank, as ZeRO-3 gathers them (the tied LM
+// head gathers the embedding matrix again).
+int64_t embedding_unit_elements(const RankShapes& shapes);
+int64_t head_unit_elements(const RankShapes& shapes);
+
+}  // namespace trainsim::workload
+
+#endif  // TRAINSIM_SIM_WORKLOAD_CONTEXT_H_

@@ -1,0 +1,50 @@
+// The two error channels of sim/workload: PlanError for plans the graph builder cannot express (a
+// user-level problem, with the scenario key to change), and TRAINSIM_WORKLOAD_CHECK for internal
+// invariants (a bug: prints the failed condition with context and aborts).
+#ifndef TRAINSIM_SIM_WORKLOAD_ERRORS_H_
+#define TRAINSIM_SIM_WORKLOAD_ERRORS_H_
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace trainsim::workload {
+
+// A scenario whose parallel plan cannot be turned into per-rank graphs, e.g. heads not divisible by
+// the tensor-parallel degree. `setting()` is the dotted scenario key to change; `what()` says what
+// is wrong and what would work.
+class PlanError : public std::runtime_error {
+ public:
+  PlanError(std::string setting, const std::string& message);
+  const std::string& setting() const { return setting_; }
+
+ private:
+  std::string setting_;
+};
+
+namespace internal {
+
+// Collects the context of a failed invariant; its destructor prints "file:line: check failed:
+// condition: context" to stderr and aborts. Only TRAINSIM_WORKLOAD_CHECK creates it.
+class CheckFailure {
+ public:
+  CheckFailure(const char* file, int line, const char* condition);
+  CheckFailure(const CheckFailure&) = delete;
+  CheckFailure& operator=(const CheckFailure&) = delete;
+  ~CheckFailure();
+  std::ostream& stream() { return stream_; }
+
+ private:
+  std::ostringstream stream_;
+};
+
+}  // namespace internal
+}  // namespace trainsim::workload
+
+// Aborts with context when `condition` is false: TRAINSIM_WORKLOAD_CHECK(x > 0) << "x = " << x;
+#define TRAINSIM_WORKLOAD_CHECK(condition) \
+  if (condition) {                         \
+  } else                                   \
+    ::trainsim::workload::internal::CheckFailure(__FILE__, __LINE__, #condition).stream()
+
+#endif  // TRAINSIM_SIM_WORKLOAD_ERRORS_H_

@@ -1,0 +1,257 @@
+// The operation graph of one rank for one training iteration: a flat vector of ops plus, per op,
+// the ops it depends on (CSR). This is the contract between the workload builder and the engine.
+//
+// Ordering contract. Every ordering constraint is an explicit dependency, including the FIFO order
+// of a CUDA stream: the builder makes each op depend on the previous op of its stream, except on
+// Stream::kP2p (grouped NCCL send/receive, which start together). The engine therefore needs no
+// ordering of its own: an op may start once all its predecessors have finished. `stream` tells which
+// hardware queue the op occupies (and so which ops may overlap); ops of one stream never overlap.
+// Predecessors always have smaller ids than the op, so op-vector order is a topological order and
+// the graph is acyclic by construction. Op order is also the order in which the framework issues
+// the ops from the host, so it is the order the caching allocator sees allocations and frees.
+//
+// Matching contract. A collective names its process group (kind + index; see plan.h for members)
+// and a per-group sequence number: the k-th collective a rank issues on a group matches the k-th
+// collective of every other member. A send names the receiving rank and a tag; the receiver's
+// matching kRecv names the sender and carries the same tag.
+#ifndef TRAINSIM_SIM_WORKLOAD_GRAPH_H_
+#define TRAINSIM_SIM_WORKLOAD_GRAPH_H_
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/config/types.h"
+#include "sim/workload/plan.h"
+
+namespace trainsim::workload {
+
+using OpId = uint32_t;
+inline constexpr OpId kNoOp = std::numeric_limits<OpId>::max();
+using BufferId = int32_t;
+
+enum class OpKind : uint8_t {
+  kGemm,               // dense matmul, `gemm` shape
+  kAttentionForward,   // one attention kernel (block), `attention` shape
+  kAttentionBackward,  // its backward
+  kMemory,             // memory-bound kernel (norm, activation, RoPE, merge, ...): cost is `bytes`
+  kOptimizerStep,      // optimizer update of this rank's shard: memory-bound, `bytes`
+  kCollective,         // `collective`; `bytes` is the message size m (see CollectiveKind)
+  kSend,               // `p2p`; `bytes` is the message size
+  kRecv,               // `p2p`; `bytes` is the message size
+  kCopy,               // host<->device copy over PCIe, `copy`; `bytes` copied
+  kHostSync,           // host waits for streams (cudaStreamSynchronize): launch/sync latency only
+  kStreamWait,         // a stream waits for other streams (cudaStreamWaitEvent): orders, costs nothing
+  kAlloc,              // allocation of `buffer`; `bytes` its size
+  kFree,               // release of `buffer`; `bytes` its size
+};
+
+// Hardware queues of one GPU (see the ordering contract above).
+enum class Stream : uint8_t {
+  kCompute,  // the default stream: kernels, and synchronous host copies
+  kComm,     // NCCL collectives of the tensor/sequence/context-parallel groups (blocking for compute)
+  kP2p,      // NCCL send/receive (pipeline and ring attention); not FIFO-ordered, see above
+  kDpComm,   // NCCL collectives of data parallelism and ZeRO (overlap with compute)
+  kCopy,     // copy queue 1 (DeepSpeed FPDT `offload_stream`: q/k/v, dq, o/lse/dO fetches)
+  kCopyAux,  // copy queue 2 (DeepSpeed FPDT `general_offload_stream`: x, o, lse offloads)
+};
+inline constexpr int kStreamCount = 6;
+
+enum class Phase : uint8_t {
+  kSetup,  // persistent model state comes into existence
+  kForward,
+  kBackward,
+  kRecompute,  // forward work repeated in backward (activation recomputation)
+  kOptimizer,  // gradient synchronisation after backward, the step, parameter all-gather
+  kTeardown,   // persistent model state released (keeps every graph self-contained)
+};
+
+// Bytes semantics (the DeepSpeed comms-logger / nccl-tests "size"): all-reduce: the buffer;
+// all-gather: the gathered output (group size x shard); reduce-scatter: the full input;
+// all-to-all: this rank's buffer (input size == output size); barrier: the 1-element all-reduce.
+enum class CollectiveKind : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBarrier };
+enum class CopyDirection : uint8_t { kHostToDevice, kDeviceToHost };
+enum class MemorySpace : uint8_t { kHbm, kHost };
+enum class MemoryCategory : uint8_t {
+  kWeights,      // resident parameters (ZeRO-3: this rank's shard)
+  kGradients,    // gradient buffers
+  kOptimizer,    // optimizer states (fp32 master weights, moments)
+  kActivations,  // tensors kept for backward, layer inputs/outputs, host copies of them
+  kBuffers,      // transient working sets: workspaces, gathered ZeRO-3 parameters, communication
+                 // buffers, FPDT chunk buffers
+};
+inline constexpr int kMemoryCategoryCount = 5;
+
+// What an op computes or moves; with phase, layer and micro-batch it names the op.
+enum class OpLabel : uint8_t {
+  kModelState,
+  kEmbedding,
+  kNorm,
+  kQkv,
+  kRope,
+  kAttention,
+  kAttentionMerge,
+  kProjection,
+  kResidual,
+  kFc1,
+  kActivation,
+  kFc2,
+  kFinalNorm,
+  kLmHead,
+  kLoss,
+  kGradAccumulate,
+  kTpComm,
+  kSpComm,
+  kCpComm,
+  kPpComm,
+  kGradSync,
+  kParamGather,
+  kEmbeddingGradSync,
+  kLossComm,
+  kBarrier,
+  kOffload,
+  kFetch,
+  kHostSync,
+  kOptimizerStep,
+  kActivationStash,
+  kWorkspace,
+  kLayerInput,
+  kGatheredParams,
+  kChunkBuffer,
+  kCheckpoint,
+  kLogits,
+  kCommBuffer,
+};
+
+enum class GemmPass : uint8_t { kForward, kInputGrad, kWeightGrad };
+
+// C[m x n] = A[m x k] * B[k x n].
+struct GemmShape {
+  int64_t m, n, k;
+  GemmPass pass;
+};
+
+struct AttentionShape {
+  int32_t batch, heads, kv_heads, q_len, kv_len, head_dim;  // heads: query heads; kv_heads: K/V heads (GQA)
+  bool causal;                                              // causal mask (diagonal block)
+  bool fused;  // flash-style kernel (scores never materialised) vs unfused softmax(QK^T)V
+};
+
+struct CollectiveCall {
+  CollectiveKind kind;
+  GroupId group;
+  int32_t seq;  // per-group sequence number on this rank, from 0
+};
+
+struct P2pCall {
+  int32_t peer;  // the other rank
+  int64_t tag;   // equal on the matching send and receive
+};
+
+struct CopyCall {
+  CopyDirection direction;
+};
+
+struct BufferCall {
+  BufferId buffer;
+  MemorySpace space;
+  MemoryCategory category;
+};
+
+struct Op {
+  Op() : gemm{} {}
+
+  OpKind kind = OpKind::kMemory;
+  Stream stream = Stream::kCompute;
+  Phase phase = Phase::kForward;
+  OpLabel label = OpLabel::kNorm;
+  config::Dtype dtype = config::Dtype::kBf16;
+  int32_t layer = -1;        // global transformer layer, -1 when not in a layer
+  int32_t micro_batch = -1;  // -1 when not per micro-batch
+  int32_t index = -1;        // chunk, ring step, bucket or block index where meaningful
+  double flops = 0;          // floating-point operations the kernel executes
+  // Contribution to the model-FLOPs convention of Narayanan/Korthikanti: dense matmuls, attention
+  // counted as non-causal (its per-layer total spread evenly over the blocks launched), backward
+  // twice the forward. For kRecompute ops it is the forward value (hardware FLOPs count them).
+  double model_flops = 0;
+  // kGemm/kAttention*/kMemory/kOptimizerStep: HBM bytes read + written; kCollective/kSend/kRecv:
+  // message bytes; kCopy: bytes copied; kAlloc/kFree: buffer size. 0 for kHostSync.
+  double bytes = 0;
+  union {
+    GemmShape gemm;
+    AttentionShape attention;
+    CollectiveCall collective;
+    P2pCall p2p;
+    CopyCall copy;
+    BufferCall buffer;
+  };
+};
+
+// Which rank the graph is for and how it relates to the plan.
+struct GraphInfo {
+  int64_t rank = 0;
+  Coords coords;
+  int32_t symmetry_class = 0;
+  int64_t micro_batches = 0;  // per iteration and data-parallel replica
+  int64_t buffers = 0;        // buffer ids are 0..buffers-1
+};
+
+class Graph {
+ public:
+  GraphInfo info;
+
+  // Appends `op` with the given predecessors (each must be an existing op id; duplicates are
+  // removed) and returns its id. Aborts on a predecessor that does not exist yet.
+  OpId add(const Op& op, std::span<const OpId> predecessors);
+
+  size_t size() const { return ops_.size(); }
+  const Op& op(OpId id) const { return ops_[id]; }
+  const std::vector<Op>& ops() const { return ops_; }
+  std::span<const OpId> predecessors(OpId id) const;
+  size_t edge_count() const { return preds_.size(); }
+
+  // Successor lists in CSR form (offsets has size()+1 entries), computed in O(ops + edges).
+  struct Successors {
+    std::vector<uint32_t> offsets;
+    std::vector<OpId> ids;
+    std::span<const OpId> of(OpId id) const {
+      return {ids.data() + offsets[id], ids.data() + offsets[id + 1]};
+    }
+  };
+  Successors successors() const;
+
+  void reserve(size_t ops, size_t edges);
+
+ private:
+  std::vector<Op> ops_;
+  std::vector<uint32_t> pred_offsets_{0};
+  std::vector<OpId> preds_;
+};
+
+std::string_view to_string(OpKind kind);
+std::string_view to_string(Stream stream);
+std::string_view to_string(Phase phase);
+std::string_view to_string(CollectiveKind kind);
+std::string_view to_string(CopyDirection direction);
+std::string_view to_string(MemorySpace space);
+std::string_view to_string(MemoryCategory category);
+std::string_view to_string(OpLabel label);
+std::string_view to_string(GemmPass pass);
+
+// A readable name such as "fwd L3 mb2 fc1" or "bwd L0 mb1 attention[4]".
+std::string op_name(const Op& op);
+
+// Sums over a graph, by the conventions documented on Op.
+struct FlopTotals {
+  double executed = 0;  // Σ flops
+  double model = 0;     // Σ model_flops over forward and backward ops
+  double hardware = 0;  // Σ model_flops over forward, backward and recompute ops
+};
+FlopTotals flop_totals(const Graph& graph);
+
+}  // namespace trainsim::workload
+
+#endif  // TRAINSIM_SIM_WORKLOAD_GRAPH_H_

@@ -1,0 +1,66 @@
+// Where the model lives: which layers each (virtual) pipeline stage runs, and how many parameters
+// one rank of a stage holds.
+//
+// Layer split: with V = pp * vpp virtual stages, every virtual stage gets ceil(L / V) layers and the
+// surplus is taken one layer at a time from the last, first, second-to-last, second, ... virtual
+// stage, so the stages that also run the LM head or the embedding get fewer layers. For Llama 3
+// 405B (126 layers, pp 16) this gives 7 layers on the first and last stage and 8 elsewhere, the split
+// the Llama 3 paper describes (Sec. 3.3.2). Virtual stage v = chunk * pp + stage (Megatron's
+// interleaved assignment); the embedding runs on virtual stage 0, the final norm, LM head and loss
+// on the last one.
+#ifndef TRAINSIM_SIM_WORKLOAD_LAYOUT_H_
+#define TRAINSIM_SIM_WORKLOAD_LAYOUT_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/workload/shapes.h"
+
+namespace trainsim::workload {
+
+struct StageLayout {
+  int64_t pp = 1;
+  int64_t vpp = 1;
+  std::vector<int64_t> first_layer;  // per virtual stage
+  std::vector<int64_t> layer_count;  // per virtual stage
+
+  int64_t virtual_stages() const { return pp * vpp; }
+  int64_t virtual_stage(int64_t stage, int64_t chunk) const { return chunk * pp + stage; }
+  bool has_embedding(int64_t virtual_stage) const { return virtual_stage == 0; }
+  bool has_head(int64_t virtual_stage) const { return virtual_stage == pp * vpp - 1; }
+};
+
+// Splits `layers` over pp * vpp virtual stages as described above. Aborts when layers < pp * vpp
+// (derive_shapes rejects such plans first).
+StageLayout partition_layers(int64_t layers, int64_t pp, int64_t vpp);
+
+// Parameters (elements) of one transformer layer held by one tensor-parallel rank. Column-parallel
+// weights and biases (QKV, FC1) and row-parallel weights (projection, FC2) are split over TP;
+// row-parallel biases and norms are replicated (Megatron-LM tensor_parallel/layers.py).
+struct LayerParams {
+  int64_t qkv_weight = 0, qkv_bias = 0, proj_weight = 0, proj_bias = 0;
+  int64_t fc1_weight = 0, fc1_bias = 0, fc2_weight = 0, fc2_bias = 0;
+  int64_t norms = 0;  // both norms, weight (and bias for LayerNorm)
+  int64_t total() const {
+    return qkv_weight + qkv_bias + proj_weight + proj_bias + fc1_weight + fc1_bias + fc2_weight + fc2_bias +
+           norms;
+  }
+};
+LayerParams layer_params(const RankShapes& shapes);
+
+// Word embedding shard (vocab/tp x hidden) plus learned positions (seq x hidden, replicated).
+int64_t embedding_params(const RankShapes& shapes);
+// Final norm plus the LM head shard the last virtual stage holds: untied models own one; tied models
+// reuse the embedding when it is on the same stage (pp == 1) and hold a copy otherwise (Megatron's
+// shared embedding, kept in sync by the embedding-group all-reduce).
+int64_t head_params(const RankShapes& shapes);
+// Everything one rank of `stage` holds, over all its model chunks.
+int64_t stage_params(const RankShapes& shapes, const StageLayout& layout, int64_t stage);
+// The model's parameters as the ranks hold them: every TP shard of every stage once, replicated
+// tensors once, the tied LM head's copy not counted. Equals the exact count when the vocabulary
+// divides evenly over TP.
+int64_t model_params(const RankShapes& shapes, const StageLayout& layout);
+
+}  // namespace trainsim::workload
+
+#endif  // TRAINSIM_SIM_WORKLOAD_LAYOUT_H_

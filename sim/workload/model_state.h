@@ -1,0 +1,40 @@
+// Bytes of model state one rank keeps for the whole iteration (Rajbhandari et al. 2020, ZeRO;
+// ground-truth.md A.9). With Ψ parameters on the rank before sharding, N ranks in the ZeRO group
+// (dp, or dp x sp), e bytes per weight and per gradient element (the training dtype; ZeRO's 2 + 2
+// for fp16/bf16) and K bytes of optimizer state per parameter:
+//   ZeRO-0  weights eΨ    gradients eΨ    optimizer KΨ       (16Ψ for mixed-precision Adam)
+//   ZeRO-1  eΨ            eΨ              KΨ/N
+//   ZeRO-2  eΨ            eΨ/N            KΨ/N
+//   ZeRO-3  eΨ/N          eΨ/N            KΨ/N
+#ifndef TRAINSIM_SIM_WORKLOAD_MODEL_STATE_H_
+#define TRAINSIM_SIM_WORKLOAD_MODEL_STATE_H_
+
+#include <cstdint>
+
+#include "sim/config/types.h"
+
+namespace trainsim::workload {
+
+// K: mixed-precision Adam keeps an fp32 master copy, momentum and variance (12 bytes); Adam in fp32
+// only the two moments (8); SGD with momentum a master copy and the momentum (8), or the momentum
+// alone in fp32 (4).
+int optimizer_bytes_per_param(config::Optimizer optimizer, int weight_bytes);
+
+struct ModelStateBytes {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double optimizer_params = 0;  // parameters this rank updates (Ψ, or Ψ/N with ZeRO >= 1)
+  // The optimizer step reads and writes the states (2K), reads the gradient and writes the weight:
+  // 2K + 2e bytes per updated parameter. FLOPs per parameter are an estimate: Adam's moment updates,
+  // bias corrections and the square-root update come to about 12; SGD with momentum to 4.
+  double step_bytes_per_param = 0;
+  double step_flops_per_param = 0;
+};
+
+ModelStateBytes model_state_bytes(config::Optimizer optimizer, int weight_bytes, int zero_stage,
+                                  int64_t params, int64_t shards);
+
+}  // namespace trainsim::workload
+
+#endif  // TRAINSIM_SIM_WORKLOAD_MODEL_STATE_H_

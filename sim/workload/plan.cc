@@ -1,0 +1,248 @@
+#include "sim/workload/plan.h"
+
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "sim/workload/errors.h"
+
+namespace trainsim::workload {
+namespace {
+
+constexpr std::array<std::string_view, kAxisCount> kAxisNames = {"tp", "sp", "dp", "pp"};
+
+int axis_index(Axis axis) { return static_cast<int>(axis); }
+
+// Bit mask of the axes of a group kind.
+unsigned axes_mask(GroupKind kind) {
+  switch (kind) {
+    case GroupKind::kTp:
+      return 1u << 0;
+    case GroupKind::kSp:
+      return 1u << 1;
+    case GroupKind::kDp:
+      return 1u << 2;
+    case GroupKind::kPp:
+      return 1u << 3;
+    case GroupKind::kDpSp:
+      return (1u << 1) | (1u << 2);
+    case GroupKind::kWorld:
+      return 0xFu;
+    case GroupKind::kEmbedding:
+      return 1u << 3;
+  }
+  return 0;
+}
+
+bool in_mask(unsigned mask, Axis axis) { return (mask >> axis_index(axis)) & 1u; }
+
+}  // namespace
+
+ParallelPlan::ParallelPlan(const config::Parallelism& parallelism) {
+  degree_ = {parallelism.tp, parallelism.sp, parallelism.dp, parallelism.pp};
+  for (int i = 0; i < kAxisCount; ++i) {
+    if (degree_[i] < 1) {
+      throw PlanError(fmt::format("parallelism.{}", kAxisNames[i]),
+                      fmt::format("degree {} must be at least 1", degree_[i]));
+    }
+    world_size_ *= degree_[i];
+  }
+  // Parse "tp-sp-dp-pp" (innermost first).
+  std::array<bool, kAxisCount> seen{};
+  int count = 0;
+  size_t start = 0;
+  const std::string& text = parallelism.order;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find('-', start), text.size());
+    const std::string_view name(text.data() + start, end - start);
+    const auto it = std::find(kAxisNames.begin(), kAxisNames.end(), name);
+    if (it == kAxisNames.end() || count == kAxisCount || seen[it - kAxisNames.begin()]) {
+      throw PlanError("parallelism.order",
+                      fmt::format("'{}' is not a permutation of tp, sp, dp, pp separated by '-' "
+                                  "(innermost first), e.g. tp-sp-dp-pp",
+                                  text));
+    }
+    seen[it - kAxisNames.begin()] = true;
+    order_[count++] = static_cast<Axis>(it - kAxisNames.begin());
+    start = end + 1;
+  }
+  if (count != kAxisCount) {
+    throw PlanError(
+        "parallelism.order",
+        fmt::format("'{}' names {} axes; list all of tp, sp, dp, pp, e.g. tp-sp-dp-pp", text, count));
+  }
+  int64_t stride = 1;
+  for (Axis axis : order_) {
+    stride_[axis_index(axis)] = stride;
+    stride *= degree(axis);
+  }
+}
+
+Coords ParallelPlan::coords(int64_t rank) const {
+  TRAINSIM_WORKLOAD_CHECK(rank >= 0 && rank < world_size_) << "rank " << rank << " of " << world_size_;
+  Coords c;
+  for (int i = 0; i < kAxisCount; ++i) c.at[i] = (rank / stride_[i]) % degree_[i];
+  return c;
+}
+
+int64_t ParallelPlan::rank_of(const Coords& c) const {
+  int64_t rank = 0;
+  for (int i = 0; i < kAxisCount; ++i) {
+    TRAINSIM_WORKLOAD_CHECK(c.at[i] >= 0 && c.at[i] < degree_[i])
+        << kAxisNames[i] << " coordinate " << c.at[i] << " of " << degree_[i];
+    rank += c.at[i] * stride_[i];
+  }
+  return rank;
+}
+
+GroupId ParallelPlan::group_of(int64_t rank, GroupKind kind) const {
+  const Coords c = coords(rank);
+  if (kind == GroupKind::kEmbedding) {
+    TRAINSIM_WORKLOAD_CHECK(degree(Axis::kPp) > 1 && (c.pp() == 0 || c.pp() == degree(Axis::kPp) - 1))
+        << "rank " << rank << " (stage " << c.pp() << ") has no embedding group";
+  }
+  const unsigned mask = axes_mask(kind);
+  int64_t index = 0;
+  int64_t stride = 1;
+  for (Axis axis : order_) {
+    if (in_mask(mask, axis)) continue;
+    index += c[axis] * stride;
+    stride *= degree(axis);
+  }
+  return {kind, static_cast<int32_t>(index)};
+}
+
+int64_t ParallelPlan::group_size(GroupKind kind) const {
+  if (kind == GroupKind::kEmbedding) return degree(Axis::kPp) > 1 ? 2 : 1;
+  const unsigned mask = axes_mask(kind);
+  int64_t size = 1;
+  for (int i = 0; i < kAxisCount; ++i) {
+    if (in_mask(mask, static_cast<Axis>(i))) size *= degree_[i];
+  }
+  return size;
+}
+
+int64_t ParallelPlan::group_count(GroupKind kind) const {
+  if (kind == GroupKind::kEmbedding) return degree(Axis::kPp) > 1 ? world_size_ / degree(Axis::kPp) : 0;
+  return world_size_ / group_size(kind);
+}
+
+std::vector<int64_t> ParallelPlan::members(GroupId group) const {
+  const unsigned mask = axes_mask(group.kind);
+  TRAINSIM_WORKLOAD_CHECK(group.index >= 0 && group.index < group_count(group.kind))
+      << to_string(group.kind) << " group " << group.index << " of " << group_count(group.kind);
+  // Coordinates outside the group, from the index.
+  Coords base;
+  int64_t rest = group.index;
+  for (Axis axis : order_) {
+    if (in_mask(mask, axis)) continue;
+    base[axis] = rest % degree(axis);
+    rest /= degree(axis);
+  }
+  std::vector<int64_t> ranks;
+  if (group.kind == GroupKind::kEmbedding) {
+    Coords first = base, last = base;
+    first[Axis::kPp] = 0;
+    last[Axis::kPp] = degree(Axis::kPp) - 1;
+    ranks = {rank_of(first), rank_of(last)};
+    return ranks;
+  }
+  const int64_t size = group_size(group.kind);
+  ranks.reserve(size);
+  for (int64_t local = 0; local < size; ++local) {
+    Coords c = base;
+    int64_t r = local;
+    for (Axis axis : order_) {
+      if (!in_mask(mask, axis)) continue;
+      c[axis] = r % degree(axis);
+      r /= degree(axis);
+    }
+    ranks.push_back(rank_of(c));
+  }
+  std::sort(ranks.begin(), ranks.end());
+  return ranks;
+}
+
+int64_t ParallelPlan::rank_in_group(int64_t rank, GroupKind kind) const {
+  const Coords c = coords(rank);
+  if (kind == GroupKind::kEmbedding) return c.pp() == 0 ? 0 : 1;
+  const unsigned mask = axes_mask(kind);
+  int64_t local = 0;
+  int64_t stride = 1;
+  for (Axis axis : order_) {
+    if (!in_mask(mask, axis)) continue;
+    local += c[axis] * stride;
+    stride *= degree(axis);
+  }
+  return local;
+}
+
+std::vector<SymmetryClass> ParallelPlan::symmetry_classes() const {
+  std::vector<SymmetryClass> classes;
+  const int64_t stages = degree(Axis::kPp);
+  classes.reserve(stages);
+  for (int64_t stage = 0; stage < stages; ++stage) {
+    Coords c;
+    c[Axis::kPp] = stage;
+    classes.push_back({static_cast<int32_t>(stage), stage, rank_of(c), world_size_ / stages});
+  }
+  return classes;
+}
+
+int32_t ParallelPlan::class_of(int64_t rank) const { return static_cast<int32_t>(coords(rank).pp()); }
+
+std::vector<int64_t> ParallelPlan::class_members(int32_t id) const {
+  TRAINSIM_WORKLOAD_CHECK(id >= 0 && id < degree(Axis::kPp)) << "class " << id;
+  std::vector<int64_t> ranks;
+  ranks.reserve(world_size_ / degree(Axis::kPp));
+  for (int64_t rank = 0; rank < world_size_; ++rank) {
+    if ((rank / stride_[axis_index(Axis::kPp)]) % degree(Axis::kPp) == id) ranks.push_back(rank);
+  }
+  return ranks;
+}
+
+ParallelPlan make_plan(const config::Scenario& scenario) {
+  ParallelPlan plan(scenario.parallelism);
+  if (scenario.cluster.gpus > 0 && plan.world_size() != scenario.cluster.gpus) {
+    throw PlanError("parallelism",
+                    fmt::format("tp {} x sp {} x dp {} x pp {} = {} ranks, but cluster.gpus is {}; make the "
+                                "product equal the GPU count",
+                                plan.degree(Axis::kTp), plan.degree(Axis::kSp), plan.degree(Axis::kDp),
+                                plan.degree(Axis::kPp), plan.world_size(), scenario.cluster.gpus));
+  }
+  return plan;
+}
+
+std::vector<Axis> group_axes(GroupKind kind) {
+  std::vector<Axis> axes;
+  const unsigned mask = axes_mask(kind);
+  for (int i = 0; i < kAxisCount; ++i) {
+    if (in_mask(mask, static_cast<Axis>(i))) axes.push_back(static_cast<Axis>(i));
+  }
+  return axes;
+}
+
+std::string_view to_string(Axis axis) { return kAxisNames[axis_index(axis)]; }
+
+std::string_view to_string(GroupKind kind) {
+  switch (kind) {
+    case GroupKind::kTp:
+      return "tp";
+    case GroupKind::kSp:
+      return "sp";
+    case GroupKind::kDp:
+      return "dp";
+    case GroupKind::kPp:
+      return "pp";
+    case GroupKind::kDpSp:
+      return "dp_sp";
+    case GroupKind::kWorld:
+      return "world";
+    case GroupKind::kEmbedding:
+      return "embedding";
+  }
+  return "?";
+}
+
+}  // namespace trainsim::workload

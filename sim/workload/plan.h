@@ -1,0 +1,117 @@
+// The parallel plan: which rank holds which (tp, sp, dp, pp) coordinates, the process groups each
+// rank belongs to, and the classes of symmetric ranks. Everything is computed on demand from the
+// degrees and the rank order, so it costs O(1) per query whatever the world size (group members
+// cost O(group size)).
+//
+// Rank order: `parallelism.order` lists the axes innermost (fastest varying) first. The default
+// "tp-sp-dp-pp" is Megatron-LM's (megatron/core/parallel_state.py: tp-cp-dp-pp), which keeps each
+// tensor-parallel group inside a node.
+//
+// Groups. A group kind is a set of axes: the group of rank r of kind K holds every rank that shares
+// r's coordinates on the axes outside K. Its index is the linear index of those outer coordinates
+// (in rank order); its members are listed in ascending rank, which is also their local rank order.
+//   tp, sp, dp, pp      one axis each (sp: Ulysses / ring / FPDT sequence-parallel group)
+//   dp_sp               dp x sp: where gradients are reduced and ZeRO shards live when sp > 1
+//                       (DeepSpeed's sequence-data-parallel group, Megatron's dp-cp group)
+//   world               every rank (FPDT's dist.barrier())
+//   embedding           the first and last pipeline stage of one pipeline, when pp > 1: tied
+//                       word-embedding gradients are all-reduced there (Megatron's embedding group)
+//
+// Symmetry. Ranks of one pipeline stage run graphs that are identical up to renaming peers and
+// group indices: every tensor-, sequence- and data-parallel rank does the same work on its shard
+// (ring attention included, see ring_attention.cc). Stages differ (warm-up lengths, embedding, LM
+// head), so there is one class per stage, with the stage's rank of coordinates (0, 0, 0, stage) as
+// representative.
+#ifndef TRAINSIM_SIM_WORKLOAD_PLAN_H_
+#define TRAINSIM_SIM_WORKLOAD_PLAN_H_
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "sim/config/scenario.h"
+
+namespace trainsim::workload {
+
+enum class Axis : uint8_t { kTp, kSp, kDp, kPp };
+inline constexpr int kAxisCount = 4;
+
+struct Coords {
+  std::array<int64_t, kAxisCount> at{};  // indexed by Axis
+  int64_t tp() const { return at[0]; }
+  int64_t sp() const { return at[1]; }
+  int64_t dp() const { return at[2]; }
+  int64_t pp() const { return at[3]; }
+  int64_t& operator[](Axis axis) { return at[static_cast<int>(axis)]; }
+  int64_t operator[](Axis axis) const { return at[static_cast<int>(axis)]; }
+  bool operator==(const Coords&) const = default;
+};
+
+enum class GroupKind : uint8_t { kTp, kSp, kDp, kPp, kDpSp, kWorld, kEmbedding };
+inline constexpr int kGroupKindCount = 7;
+
+struct GroupId {
+  GroupKind kind;
+  int32_t index;
+  bool operator==(const GroupId&) const = default;
+};
+
+struct SymmetryClass {
+  int32_t id = 0;
+  int64_t stage = 0;           // pipeline stage of every member
+  int64_t representative = 0;  // the member with coordinates (0, 0, 0, stage)
+  int64_t size = 0;            // number of member ranks
+};
+
+class ParallelPlan {
+ public:
+  // Degrees and order from `parallelism`. Throws PlanError when a degree is < 1 or the order is not
+  // a permutation of tp, sp, dp, pp.
+  explicit ParallelPlan(const config::Parallelism& parallelism);
+
+  int64_t world_size() const { return world_size_; }
+  int64_t degree(Axis axis) const { return degree_[static_cast<int>(axis)]; }
+  // Axes innermost first.
+  const std::array<Axis, kAxisCount>& order() const { return order_; }
+
+  // Rank <-> coordinates. Both abort on out-of-range input.
+  Coords coords(int64_t rank) const;
+  int64_t rank_of(const Coords& coords) const;
+
+  // The group of `kind` that `rank` belongs to. Aborts for kEmbedding when `rank` is not on the
+  // first or last stage, or pp == 1.
+  GroupId group_of(int64_t rank, GroupKind kind) const;
+  int64_t group_size(GroupKind kind) const;
+  // Members in ascending rank (== local rank order). O(group size).
+  std::vector<int64_t> members(GroupId group) const;
+  // Position of `rank` in its group of `kind`.
+  int64_t rank_in_group(int64_t rank, GroupKind kind) const;
+  // Number of distinct groups of `kind`.
+  int64_t group_count(GroupKind kind) const;
+
+  std::vector<SymmetryClass> symmetry_classes() const;
+  int32_t class_of(int64_t rank) const;
+  // Every rank of class `id`, ascending. O(world size / pp).
+  std::vector<int64_t> class_members(int32_t id) const;
+
+ private:
+  std::array<int64_t, kAxisCount> degree_{};
+  std::array<Axis, kAxisCount> order_{};
+  std::array<int64_t, kAxisCount> stride_{};  // rank stride of each axis
+  int64_t world_size_ = 1;
+};
+
+// The plan of a scenario. Throws PlanError when tp * sp * dp * pp differs from cluster.gpus (when
+// the scenario names a GPU count) or the degrees/order are invalid.
+ParallelPlan make_plan(const config::Scenario& scenario);
+
+// Axes of a group kind (kEmbedding: pp, restricted to the first and last stage).
+std::vector<Axis> group_axes(GroupKind kind);
+
+std::string_view to_string(Axis axis);
+std::string_view to_string(GroupKind kind);
+
+}  // namespace trainsim::workload
+
+#endif  // TRAINSIM_SIM_WORKLOAD_PLAN_H_

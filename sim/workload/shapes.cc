@@ -1,0 +1,161 @@
+#include "sim/workload/shapes.h"
+
+#include <fmt/format.h>
+
+#include "sim/workload/errors.h"
+
+namespace trainsim::workload {
+namespace {
+
+using config::SequenceParallel;
+
+void require(bool ok, const char* setting, const std::string& message) {
+  if (!ok) throw PlanError(setting, message);
+}
+
+bool divides(int64_t d, int64_t n) { return d > 0 && n % d == 0; }
+
+}  // namespace
+
+RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& plan) {
+  const config::Model& m = scenario.model;
+  const config::Parallelism& p = scenario.parallelism;
+  RankShapes s;
+  s.layers = m.layers;
+  s.hidden = m.hidden;
+  s.heads = m.heads;
+  s.kv_heads = m.kv_heads;
+  s.head_dim = m.head_dim;
+  s.ffn = m.ffn_hidden;
+  s.vocab = m.vocab;
+  s.seq = m.seq_len;
+  s.swiglu = m.activation == config::Activation::kSwiglu;
+  s.norm_bias = m.norm == config::Norm::kLayerNorm;
+  s.rope = m.position_embedding == config::PositionEmbedding::kRope;
+  s.learned_positions = m.position_embedding == config::PositionEmbedding::kLearned;
+  s.tied_embeddings = m.tied_embeddings;
+  s.linear_bias = m.linear_bias;
+  s.scheme = p.sequence_parallel;
+  s.tp = plan.degree(Axis::kTp);
+  s.sp = plan.degree(Axis::kSp);
+  s.dp = plan.degree(Axis::kDp);
+  s.pp = plan.degree(Axis::kPp);
+  s.vpp = p.vpp;
+  s.zero_stage = p.zero_stage;
+  s.recompute = p.recompute;
+  s.cpu_checkpointing = p.cpu_checkpointing;
+  s.batch = scenario.training.micro_batch;
+  s.act_bytes = config::dtype_bytes(scenario.training.dtype);
+  s.grad_bytes = s.act_bytes;
+
+  require(m.layers > 0 && m.hidden > 0 && m.heads > 0 && m.kv_heads > 0 && m.head_dim > 0 &&
+              m.ffn_hidden > 0 && m.vocab > 0 && m.seq_len > 0,
+          "model",
+          "layers, hidden, heads, kv_heads, head_dim, ffn_hidden, vocab and seq_len must all be positive");
+  require(divides(m.kv_heads, m.heads), "model.kv_heads",
+          fmt::format("{} query heads are not a multiple of {} key/value heads", m.heads, m.kv_heads));
+  require(s.batch > 0 && divides(s.batch * s.dp, scenario.training.global_batch), "training.global_batch",
+          fmt::format("global batch {} is not a multiple of micro_batch {} x dp {}",
+                      scenario.training.global_batch, s.batch, s.dp));
+  s.micro_batches = scenario.training.global_batch / (s.batch * s.dp);
+  require(p.zero_stage >= 0 && p.zero_stage <= 3, "parallelism.zero_stage", "must be 0, 1, 2 or 3");
+  require(!(p.zero_stage >= 2 && s.pp > 1), "parallelism.zero_stage",
+          "ZeRO-2/3 shard gradients per micro-batch, which DeepSpeed's pipeline engine does not support; "
+          "use zero_stage 0 or 1 with pp > 1, or pp: 1");
+  require(!(p.cpu_checkpointing && p.recompute != config::Recompute::kFull), "parallelism.cpu_checkpointing",
+          "CPU checkpointing keeps the inputs of fully recomputed layers on the host; set recompute: full");
+
+  // Pipeline schedule.
+  require(s.vpp >= 1, "parallelism.vpp", "must be at least 1");
+  if (p.schedule == config::Schedule::kInterleaved) {
+    require(s.vpp > 1 && s.pp > 1, "parallelism.vpp",
+            "the interleaved schedule needs pp > 1 and vpp > 1 model chunks per stage");
+    require(divides(s.pp, s.micro_batches), "training.global_batch",
+            fmt::format(
+                "the interleaved schedule needs micro-batches per replica ({}) to be a multiple of pp ({}) "
+                "(Narayanan et al. 2021, Sec. 2.2.2)",
+                s.micro_batches, s.pp));
+  } else {
+    require(s.vpp == 1, "parallelism.vpp", "vpp > 1 needs schedule: interleaved");
+  }
+  require(s.layers >= s.pp * s.vpp, "parallelism.pp",
+          fmt::format("{} layers cannot fill pp {} x vpp {} pipeline stages", s.layers, s.pp, s.vpp));
+
+  // Tensor parallelism.
+  require(divides(s.tp, m.heads) && divides(s.tp, m.kv_heads), "parallelism.tp",
+          fmt::format("tp {} must divide heads {} and kv_heads {}", s.tp, m.heads, m.kv_heads));
+  require(divides(s.tp, m.ffn_hidden), "parallelism.tp",
+          fmt::format("tp {} must divide ffn_hidden {}", s.tp, m.ffn_hidden));
+  s.ffn_local = m.ffn_hidden / s.tp;
+  s.vocab_local = (m.vocab + s.tp - 1) / s.tp;
+
+  const bool sequence_scheme = s.scheme == SequenceParallel::kUlysses ||
+                               s.scheme == SequenceParallel::kRing || s.scheme == SequenceParallel::kFpdt;
+  require(
+      sequence_scheme || s.sp == 1, "parallelism.sp",
+      fmt::format("sp {} needs sequence_parallel ulysses, ring or fpdt (megatron shards over the tp group)",
+                  s.sp));
+  s.megatron_sp =
+      s.tp > 1 && (s.scheme == SequenceParallel::kMegatron || s.scheme == SequenceParallel::kRing);
+  s.dropout = s.learned_positions;
+  s.fused_attention = !s.learned_positions || sequence_scheme;
+
+  require(divides(s.sp, m.seq_len), "parallelism.sp",
+          fmt::format("sp {} must divide seq_len {}", s.sp, m.seq_len));
+  s.tokens = m.seq_len / s.sp;
+  if (s.megatron_sp) {
+    require(divides(s.tp, s.tokens), "parallelism.tp",
+            fmt::format("sequence-sharded TP regions need tp {} to divide the {} tokens per rank", s.tp,
+                        s.tokens));
+  }
+  s.tokens_norm = s.megatron_sp ? s.tokens / s.tp : s.tokens;
+  s.qkv_heads = m.heads / s.tp;
+  s.qkv_kv_heads = m.kv_heads / s.tp;
+  s.attn_heads = s.qkv_heads;
+  s.attn_kv_heads = s.qkv_kv_heads;
+
+  if (s.scheme == SequenceParallel::kUlysses || s.scheme == SequenceParallel::kFpdt) {
+    require(
+        s.tp == 1, "parallelism.tp",
+        "DeepSpeed-Ulysses and FPDT run without tensor parallelism; set tp: 1 and use sp for the sequence");
+    require(divides(s.sp, m.heads) && divides(s.sp, m.kv_heads), "parallelism.sp",
+            fmt::format("the all-to-all scatters heads: sp {} must divide heads {} and kv_heads {}", s.sp,
+                        m.heads, m.kv_heads));
+    s.attn_heads = m.heads / s.sp;
+    s.attn_kv_heads = m.kv_heads / s.sp;
+  }
+  if (s.scheme == SequenceParallel::kRing) {
+    require(
+        divides(2 * s.sp, m.seq_len), "parallelism.sp",
+        fmt::format("load-balanced ring attention splits the sequence in 2 x sp = {} chunks; it must divide "
+                    "seq_len {}",
+                    2 * s.sp, m.seq_len));
+  }
+  if (s.scheme == SequenceParallel::kFpdt) {
+    require(
+        s.pp == 1, "parallelism.pp",
+        "FPDT calls dist.barrier() on the world group every chunk, which deadlocks across pipeline stages; "
+        "set pp: 1");
+    const int64_t chunk = p.fpdt.chunk_tokens;
+    require(chunk > 0 && divides(chunk, m.seq_len), "parallelism.fpdt.chunk_tokens",
+            fmt::format("chunk_tokens {} must divide seq_len {} (seed-papers.md A2)", chunk, m.seq_len));
+    require(divides(s.sp, chunk), "parallelism.fpdt.chunk_tokens",
+            fmt::format("chunk_tokens {} must be a multiple of sp {}", chunk, s.sp));
+    s.fpdt_chunk = chunk;
+    s.fpdt_chunks = m.seq_len / chunk;
+    s.fpdt_local_chunk = chunk / s.sp;
+    require(divides(32, s.fpdt_local_chunk), "parallelism.fpdt.chunk_tokens",
+            fmt::format(
+                "FPDT chunks the loss in chunk_tokens / sp / 32 tokens; {} local tokens per chunk are not a "
+                "multiple of 32",
+                s.fpdt_local_chunk));
+    s.fpdt_ffn_chunk = s.fpdt_local_chunk / 2;
+    s.fpdt_loss_chunk = s.fpdt_local_chunk / 32;
+    // DeepSpeed runs the all-on-GPU implementation when offload is off or there is a single chunk.
+    s.fpdt_offload = p.fpdt.offload && s.fpdt_chunks > 1;
+    s.fpdt_host_sync = p.fpdt.host_sync;
+  }
+  return s;
+}
+
+}  // namespace trainsim::workload

@@ -1,0 +1,78 @@
+// Per-rank tensor shapes of one micro-batch, derived from a scenario and checked for what the graph
+// builder can express. Every emitter reads its sizes from here.
+//
+// Modelling choices the scenario format has no key for (yet):
+//   * GPT-style models (learned position embeddings) train with dropout (Megatron's default
+//     hidden/attention dropout 0.1) and Megatron's unfused core attention, as in Korthikanti et al.
+//     2022 Table 2; RoPE models (Llama, GPT-NeoX) have no dropout and use a flash-style fused
+//     kernel. Ulysses, ring attention and FPDT always use the fused kernel (FPDT requires
+//     flash-attn, seed-papers.md A2; Transformer Engine context parallelism requires fused attention).
+//   * Ring attention with tp > 1 also shards the tensor-parallel regions along the sequence
+//     (Megatron-SP), as Megatron-LM recipes with context parallelism do.
+//   * The vocabulary is split evenly over TP ranks, rounding up (no padding to multiples of 128).
+#ifndef TRAINSIM_SIM_WORKLOAD_SHAPES_H_
+#define TRAINSIM_SIM_WORKLOAD_SHAPES_H_
+
+#include <cstdint>
+
+#include "sim/config/scenario.h"
+#include "sim/workload/plan.h"
+
+namespace trainsim::workload {
+
+struct RankShapes {
+  // Model.
+  int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0, seq = 0;
+  bool swiglu = false;
+  bool norm_bias = false;  // LayerNorm (weight + bias) vs RMSNorm (weight)
+  bool rope = false;
+  bool learned_positions = false;
+  bool tied_embeddings = false;
+  bool linear_bias = false;
+  bool dropout = false;
+  bool fused_attention = false;
+
+  // Plan.
+  config::SequenceParallel scheme = config::SequenceParallel::kNone;
+  int64_t tp = 1, sp = 1, dp = 1, pp = 1, vpp = 1;
+  bool megatron_sp = false;  // norm/dropout/residual regions sharded along the sequence over TP
+  int zero_stage = 0;
+  config::Recompute recompute = config::Recompute::kNone;
+
+  // Per rank, per micro-batch.
+  int64_t batch = 1;          // micro-batch (sequences)
+  int64_t tokens = 0;         // positions each rank's GEMMs process: seq / sp
+  int64_t tokens_norm = 0;    // positions in norm/residual regions: tokens / tp under Megatron-SP
+  int64_t attn_heads = 0;     // query heads in this rank's attention kernels
+  int64_t attn_kv_heads = 0;  // key/value heads in this rank's attention kernels
+  int64_t qkv_heads = 0;      // query heads of this rank's QKV GEMM output
+  int64_t qkv_kv_heads = 0;   // key/value heads of this rank's QKV GEMM output
+  int64_t ffn_local = 0;      // ffn / tp
+  int64_t vocab_local = 0;    // ceil(vocab / tp)
+  int64_t micro_batches = 0;  // per iteration and data-parallel replica
+  int act_bytes = 2;          // bytes per activation/weight element (training dtype)
+  int grad_bytes = 2;         // bytes per gradient element
+
+  // FPDT (seed-papers.md A2): u chunks of c global tokens, c_l = c / sp local tokens each.
+  int64_t fpdt_chunks = 1;
+  int64_t fpdt_chunk = 0;        // c
+  int64_t fpdt_local_chunk = 0;  // c_l
+  bool fpdt_offload = false;
+  bool fpdt_host_sync = true;
+  int64_t fpdt_ffn_chunk = 0;   // FPDT_FFN chunk: chunk_tokens / sp / 2 local tokens
+  int64_t fpdt_loss_chunk = 0;  // FPDT_LogitsLoss chunk: chunk_tokens / sp / 32 local tokens
+
+  bool cpu_checkpointing = false;
+
+  // Convenience: e * b * tokens * hidden, the size of one hidden-state tensor in GEMM regions.
+  double hidden_bytes() const { return static_cast<double>(act_bytes) * batch * tokens * hidden; }
+  double hidden_norm_bytes() const { return static_cast<double>(act_bytes) * batch * tokens_norm * hidden; }
+};
+
+// Derives and validates the shapes. Throws PlanError naming the key to change when the plan cannot
+// be expressed (indivisible heads/sequence/batch, unsupported scheme combinations).
+RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& plan);
+
+}  // namespace trainsim::workload
+
+#endif  // TRAINSIM_SIM_WORKLOAD_SHAPES_H_

@@ -1,0 +1,267 @@
+// The Megatron-LM transformer layer with tensor parallelism (Shoeybi et al. 2019) and, optionally,
+// Megatron sequence parallelism (Korthikanti et al. 2022), with the attention core supplied by the
+// scheme (local, Ulysses or ring). Also the dispatch of layer_forward / layer_backward.
+//
+// Forward: norm, [SP: all-gather], QKV GEMM, [RoPE], attention core, projection GEMM, all-reduce
+// (TP) or reduce-scatter (TP+SP), bias-dropout-add; then the same around FC1, activation, FC2.
+// That is 2 all-reduces per layer forward (A.7: 4 per layer per micro-batch with the backward), or
+// 2 all-gathers + 2 reduce-scatters under SP.
+// Backward (Megatron-LM tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication):
+// the gradient entering each row-parallel GEMM is all-gathered under SP (the backward of the
+// reduce-scatter); each column-parallel GEMM computes its input gradient, then all-reduces (TP) or
+// reduce-scatters (SP) it asynchronously while the weight gradient runs; under SP the saved
+// sequence-sharded input is all-gathered again for the weight gradient. So SP's backward issues 4
+// all-gathers + 2 reduce-scatters per layer where plain TP issues 2 all-reduces.
+// Recompute: full replays the whole forward (its collectives included) before the backward;
+// selective replays only the unfused attention core (softmax, dropout) right before its backward.
+#include "sim/workload/context.h"
+#include "sim/workload/errors.h"
+
+namespace trainsim::workload {
+namespace {
+
+struct ForwardResult {
+  BufferId output = -1;  // -1 in recompute
+  BufferId stash = -1;   // what this pass allocated for the backward (-1 if nothing)
+};
+
+// Megatron's "g" after a row-parallel GEMM: all-reduce, or reduce-scatter under SP.
+OpId tp_reduce(BuildContext& ctx, OpId after) {
+  const CollectiveKind kind =
+      ctx.shapes.megatron_sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+  return ctx.w.collective(OpLabel::kTpComm, kind, GroupKind::kTp, ctx.shapes.hidden_bytes(), Stream::kComm,
+                          {after});
+}
+
+// Under SP, the all-gather in front of a column-parallel GEMM (or of a gradient entering a
+// row-parallel GEMM in backward); nothing otherwise.
+OpId tp_gather(BuildContext& ctx, OpId after) {
+  if (!ctx.shapes.megatron_sp) return kNoOp;
+  return ctx.w.collective(OpLabel::kTpComm, CollectiveKind::kAllGather, GroupKind::kTp,
+                          ctx.shapes.hidden_bytes(), Stream::kComm, {after});
+}
+
+OpId attention_core_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch) {
+  switch (ctx.shapes.scheme) {
+    case config::SequenceParallel::kUlysses:
+      ulysses_attention_forward(ctx);
+      break;
+    case config::SequenceParallel::kRing:
+      ring_attention_forward(ctx, layer, micro_batch);
+      break;
+    default:
+      local_attention_forward(ctx);
+      break;
+  }
+  // The projection waits for the core's last communication (Ulysses' output all-to-all).
+  return ctx.shapes.scheme == config::SequenceParallel::kUlysses ? ctx.w.last(Stream::kComm) : kNoOp;
+}
+
+OpId attention_core_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch) {
+  switch (ctx.shapes.scheme) {
+    case config::SequenceParallel::kUlysses:
+      ulysses_attention_backward(ctx);
+      return ctx.w.last(Stream::kComm);
+    case config::SequenceParallel::kRing:
+      ring_attention_backward(ctx, layer, micro_batch);
+      return kNoOp;
+    default:
+      local_attention_backward(ctx);
+      return kNoOp;
+  }
+}
+
+// The forward pass of one layer, in the writer's current phase (forward, or recompute inside the
+// backward). `params_ready` is the ZeRO-3 all-gather to wait for (kNoOp otherwise).
+ForwardResult dense_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch, OpId input_ready,
+                            OpId params_ready) {
+  GraphWriter& w = ctx.w;
+  const RankShapes& s = ctx.shapes;
+  const bool recompute = w.position().phase == Phase::kRecompute;
+  const double e = s.act_bytes;
+  const int64_t rows = s.batch * s.tokens;
+  const double hn = s.hidden_norm_bytes();
+  const double mask = s.dropout ? static_cast<double>(s.batch) * s.tokens_norm * s.hidden : 0.0;
+  const int64_t q_width = s.qkv_heads * s.head_dim;
+  const int64_t qkv_width = (s.qkv_heads + 2 * s.qkv_kv_heads) * s.head_dim;
+  const int64_t fc1_width = s.ffn_local * (s.swiglu ? 2 : 1);
+
+  ForwardResult result;
+  const double stash_bytes = recompute ? ctx.act.full_stash : ctx.act.stash;
+  if (stash_bytes > 0) {
+    result.stash = w.alloc(OpLabel::kActivationStash, MemoryCategory::kActivations, MemorySpace::kHbm,
+                           stash_bytes, Stream::kCompute)
+                       .buffer;
+  }
+  const BufferId workspace = w.alloc(OpLabel::kWorkspace, MemoryCategory::kBuffers, MemorySpace::kHbm,
+                                     ctx.act.workspace_forward, Stream::kCompute)
+                                 .buffer;
+  // Attention block.
+  w.memory(OpLabel::kNorm, 2 * hn, {input_ready, params_ready});
+  const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
+  w.gemm(OpLabel::kQkv, GemmPass::kForward, rows, qkv_width, s.hidden, {x});
+  if (s.rope) w.memory(OpLabel::kRope, 2 * e * rows * (s.qkv_heads + s.qkv_kv_heads) * s.head_dim);
+  const OpId core = attention_core_forward(ctx, layer, micro_batch);
+  w.gemm(OpLabel::kProjection, GemmPass::kForward, rows, s.hidden, q_width, {core});
+  const OpId r1 = tp_reduce(ctx, w.last(Stream::kCompute));
+  w.memory(OpLabel::kResidual, 3 * hn + mask, {r1});
+  // MLP block.
+  w.memory(OpLabel::kNorm, 2 * hn);
+  const OpId x2 = tp_gather(ctx, w.last(Stream::kCompute));
+  w.gemm(OpLabel::kFc1, GemmPass::kForward, rows, fc1_width, s.hidden, {x2});
+  w.memory(OpLabel::kActivation, e * rows * (fc1_width + s.ffn_local));
+  w.gemm(OpLabel::kFc2, GemmPass::kForward, rows, s.hidden, s.ffn_local);
+  const OpId r2 = tp_reduce(ctx, w.last(Stream::kCompute));
+  if (!recompute) {
+    result.output =
+        w.alloc(OpLabel::kLayerInput, MemoryCategory::kActivations, MemorySpace::kHbm, hn, Stream::kCompute)
+            .buffer;
+  }
+  w.memory(OpLabel::kResidual, 3 * hn + mask, {r2});
+  w.release(workspace, Stream::kCompute);
+  return result;
+}
+
+BufferId dense_layer_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch, BufferId input,
+                             OpId input_ready) {
+  GraphWriter& w = ctx.w;
+  const RankShapes& s = ctx.shapes;
+  w.set_position({Phase::kForward, static_cast<int32_t>(layer), static_cast<int32_t>(micro_batch)});
+  const OpId params = ctx.zero3 ? ctx.zero3->acquire(ctx.params.total(), false) : kNoOp;
+  LayerState& state = ctx.state(layer, micro_batch);
+  state.input = input;
+  if (s.cpu_checkpointing) {
+    // DeepSpeed checkpoint_in_cpu: the checkpointed input is copied to the host synchronously.
+    state.host_input = w.alloc(OpLabel::kCheckpoint, MemoryCategory::kActivations, MemorySpace::kHost,
+                               s.hidden_norm_bytes(), Stream::kCompute, {input_ready})
+                           .buffer;
+    w.copy(OpLabel::kOffload, CopyDirection::kDeviceToHost, s.hidden_norm_bytes(), Stream::kCompute);
+  }
+  const ForwardResult r = dense_forward(ctx, layer, micro_batch, input_ready, params);
+  state.stash = r.stash;
+  if (ctx.zero3) ctx.zero3->release(kNoOp);
+  if (s.cpu_checkpointing) {
+    w.release(input, Stream::kCompute);
+    state.input = -1;
+  }
+  return r.output;
+}
+
+OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch, OpId grad_ready) {
+  GraphWriter& w = ctx.w;
+  const RankShapes& s = ctx.shapes;
+  const LayerParams& p = ctx.params;
+  const auto it = ctx.saved.find({layer, micro_batch});
+  TRAINSIM_WORKLOAD_CHECK(it != ctx.saved.end())
+      << "backward of layer " << layer << " mb " << micro_batch << " before its forward";
+  LayerState state = it->second;
+  ctx.saved.erase(it);
+  const int32_t l32 = static_cast<int32_t>(layer), mb32 = static_cast<int32_t>(micro_batch);
+  w.set_position({Phase::kBackward, l32, mb32});
+  const OpId params = ctx.zero3 ? ctx.zero3->acquire(p.total(), true) : kNoOp;
+  const double hn = s.hidden_norm_bytes();
+  const double e = s.act_bytes;
+  const int64_t rows = s.batch * s.tokens;
+  const int64_t q_width = s.qkv_heads * s.head_dim;
+  const int64_t qkv_width = (s.qkv_heads + 2 * s.qkv_kv_heads) * s.head_dim;
+  const int64_t fc1_width = s.ffn_local * (s.swiglu ? 2 : 1);
+
+  BufferId rematerialised = -1;
+  if (s.recompute == config::Recompute::kFull) {
+    if (s.cpu_checkpointing) {
+      state.input =
+          w.alloc(OpLabel::kLayerInput, MemoryCategory::kActivations, MemorySpace::kHbm, hn, Stream::kCompute)
+              .buffer;
+      w.copy(OpLabel::kFetch, CopyDirection::kHostToDevice, hn, Stream::kCompute);
+    }
+    w.set_position({Phase::kRecompute, l32, mb32});
+    rematerialised = dense_forward(ctx, layer, micro_batch, grad_ready, params).stash;
+    w.set_position({Phase::kBackward, l32, mb32});
+  }
+  const BufferId workspace = w.alloc(OpLabel::kWorkspace, MemoryCategory::kBuffers, MemorySpace::kHbm,
+                                     ctx.act.workspace_backward, Stream::kCompute)
+                                 .buffer;
+  // MLP block.
+  const OpId g = tp_gather(ctx, grad_ready);
+  w.gemm(OpLabel::kFc2, GemmPass::kInputGrad, rows, s.ffn_local, s.hidden, {grad_ready, g, params});
+  ctx.grads.produced(w.gemm(OpLabel::kFc2, GemmPass::kWeightGrad, s.ffn_local, s.hidden, rows),
+                     p.fc2_weight + p.fc2_bias);
+  w.memory(OpLabel::kActivation, e * rows * (s.ffn_local + 2 * fc1_width));
+  const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
+  w.gemm(OpLabel::kFc1, GemmPass::kInputGrad, rows, s.hidden, fc1_width);
+  const OpId r1 = tp_reduce(ctx, w.last(Stream::kCompute));
+  ctx.grads.produced(w.gemm(OpLabel::kFc1, GemmPass::kWeightGrad, fc1_width, s.hidden, rows, {x}),
+                     p.fc1_weight + p.fc1_bias);
+  ctx.grads.produced(w.memory(OpLabel::kNorm, 3 * hn, {r1}), p.norms / 2);
+  w.memory(OpLabel::kResidual, 3 * hn);
+  // Attention block.
+  const OpId g2 = tp_gather(ctx, w.last(Stream::kCompute));
+  w.gemm(OpLabel::kProjection, GemmPass::kInputGrad, rows, q_width, s.hidden, {g2});
+  ctx.grads.produced(w.gemm(OpLabel::kProjection, GemmPass::kWeightGrad, q_width, s.hidden, rows),
+                     p.proj_weight + p.proj_bias);
+  BufferId core = -1;
+  if (s.recompute == config::Recompute::kSelective && ctx.act.core > 0) {
+    core = w.alloc(OpLabel::kActivationStash, MemoryCategory::kActivations, MemorySpace::kHbm, ctx.act.core,
+                   Stream::kCompute)
+               .buffer;
+    w.set_position({Phase::kRecompute, l32, mb32});
+    local_attention_forward(ctx);
+    w.set_position({Phase::kBackward, l32, mb32});
+  }
+  const OpId core_done = attention_core_backward(ctx, layer, micro_batch);
+  if (core >= 0) w.release(core, Stream::kCompute);
+  if (s.rope)
+    w.memory(OpLabel::kRope, 2 * e * rows * (s.qkv_heads + s.qkv_kv_heads) * s.head_dim, {core_done});
+  const OpId x2 = tp_gather(ctx, w.last(Stream::kCompute));
+  w.gemm(OpLabel::kQkv, GemmPass::kInputGrad, rows, s.hidden, qkv_width, {core_done});
+  const OpId r2 = tp_reduce(ctx, w.last(Stream::kCompute));
+  ctx.grads.produced(w.gemm(OpLabel::kQkv, GemmPass::kWeightGrad, qkv_width, s.hidden, rows, {x2}),
+                     p.qkv_weight + p.qkv_bias);
+  ctx.grads.produced(w.memory(OpLabel::kNorm, 3 * hn, {r2}), p.norms / 2);
+  const OpId dx = w.memory(OpLabel::kResidual, 3 * hn);
+  w.release(workspace, Stream::kCompute);
+  if (rematerialised >= 0) w.release(rematerialised, Stream::kCompute);
+  if (state.stash >= 0) w.release(state.stash, Stream::kCompute);
+  w.release(state.input, Stream::kCompute);
+  if (state.host_input >= 0) w.release(state.host_input, Stream::kCompute);
+  if (ctx.zero3) ctx.zero3->release(dx);
+  return dx;
+}
+
+AttentionShape local_shape(const RankShapes& s) {
+  return {static_cast<int32_t>(s.batch),
+          static_cast<int32_t>(s.attn_heads),
+          static_cast<int32_t>(s.attn_kv_heads),
+          static_cast<int32_t>(s.tokens),
+          static_cast<int32_t>(s.tokens),
+          static_cast<int32_t>(s.head_dim),
+          true,
+          s.fused_attention};
+}
+
+}  // namespace
+
+void local_attention_forward(BuildContext& ctx) {
+  ctx.w.attention(false, local_shape(ctx.shapes), ctx.attention_model_flops);
+}
+
+void local_attention_backward(BuildContext& ctx) {
+  ctx.w.attention(true, local_shape(ctx.shapes), 2 * ctx.attention_model_flops);
+}
+
+BufferId layer_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch, BufferId input,
+                       OpId input_ready) {
+  if (ctx.shapes.scheme == config::SequenceParallel::kFpdt) {
+    return fpdt_layer_forward(ctx, layer, micro_batch, input, input_ready);
+  }
+  return dense_layer_forward(ctx, layer, micro_batch, input, input_ready);
+}
+
+OpId layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch, OpId grad_ready) {
+  if (ctx.shapes.scheme == config::SequenceParallel::kFpdt) {
+    return fpdt_layer_backward(ctx, layer, micro_batch, grad_ready);
+  }
+  return dense_layer_backward(ctx, layer, micro_batch, grad_ready);
+}
+
+}  // namespace trainsim::workload

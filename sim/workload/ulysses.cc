@@ -1,0 +1,60 @@
+// DeepSpeed-Ulysses attention (Jacobs et al. 2023; deepspeed/sequence/layer.py DistributedAttention).
+// Each rank holds seq/sp tokens with all heads after the QKV GEMM. Forward: q, k and v each go
+// through one synchronous all-to-all on the sequence-parallel group that gathers the sequence and
+// scatters the heads ([b, s/P, H, d] -> [b, s, H/P, d]); a fused attention kernel runs over the
+// whole sequence for H/P heads; one all-to-all brings the output back. Backward mirrors it: the
+// output gradient's all-to-all, the attention backward, and the all-to-alls of dq, dk and dv:
+// 4 + 4 per layer (seed-papers.md A8, B4). Message per rank: b*(s/P)*H*d*e for q/o, H_kv for k/v,
+// so the four forward messages sum to the 4Nh/P per rank of ground-truth.md B.4 for MHA.
+#include "sim/workload/context.h"
+
+namespace trainsim::workload {
+namespace {
+
+AttentionShape ulysses_shape(const RankShapes& s) {
+  return {static_cast<int32_t>(s.batch),
+          static_cast<int32_t>(s.attn_heads),
+          static_cast<int32_t>(s.attn_kv_heads),
+          static_cast<int32_t>(s.seq),
+          static_cast<int32_t>(s.seq),
+          static_cast<int32_t>(s.head_dim),
+          true,
+          true};
+}
+
+double q_bytes(const RankShapes& s) {
+  return static_cast<double>(s.act_bytes) * s.batch * s.tokens * s.qkv_heads * s.head_dim;
+}
+double kv_bytes(const RankShapes& s) {
+  return static_cast<double>(s.act_bytes) * s.batch * s.tokens * s.qkv_kv_heads * s.head_dim;
+}
+
+OpId all_to_all(BuildContext& ctx, double bytes, OpId after) {
+  return ctx.w.collective(OpLabel::kSpComm, CollectiveKind::kAllToAll, GroupKind::kSp, bytes, Stream::kComm,
+                          {after});
+}
+
+}  // namespace
+
+void ulysses_attention_forward(BuildContext& ctx) {
+  GraphWriter& w = ctx.w;
+  const RankShapes& s = ctx.shapes;
+  const OpId qkv = w.last(Stream::kCompute);
+  all_to_all(ctx, q_bytes(s), qkv);
+  all_to_all(ctx, kv_bytes(s), qkv);
+  const OpId v = all_to_all(ctx, kv_bytes(s), qkv);
+  const OpId attention = w.attention(false, ulysses_shape(s), ctx.attention_model_flops, {v});
+  all_to_all(ctx, q_bytes(s), attention);
+}
+
+void ulysses_attention_backward(BuildContext& ctx) {
+  GraphWriter& w = ctx.w;
+  const RankShapes& s = ctx.shapes;
+  const OpId grad = all_to_all(ctx, q_bytes(s), w.last(Stream::kCompute));
+  const OpId attention = w.attention(true, ulysses_shape(s), 2 * ctx.attention_model_flops, {grad});
+  all_to_all(ctx, q_bytes(s), attention);
+  all_to_all(ctx, kv_bytes(s), attention);
+  all_to_all(ctx, kv_bytes(s), attention);
+}
+
+}  // namespace trainsim::workload

@@ -1,0 +1,191 @@
+// The engine's scheduling logic on an ideal (contention-free) network: pipeline bubbles, overlap of
+// data-parallel communication, collapsed vs full runs, memory peaks, deadlock reports.
+#include "sim/engine/engine.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "sim/config/loader.h"
+#include "sim/engine/ideal_transport.h"
+#include "sim/report/breakdown.h"
+#include "sim/workload/builder.h"
+#include "tests/config/config_test_util.h"
+
+namespace trainsim::engine {
+namespace {
+
+using trainsim::testing::ScratchDir;
+
+// A GPT-style model of `layers` layers on `gpus` GPUs of the minimal test cluster.
+config::Scenario scenario(const ScratchDir& dir, const std::string& parallelism, int layers, int global_batch,
+                          int gpus) {
+  trainsim::testing::write_minimal_cluster(dir);
+  dir.write("s.yaml",
+            "schema_version: 1\nname: s\nmodel: {layers: " + std::to_string(layers) +
+                ", hidden: 1024, heads: 16, vocab: 128, seq_len: 1024}\ntraining: {global_batch: " +
+                std::to_string(global_batch) + ", micro_batch: 1}\nparallelism: " + parallelism +
+                "\ncluster: {topology: topo.yaml, hardware: hw.yaml, gpus: " + std::to_string(gpus) + "}\n");
+  return config::load_scenario("s.yaml");
+}
+
+EngineResult simulate_scenario(const config::Scenario& s, bool full, IdealLinks links = {1e15, 0, 1e15, 0}) {
+  const workload::ParallelPlan plan = workload::make_plan(s);
+  std::vector<workload::Graph> graphs;
+  std::vector<int64_t> ranks;
+  if (full) {
+    for (int64_t r = 0; r < plan.world_size(); ++r) {
+      graphs.push_back(workload::build_rank_graph(s, plan, r));
+      ranks.push_back(r);
+    }
+  } else {
+    graphs = workload::build_class_graphs(s, plan);
+    for (const workload::SymmetryClass& c : plan.symmetry_classes()) ranks.push_back(c.representative);
+  }
+  std::vector<const workload::Graph*> pointers;
+  for (const workload::Graph& g : graphs) pointers.push_back(&g);
+  WarningLog warnings;
+  const cost::ComputeModel compute(s.cluster.hardware, &warnings);
+  IdealTransport transport(links);
+  return simulate(plan, ranks, pointers, transport, compute, EngineOptions{full, 1});
+}
+
+// SimGrid allows one simulation per process: runs `simulate_scenario` in a child and returns
+// {iteration time, peak HBM of the first simulated rank}.
+std::pair<double, double> simulate_in_child(const config::Scenario& s, bool full, IdealLinks links) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const EngineResult r = simulate_scenario(s, full, links);
+    const double values[2] = {r.iteration_time_s, r.ranks[0].peak_hbm_bytes};
+    const ssize_t written = write(fds[1], values, sizeof(values));
+    _exit(written == sizeof(values) ? 0 : 1);
+  }
+  close(fds[1]);
+  double values[2] = {-1, -1};
+  EXPECT_EQ(read(fds[0], values, sizeof(values)), static_cast<ssize_t>(sizeof(values)));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return {values[0], values[1]};
+}
+
+// Busy time of the compute stream of `rank_run`.
+double compute_busy_s(const RankRun& run, const workload::Graph& graph) {
+  double busy = 0;
+  for (workload::OpId id = 0; id < graph.size(); ++id) {
+    if (graph.op(id).stream == workload::Stream::kCompute) busy += run.end_s[id] - run.start_s[id];
+  }
+  return busy;
+}
+
+// Forward plus backward compute of one micro-batch on `graph` (a middle stage: uniform layers).
+double per_microbatch_s(const RankRun& run, const workload::Graph& graph, int micro_batch) {
+  double busy = 0;
+  for (workload::OpId id = 0; id < graph.size(); ++id) {
+    const workload::Op& op = graph.op(id);
+    if (op.stream == workload::Stream::kCompute && op.micro_batch == micro_batch)
+      busy += run.end_s[id] - run.start_s[id];
+  }
+  return busy;
+}
+
+// When the last backward op of `graph` ends: the pipeline flush.
+double flush_end_s(const RankRun& run, const workload::Graph& graph) {
+  double end = 0;
+  for (workload::OpId id = 0; id < graph.size(); ++id) {
+    if (graph.op(id).phase == workload::Phase::kBackward) end = std::max(end, run.end_s[id]);
+  }
+  return end;
+}
+
+void expect_bubble(const std::string& parallelism, int p, int v, int m) {
+  ScratchDir dir;
+  const config::Scenario s = scenario(dir, parallelism, 24 * p * v, m, p);
+  const workload::ParallelPlan plan = workload::make_plan(s);
+  const workload::Graph first = workload::build_rank_graph(s, plan, 0);
+  const workload::Graph middle = workload::build_rank_graph(s, plan, 1);
+  const EngineResult run = simulate_scenario(s, false);
+  const double ideal = m * per_microbatch_s(run.ranks[1], middle, 0);
+  const double bubble = (flush_end_s(run.ranks[0], first) - ideal) / ideal;
+  EXPECT_NEAR(bubble, static_cast<double>(p - 1) / (v * m), 0.01 * (p - 1.0) / (v * m)) << parallelism;
+}
+
+TEST(Engine, OneFOneBBubbleIsPMinusOneOverM) { expect_bubble("{pp: 4}", 4, 1, 8); }
+
+TEST(Engine, GpipeBubbleIsPMinusOneOverM) { expect_bubble("{pp: 4, schedule: gpipe}", 4, 1, 8); }
+
+TEST(Engine, InterleavedBubbleIsPMinusOneOverVM) { expect_bubble("{pp: 4, vpp: 2}", 4, 2, 8); }
+
+TEST(Engine, CollapsedAndFullRunsAgree) {
+  ScratchDir dir;
+  const config::Scenario s = scenario(dir, "{tp: 2, pp: 2, dp: 2}", 8, 8, 8);
+  const IdealLinks links{50e9, 5e-6, 25e9, 5e-6};
+  const auto [collapsed_time, collapsed_peak] = simulate_in_child(s, false, links);
+  const auto [full_time, full_peak] = simulate_in_child(s, true, links);
+  EXPECT_GT(collapsed_time, 0);
+  EXPECT_DOUBLE_EQ(collapsed_time, full_time);
+  EXPECT_DOUBLE_EQ(collapsed_peak, full_peak);
+}
+
+// Data-parallel gradient all-reduces on their own stream overlap the backward pass: with enough
+// bandwidth only the last bucket is exposed; with little, the chain of all-reduces (each starts when
+// its bucket is ready and the previous one is done) ends after the backward, and the exposed time is
+// exactly that chain's end minus the end of the backward, computed here by hand from the formula.
+double exposed_dp_comm(double bandwidth, double* hand_computed) {
+  ScratchDir dir;
+  const config::Scenario s = scenario(dir, "{dp: 2, dp_bucket: 16MiB}", 8, 2, 2);
+  const workload::ParallelPlan plan = workload::make_plan(s);
+  const workload::Graph graph = workload::build_rank_graph(s, plan, 0);
+  const IdealLinks links{bandwidth, 10e-6, 1e15, 0};
+  const EngineResult run = simulate_scenario(s, false, links);
+  const RankRun& rr = run.ranks[0];
+  double chain_end = 0;
+  double backward_end = 0;
+  for (workload::OpId id = 0; id < graph.size(); ++id) {
+    const workload::Op& op = graph.op(id);
+    if (op.stream == workload::Stream::kCompute && op.phase == workload::Phase::kBackward) {
+      backward_end = std::max(backward_end, rr.end_s[id]);
+    }
+    if (op.kind != workload::OpKind::kCollective || op.stream != workload::Stream::kDpComm) continue;
+    double ready = 0;
+    for (const workload::OpId pred : graph.predecessors(id)) {
+      if (graph.op(pred).stream != workload::Stream::kDpComm) ready = std::max(ready, rr.end_s[pred]);
+    }
+    chain_end =
+        std::max(ready, chain_end) + IdealTransport::collective_s(op.collective.kind, 2, op.bytes, links);
+  }
+  *hand_computed = std::max(0.0, chain_end - backward_end);
+  const double start = run.total_time_s - run.iteration_time_s;
+  return report::attribute_time(graph, rr, start, run.total_time_s).exposed_comm_s;
+}
+
+TEST(Engine, DataParallelAllReduceHiddenWhenBandwidthSuffices) {
+  double hand = 0;
+  const double exposed = exposed_dp_comm(1e12, &hand);
+  EXPECT_NEAR(exposed, hand, 1e-9);
+  EXPECT_LT(exposed, 1e-3);
+}
+
+TEST(Engine, DataParallelAllReduceExposedWhenBandwidthLacks) {
+  double hand = 0;
+  const double exposed = exposed_dp_comm(1e9, &hand);
+  EXPECT_GT(hand, 0.01);
+  EXPECT_NEAR(exposed, hand, 1e-9 * hand);
+}
+
+TEST(Engine, MemoryPeakIsPositiveAndEverythingIsFreed) {
+  ScratchDir dir;
+  const config::Scenario s = scenario(dir, "{}", 4, 2, 1);
+  const EngineResult run = simulate_scenario(s, false);
+  ASSERT_EQ(run.ranks.size(), 1u);
+  EXPECT_GT(run.ranks[0].peak_hbm_bytes, 0);
+  EXPECT_DOUBLE_EQ(run.ranks[0].hbm_samples.back().second, 0.0);
+}
+
+}  // namespace
+}  // namespace trainsim::engine

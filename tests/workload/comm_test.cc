@@ -1,0 +1,263 @@
+// Communication in the graphs against the seed paper's formulas (seed-papers.md B4, A8;
+// ground-truth.md A.7, A.9, B.4, B.11).
+#include <gtest/gtest.h>
+
+#include "sim/analytic/comm_volume.h"
+#include "sim/analytic/params.h"
+#include "sim/workload/builder.h"
+#include "sim/workload/comm_log.h"
+#include "tests/workload/workload_test_util.h"
+
+namespace trainsim::workload {
+namespace {
+
+using config::Recompute;
+using config::SequenceParallel;
+
+double group_volume(const std::vector<CommLogEntry>& log, GroupKind group) {
+  double v = 0;
+  for (const CommLogEntry& e : log) {
+    if (e.group == group) v += e.volume_bytes;
+  }
+  return v;
+}
+
+bool in_layer(const Op& op) { return op.layer >= 0; }
+
+// Anthony et al. 2024: ZeRO-3 moves 1.5x the data-parallel volume, ZeRO-1 and ZeRO-2 the same.
+TEST(CommVolume, ZeroStagesAgainstDataParallel) {
+  double volume[4];
+  double psi = 0;
+  for (int stage = 0; stage <= 3; ++stage) {
+    testing::PlanSpec spec;
+    spec.dp = 8;
+    spec.zero = stage;
+    config::Scenario sc = testing::make_scenario("llama2-7b", 8, 1, spec);
+    sc.model.layers = 4;
+    psi = static_cast<double>(analytic::parameter_count(sc.model).total);
+    const ParallelPlan plan = make_plan(sc);
+    volume[stage] = group_volume(comm_log(plan, build_rank_graph(sc, plan, 0)), GroupKind::kDp);
+  }
+  EXPECT_DOUBLE_EQ(volume[0], analytic::dp_allreduce_volume(psi, 2));
+  EXPECT_DOUBLE_EQ(volume[1] / volume[0], 1.0);
+  EXPECT_DOUBLE_EQ(volume[2] / volume[0], 1.0);
+  EXPECT_DOUBLE_EQ(volume[3] / volume[0], 1.5);
+  EXPECT_DOUBLE_EQ(volume[3], analytic::zero3_volume(psi, 2));
+}
+
+TEST(CommVolume, ZeroTwoAndThreeReduceEveryMicroBatch) {
+  for (int stage : {1, 2, 3}) {
+    testing::PlanSpec spec;
+    spec.dp = 4;
+    spec.zero = stage;
+    config::Scenario sc = testing::make_scenario("llama2-7b", 12, 1, spec);  // 3 micro-batches
+    sc.model.layers = 2;
+    const double psi = static_cast<double>(analytic::parameter_count(sc.model).total);
+    const ParallelPlan plan = make_plan(sc);
+    const auto log = comm_log(plan, build_rank_graph(sc, plan, 0));
+    double rs = 0, ag = 0;
+    for (const CommLogEntry& e : log) {
+      if (e.kind == CommKind::kReduceScatter) rs += e.total_bytes;
+      if (e.kind == CommKind::kAllGather) ag += e.total_bytes;
+    }
+    EXPECT_DOUBLE_EQ(rs, (stage == 1 ? 1 : 3) * 2 * psi) << "ZeRO-" << stage;
+    EXPECT_DOUBLE_EQ(ag, (stage == 3 ? 6 : 1) * 2 * psi) << "ZeRO-" << stage;
+  }
+}
+
+// Megatron TP: 2 all-reduces of bsh forward and 2 backward per layer and micro-batch, a volume per
+// device of 8bsh(t-1)/t (Narayanan et al. 2021); full recompute adds the forward's two.
+TEST(CommVolume, TensorParallelAllReducesPerLayer) {
+  for (Recompute recompute : {Recompute::kNone, Recompute::kFull}) {
+    testing::PlanSpec spec;
+    spec.tp = 4;
+    spec.recompute = recompute;
+    config::Scenario sc = testing::make_scenario("megatron-1.7b", 2, 1, spec);  // 2 micro-batches
+    sc.model.layers = 3;
+    const ParallelPlan plan = make_plan(sc);
+    const Graph g = build_rank_graph(sc, plan, 0);
+    const double b = 1, s = 2048, h = 2304, t = 4, e = 2;
+    const auto tp_layer_op = [](const Op& op) {
+      return op.kind == OpKind::kCollective && op.collective.group.kind == GroupKind::kTp && in_layer(op);
+    };
+    const int64_t per_layer = recompute == Recompute::kFull ? 6 : 4;
+    EXPECT_EQ(testing::count_ops(g, tp_layer_op), per_layer * 3 * 2);
+    for (const Op& op : g.ops()) {
+      if (!tp_layer_op(op)) continue;
+      EXPECT_EQ(op.collective.kind, CollectiveKind::kAllReduce);
+      EXPECT_DOUBLE_EQ(op.bytes, b * s * h * e);
+    }
+    const double wire = testing::sum_bytes(g, tp_layer_op) * wire_factor(CommKind::kAllReduce, 4) / (3 * 2);
+    EXPECT_DOUBLE_EQ(wire, analytic::tp_layer_wire_volume(b, s, h, t, e) * per_layer / 4);
+  }
+}
+
+// Megatron-SP replaces each all-reduce by a reduce-scatter and an all-gather; its backward also
+// gathers the sequence-sharded input again for the weight gradients.
+TEST(CommVolume, SequenceParallelGathersAndScatters) {
+  testing::PlanSpec spec;
+  spec.tp = 4;
+  spec.sequence = SequenceParallel::kMegatron;
+  config::Scenario sc = testing::make_scenario("megatron-1.7b", 1, 1, spec);
+  sc.model.layers = 2;
+  const ParallelPlan plan = make_plan(sc);
+  const Graph g = build_rank_graph(sc, plan, 0);
+  const auto count = [&g](CollectiveKind kind, Phase phase) {
+    return testing::count_ops(g, [&](const Op& op) {
+      return op.kind == OpKind::kCollective && op.collective.kind == kind && op.phase == phase &&
+             in_layer(op);
+    });
+  };
+  EXPECT_EQ(count(CollectiveKind::kAllGather, Phase::kForward), 2 * 2);
+  EXPECT_EQ(count(CollectiveKind::kReduceScatter, Phase::kForward), 2 * 2);
+  EXPECT_EQ(count(CollectiveKind::kAllGather, Phase::kBackward), 4 * 2);
+  EXPECT_EQ(count(CollectiveKind::kReduceScatter, Phase::kBackward), 2 * 2);
+  EXPECT_EQ(count(CollectiveKind::kAllReduce, Phase::kForward), 0);
+}
+
+// Pipeline: b*s*h per micro-batch and stage boundary in each direction (A.7); b*s*h/t when the
+// activations are sequence-sharded.
+TEST(CommVolume, PipelineSendsOneActivationAndOneGradientPerBoundary) {
+  for (SequenceParallel sequence : {SequenceParallel::kNone, SequenceParallel::kMegatron}) {
+    testing::PlanSpec spec;
+    spec.pp = 4;
+    spec.tp = 2;
+    spec.sequence = sequence;
+    config::Scenario sc = testing::make_scenario("megatron-1.7b", 8, 1, spec);  // 8 micro-batches
+    const ParallelPlan plan = make_plan(sc);
+    const std::vector<Graph> graphs = build_class_graphs(sc, plan);
+    const double message = 1.0 * 2048 * 2304 * 2 / (sequence == SequenceParallel::kMegatron ? 2 : 1);
+    for (int64_t stage = 0; stage < 4; ++stage) {
+      const auto log = comm_log(plan, graphs[stage]);
+      double sends = 0;
+      for (const CommLogEntry& e : log) {
+        if (e.kind != CommKind::kSend) continue;
+        EXPECT_EQ(e.group, GroupKind::kPp);
+        EXPECT_DOUBLE_EQ(e.bytes_per_call, message);
+        sends += static_cast<double>(e.calls);
+      }
+      const int boundaries = (stage > 0 ? 1 : 0) + (stage < 3 ? 1 : 0);
+      EXPECT_EQ(sends, 8 * boundaries) << "stage " << stage;
+    }
+  }
+}
+
+// DeepSpeed-Ulysses: 4 all-to-alls forward and 4 backward per layer; the forward's sum to
+// 4*N*h/P per rank for multi-head attention (ground-truth.md B.4).
+TEST(CommVolume, UlyssesAllToAllsPerLayer) {
+  testing::PlanSpec spec;
+  spec.sp = 4;
+  spec.sequence = SequenceParallel::kUlysses;
+  config::Scenario sc = testing::make_scenario("megatron-1.7b", 1, 1, spec);
+  sc.model.layers = 2;
+  const ParallelPlan plan = make_plan(sc);
+  const Graph g = build_rank_graph(sc, plan, 0);
+  const auto a2a = [](Phase phase) {
+    return [phase](const Op& op) {
+      return op.kind == OpKind::kCollective && op.collective.kind == CollectiveKind::kAllToAll &&
+             op.phase == phase;
+    };
+  };
+  EXPECT_EQ(testing::count_ops(g, a2a(Phase::kForward)), 4 * 2);
+  EXPECT_EQ(testing::count_ops(g, a2a(Phase::kBackward)), 4 * 2);
+  EXPECT_DOUBLE_EQ(testing::sum_bytes(g, a2a(Phase::kForward)) / 2,
+                   analytic::ulysses_layer_forward_volume(1, 2048, 2304, 4, 2));
+  // GQA: the k and v messages shrink with the key/value heads.
+  config::Scenario gqa = testing::make_scenario("llama3-8b", 1, 1, spec);
+  gqa.model.layers = 1;
+  const ParallelPlan gqa_plan = make_plan(gqa);
+  const Graph gg = build_rank_graph(gqa, gqa_plan, 0);
+  const double q = 2.0 * (8192 / 4) * 32 * 128, kv = 2.0 * (8192 / 4) * 8 * 128;
+  EXPECT_DOUBLE_EQ(testing::sum_bytes(gg, a2a(Phase::kForward)), 2 * q + 2 * kv);
+}
+
+// Ring attention: P-1 K/V passes forward, each overlapping an attention block.
+TEST(CommVolume, RingAttentionPassesKeyValueBlocks) {
+  testing::PlanSpec spec;
+  spec.sp = 4;
+  spec.tp = 2;
+  spec.sequence = SequenceParallel::kRing;
+  config::Scenario sc = testing::make_scenario("llama3-8b", 1, 1, spec);
+  sc.model.layers = 1;
+  const ParallelPlan plan = make_plan(sc);
+  const Graph g = build_rank_graph(sc, plan, 0);
+  const double kv = 2.0 * 2 * (8192 / 4) * (8 / 2) * 128;  // K and V, local tokens, kv heads / tp
+  const auto sends = [&g](Phase phase) {
+    std::vector<double> sizes;
+    for (const Op& op : g.ops()) {
+      if (op.kind == OpKind::kSend && op.label == OpLabel::kCpComm && op.phase == phase)
+        sizes.push_back(op.bytes);
+    }
+    return sizes;
+  };
+  EXPECT_EQ(sends(Phase::kForward), (std::vector<double>{kv, kv, kv}));
+  EXPECT_EQ(sends(Phase::kBackward), (std::vector<double>{kv, 2 * kv, 2 * kv, kv}));
+  EXPECT_EQ(testing::count_ops(g,
+                               [](const Op& op) {
+                                 return op.kind == OpKind::kAttentionForward && op.phase == Phase::kForward;
+                               }),
+            4);
+}
+
+// FPDT (seed-papers.md A8): per layer, 4u all-to-alls forward of 1/u the Ulysses message and
+// u(u+1)/2 attention blocks; the same all-to-all volume as Ulysses.
+TEST(CommVolume, FpdtSplitsUlyssesIntoChunks) {
+  for (bool offload : {true, false}) {
+    testing::PlanSpec spec;
+    spec.sp = 4;
+    spec.sequence = SequenceParallel::kFpdt;
+    config::Scenario sc = testing::make_scenario("llama3-8b", 1, 1, spec);
+    sc.model.layers = 1;
+    sc.model.seq_len = 65536;
+    sc.parallelism.fpdt.chunk_tokens = 16384;  // u = 4
+    sc.parallelism.fpdt.offload = offload;
+    const ParallelPlan plan = make_plan(sc);
+    const Graph g = build_rank_graph(sc, plan, 0);
+    const int64_t u = 4;
+    const auto layer_ops = [&g](OpKind kind, Phase phase) {
+      return testing::count_ops(
+          g, [&](const Op& op) { return op.kind == kind && op.phase == phase && op.layer >= 0; });
+    };
+    const auto a2a = [](Phase phase) {
+      return [phase](const Op& op) {
+        return op.kind == OpKind::kCollective && op.collective.kind == CollectiveKind::kAllToAll &&
+               op.phase == phase && op.layer >= 0;
+      };
+    };
+    EXPECT_EQ(testing::count_ops(g, a2a(Phase::kForward)), 4 * u) << offload;
+    EXPECT_EQ(testing::count_ops(g, a2a(Phase::kBackward)), 4 * u) << offload;
+    EXPECT_EQ(layer_ops(OpKind::kAttentionForward, Phase::kForward), u * (u + 1) / 2) << offload;
+    EXPECT_EQ(layer_ops(OpKind::kAttentionBackward, Phase::kBackward), u * (u + 1) / 2) << offload;
+    // Same volume as Ulysses on the same model.
+    testing::PlanSpec uspec = spec;
+    uspec.sequence = SequenceParallel::kUlysses;
+    config::Scenario us = testing::make_scenario("llama3-8b", 1, 1, uspec);
+    us.model.layers = 1;
+    us.model.seq_len = 65536;
+    const ParallelPlan uplan = make_plan(us);
+    const Graph ug = build_rank_graph(us, uplan, 0);
+    EXPECT_DOUBLE_EQ(testing::sum_bytes(g, a2a(Phase::kForward)),
+                     testing::sum_bytes(ug, a2a(Phase::kForward)));
+    // Causal diagonal: u of the forward blocks are causal.
+    EXPECT_EQ(testing::count_ops(g,
+                                 [](const Op& op) {
+                                   return op.kind == OpKind::kAttentionForward &&
+                                          op.phase == Phase::kForward && op.attention.causal;
+                                 }),
+              u);
+    // Offload: one world barrier per chunk forward; D2H of x, q, k, v, o, lse per chunk.
+    const int64_t barriers = testing::count_ops(g, [](const Op& op) {
+      return op.kind == OpKind::kCollective && op.collective.kind == CollectiveKind::kBarrier &&
+             op.phase == Phase::kForward;
+    });
+    EXPECT_EQ(barriers, offload ? u : 0);
+    const int64_t offloads = testing::count_ops(g, [](const Op& op) {
+      return op.kind == OpKind::kCopy && op.copy.direction == CopyDirection::kDeviceToHost &&
+             op.phase == Phase::kForward && op.layer >= 0;
+    });
+    EXPECT_EQ(offloads, offload ? 6 * u : 0);
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::workload

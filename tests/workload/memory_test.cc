@@ -1,0 +1,184 @@
+// Memory from the graphs' alloc/free events: Korthikanti Table 2 per layer, ZeRO model states,
+// pipeline in-flight activations, FPDT's worked example (seed-papers.md A9).
+#include "sim/workload/memory.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/analytic/memory.h"
+#include "sim/workload/activations.h"
+#include "sim/workload/builder.h"
+#include "sim/workload/layout.h"
+#include "sim/workload/shapes.h"
+#include "tests/workload/workload_test_util.h"
+
+namespace trainsim::workload {
+namespace {
+
+using config::Recompute;
+using config::SequenceParallel;
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+constexpr double kMiB = 1024.0 * 1024;
+
+int cat(MemoryCategory c) { return static_cast<int>(c); }
+
+// What layer 1 of micro-batch 0 keeps for its backward: its stash and its input (allocated by
+// layer 0's forward as its output).
+double layer_one_activation_bytes(const Graph& g) {
+  return testing::sum_bytes(g, [](const Op& op) {
+    return op.kind == OpKind::kAlloc && op.phase == Phase::kForward && op.micro_batch == 0 &&
+           ((op.layer == 1 && op.label == OpLabel::kActivationStash) ||
+            (op.layer == 0 && op.label == OpLabel::kLayerInput));
+  });
+}
+
+// Korthikanti et al. 2022 Table 2 with the 22B model of Table 3 (a = 64, h = 6144, s = 2048), b = 4.
+TEST(ActivationMemory, GraphReproducesKorthikantiTable2) {
+  const double s = 2048, b = 4, h = 6144, a = 64;
+  const double sbh = s * b * h;
+  struct Row {
+    const char* name;
+    int64_t tp;
+    SequenceParallel sequence;
+    Recompute recompute;
+    double bytes;
+  };
+  const double t = 8;
+  const Row rows[] = {
+      {"no parallelism", 1, SequenceParallel::kNone, Recompute::kNone, sbh * (34 + 5 * a * s / h)},
+      {"tensor parallel", 8, SequenceParallel::kNone, Recompute::kNone,
+       sbh * (10 + 24 / t + 5 * a * s / (h * t))},
+      {"tensor + sequence parallel", 8, SequenceParallel::kMegatron, Recompute::kNone,
+       sbh * (34 / t + 5 * a * s / (h * t))},
+      {"tensor parallel + selective recompute", 8, SequenceParallel::kNone, Recompute::kSelective,
+       sbh * (10 + 24 / t)},
+      {"tensor + sequence parallel + selective recompute", 8, SequenceParallel::kMegatron,
+       Recompute::kSelective, sbh * 34 / t},
+      {"full recompute", 8, SequenceParallel::kNone, Recompute::kFull, sbh * 2},
+  };
+  for (const Row& row : rows) {
+    testing::PlanSpec spec;
+    spec.tp = row.tp;
+    spec.sequence = row.sequence;
+    spec.recompute = row.recompute;
+    config::Scenario sc = testing::make_scenario("megatron-22b", 4, 4, spec);
+    sc.model.layers = 4;  // the per-layer bytes do not depend on depth
+    const ParallelPlan plan = make_plan(sc);
+    const Graph g = build_rank_graph(sc, plan, 0);
+    EXPECT_DOUBLE_EQ(layer_one_activation_bytes(g), row.bytes) << row.name;
+  }
+}
+
+TEST(ActivationMemory, FirstOneFOneBStageHoldsPipelineDepthMicroBatches) {
+  testing::PlanSpec spec;
+  spec.tp = 2;
+  spec.pp = 4;
+  spec.recompute = Recompute::kFull;
+  config::Scenario sc = testing::make_scenario("megatron-1.7b", 8, 1, spec);
+  const ParallelPlan plan = make_plan(sc);
+  const std::vector<Graph> graphs = build_class_graphs(sc, plan);
+  const double input = 2.0 * 2048 * 1 * 2304;  // 2sbh: the layer input of full recompute
+  const double rematerialised = layer_activation_bytes(derive_shapes(sc, plan)).full_stash;
+  for (int64_t stage = 1; stage < 3; ++stage) {  // stages without embedding or LM head
+    const MemoryTimeline t = memory_timeline(graphs[stage]);
+    // pp - stage micro-batches in flight, 6 layers each; during a backward also one layer's
+    // rematerialised activations.
+    const double kept = static_cast<double>(4 - stage) * 6 * input;
+    EXPECT_DOUBLE_EQ(t.hbm_max[cat(MemoryCategory::kActivations)], kept + rematerialised)
+        << "stage " << stage;
+  }
+  EXPECT_GT(memory_timeline(graphs[1]).hbm_max[cat(MemoryCategory::kActivations)],
+            memory_timeline(graphs[2]).hbm_max[cat(MemoryCategory::kActivations)]);
+}
+
+// ZeRO model states (Rajbhandari et al. 2020; ground-truth.md A.9): with Ψ parameters and N ranks,
+// ZeRO-0 2Ψ + 2Ψ + 12Ψ, ZeRO-1 2Ψ + 2Ψ + 12Ψ/N, ZeRO-2 2Ψ + 14Ψ/N, ZeRO-3 16Ψ/N.
+TEST(ModelStateMemory, GraphAllocationsFollowTheZeroFormulas) {
+  const double n = 8;
+  for (int stage = 0; stage <= 3; ++stage) {
+    testing::PlanSpec spec;
+    spec.dp = 8;
+    spec.zero = stage;
+    const config::Scenario sc = testing::make_scenario("llama3-8b", 8, 1, spec);
+    const ParallelPlan plan = make_plan(sc);
+    const Graph g = build_rank_graph(sc, plan, 0);
+    const MemoryTimeline t = memory_timeline(g);
+    const double psi = 8030261248.0;  // Llama 3 8B
+    const double weights = stage >= 3 ? 2 * psi / n : 2 * psi;
+    const double grads = stage >= 2 ? 2 * psi / n : 2 * psi;
+    const double optimizer = stage >= 1 ? 12 * psi / n : 12 * psi;
+    EXPECT_DOUBLE_EQ(t.hbm_max[cat(MemoryCategory::kWeights)], weights) << "ZeRO-" << stage;
+    EXPECT_DOUBLE_EQ(t.hbm_max[cat(MemoryCategory::kGradients)], grads) << "ZeRO-" << stage;
+    EXPECT_DOUBLE_EQ(t.hbm_max[cat(MemoryCategory::kOptimizer)], optimizer) << "ZeRO-" << stage;
+    const analytic::ZeroModelState z = analytic::zero_model_state(psi, n, stage, 2, 12);
+    EXPECT_DOUBLE_EQ(z.total(), weights + grads + optimizer);
+  }
+}
+
+// seed-papers.md A9: Llama-3-8B, 2M tokens, 4 GPUs, 64K chunks (u = 32), offload and CPU
+// checkpointing as in the FPDT recipes.
+TEST(FpdtMemory, GraphMatchesTheWorkedExample) {
+  testing::PlanSpec spec;
+  spec.sp = 4;
+  spec.sequence = SequenceParallel::kFpdt;
+  spec.zero = 3;
+  spec.recompute = Recompute::kFull;
+  config::Scenario sc = testing::make_scenario("llama3-8b", 1, 1, spec);
+  sc.model.seq_len = 2 * 1024 * 1024;
+  sc.parallelism.fpdt.chunk_tokens = 65536;
+  sc.parallelism.fpdt.offload = true;
+  sc.parallelism.cpu_checkpointing = true;
+  sc.cluster.topology.node.gpus = 4;
+  const ParallelPlan plan = make_plan(sc);
+  const Graph g = build_rank_graph(sc, plan, 0);
+  const auto allocates = [&g](MemorySpace space, double bytes) {
+    return testing::count_ops(g, [&](const Op& op) {
+             return op.kind == OpKind::kAlloc && op.buffer.space == space && op.bytes == bytes;
+           }) > 0;
+  };
+  EXPECT_TRUE(allocates(MemorySpace::kHbm, 128 * kMiB)) << "q chunk";
+  EXPECT_TRUE(allocates(MemorySpace::kHbm, 32 * kMiB)) << "k/v chunk";
+  EXPECT_TRUE(allocates(MemorySpace::kHbm, 256 * kMiB)) << "fp32 output accumulator";
+  EXPECT_TRUE(allocates(MemorySpace::kHost, 128 * kMiB)) << "x local chunk";
+  EXPECT_TRUE(allocates(MemorySpace::kHbm, 4 * kGiB)) << "an O(S/P) tensor";
+
+  // Host: 32 CPU checkpoints of 4 GiB, plus the live layer's x, q, k, v, o, lse (A9's ~22 GiB
+  // with dq) and fp32 dq of chunks 1..31 -- and the dO chunks DeepSpeed also offloads (4 GiB),
+  // which A9 leaves out.
+  const double live_layer = 4 * kGiB + 4 * kGiB + 2 * kGiB + 4 * kGiB + 64 * kMiB + 31.0 / 32 * 8 * kGiB;
+  const MemoryTimeline t = memory_timeline(g);
+  EXPECT_DOUBLE_EQ(t.peak_host_bytes, 32 * 4 * kGiB + live_layer + 4 * kGiB);
+  EXPECT_NEAR(live_layer / kGiB, 22, 0.5);
+  const analytic::FpdtMemory f = analytic::fpdt_memory(sc);
+  EXPECT_DOUBLE_EQ(f.host_per_live_layer_bytes, live_layer);
+  EXPECT_DOUBLE_EQ(f.host_checkpoint_bytes, 128 * kGiB);
+  // A9: "~0.6 TB per 4-GPU node".
+  EXPECT_NEAR(peak_host_bytes_per_node(plan, {t.peak_host_bytes}, 4) / 1e12, 0.66, 0.05);
+  // HBM: the K/V working set never exceeds 3 chunk pairs (A7), and 2M tokens fit an 80 GB A100.
+  EXPECT_LT(t.peak_hbm_bytes, 80e9);
+}
+
+TEST(MemoryTimeline, PeakAndCategoriesFollowProgramOrder) {
+  Graph g;
+  g.info.buffers = 3;
+  const auto alloc = [&g](BufferId id, MemorySpace space, MemoryCategory c, double bytes, bool free) {
+    Op op;
+    op.kind = free ? OpKind::kFree : OpKind::kAlloc;
+    op.buffer = {id, space, c};
+    op.bytes = bytes;
+    g.add(op, {});
+  };
+  alloc(0, MemorySpace::kHbm, MemoryCategory::kWeights, 10, false);
+  alloc(1, MemorySpace::kHbm, MemoryCategory::kActivations, 5, false);
+  alloc(1, MemorySpace::kHbm, MemoryCategory::kActivations, 5, true);
+  alloc(2, MemorySpace::kHost, MemoryCategory::kActivations, 7, false);
+  alloc(2, MemorySpace::kHost, MemoryCategory::kActivations, 7, true);
+  alloc(0, MemorySpace::kHbm, MemoryCategory::kWeights, 10, true);
+  const MemoryTimeline t = memory_timeline(g);
+  EXPECT_EQ(t.peak_hbm_bytes, 15);
+  EXPECT_EQ(t.hbm_at_peak[cat(MemoryCategory::kActivations)], 5);
+  EXPECT_EQ(t.hbm_peak_op, 1u);
+  EXPECT_EQ(t.peak_host_bytes, 7);
+}
+
+}  // namespace
+}  // namespace trainsim::workload

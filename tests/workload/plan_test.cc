@@ -1,0 +1,109 @@
+// ParallelPlan: rank <-> coordinates, process groups and symmetry classes.
+#include "sim/workload/plan.h"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "sim/workload/errors.h"
+
+namespace trainsim::workload {
+namespace {
+
+config::Parallelism degrees(int64_t tp, int64_t sp, int64_t dp, int64_t pp,
+                            std::string order = "tp-sp-dp-pp") {
+  config::Parallelism p;
+  p.tp = tp;
+  p.sp = sp;
+  p.dp = dp;
+  p.pp = pp;
+  p.order = std::move(order);
+  return p;
+}
+
+TEST(ParallelPlan, DefaultOrderIsMegatronTensorInnermost) {
+  const ParallelPlan plan(degrees(4, 2, 3, 2));
+  EXPECT_EQ(plan.world_size(), 48);
+  // Ranks 0..3 form the first tensor-parallel group; rank 4 starts the next sequence-parallel slot.
+  EXPECT_EQ(plan.members(plan.group_of(0, GroupKind::kTp)), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(plan.coords(5), (Coords{{1, 1, 0, 0}}));
+  EXPECT_EQ(plan.coords(8), (Coords{{0, 0, 1, 0}}));
+  EXPECT_EQ(plan.coords(24), (Coords{{0, 0, 0, 1}}));
+  EXPECT_EQ(plan.members(plan.group_of(0, GroupKind::kPp)), (std::vector<int64_t>{0, 24}));
+  EXPECT_EQ(plan.members(plan.group_of(1, GroupKind::kDp)), (std::vector<int64_t>{1, 9, 17}));
+  EXPECT_EQ(plan.members(plan.group_of(0, GroupKind::kDpSp)), (std::vector<int64_t>{0, 4, 8, 12, 16, 20}));
+}
+
+TEST(ParallelPlan, CoordinatesRoundTripForEveryOrder) {
+  for (const char* order : {"tp-sp-dp-pp", "pp-dp-sp-tp", "dp-tp-pp-sp"}) {
+    const ParallelPlan plan(degrees(2, 3, 2, 2, order));
+    std::set<std::array<int64_t, kAxisCount>> seen;
+    for (int64_t r = 0; r < plan.world_size(); ++r) {
+      const Coords c = plan.coords(r);
+      EXPECT_EQ(plan.rank_of(c), r) << order;
+      seen.insert(c.at);
+    }
+    EXPECT_EQ(static_cast<int64_t>(seen.size()), plan.world_size()) << order;
+  }
+  // With pp innermost, consecutive ranks are consecutive pipeline stages.
+  const ParallelPlan pp_inner(degrees(2, 1, 2, 4, "pp-tp-sp-dp"));
+  EXPECT_EQ(pp_inner.members(pp_inner.group_of(0, GroupKind::kPp)), (std::vector<int64_t>{0, 1, 2, 3}));
+}
+
+TEST(ParallelPlan, GroupsPartitionTheRanksAndAgreeWithRankInGroup) {
+  const ParallelPlan plan(degrees(2, 2, 3, 2, "sp-dp-tp-pp"));
+  for (GroupKind kind : {GroupKind::kTp, GroupKind::kSp, GroupKind::kDp, GroupKind::kPp, GroupKind::kDpSp,
+                         GroupKind::kWorld}) {
+    std::vector<int> covered(plan.world_size(), 0);
+    for (int32_t g = 0; g < plan.group_count(kind); ++g) {
+      const std::vector<int64_t> members = plan.members({kind, g});
+      ASSERT_EQ(static_cast<int64_t>(members.size()), plan.group_size(kind));
+      for (size_t i = 0; i < members.size(); ++i) {
+        ++covered[members[i]];
+        EXPECT_EQ(plan.group_of(members[i], kind), (GroupId{kind, g}));
+        EXPECT_EQ(plan.rank_in_group(members[i], kind), static_cast<int64_t>(i));
+      }
+    }
+    for (int c : covered) EXPECT_EQ(c, 1) << to_string(kind);
+  }
+}
+
+TEST(ParallelPlan, EmbeddingGroupJoinsFirstAndLastStage) {
+  const ParallelPlan plan(degrees(2, 1, 2, 4));
+  EXPECT_EQ(plan.members(plan.group_of(1, GroupKind::kEmbedding)), (std::vector<int64_t>{1, 13}));
+  EXPECT_EQ(plan.group_of(13, GroupKind::kEmbedding), plan.group_of(1, GroupKind::kEmbedding));
+  EXPECT_DEATH(plan.group_of(5, GroupKind::kEmbedding), "no embedding group");
+}
+
+TEST(ParallelPlan, OneSymmetryClassPerStage) {
+  const ParallelPlan plan(degrees(8, 16, 8, 16));
+  const std::vector<SymmetryClass> classes = plan.symmetry_classes();
+  ASSERT_EQ(classes.size(), 16u);
+  for (const SymmetryClass& c : classes) {
+    EXPECT_EQ(c.size, 1024);
+    EXPECT_EQ(plan.coords(c.representative), (Coords{{0, 0, 0, c.stage}}));
+    EXPECT_EQ(plan.class_of(c.representative), c.id);
+  }
+  const ParallelPlan small(degrees(2, 1, 2, 2));
+  EXPECT_EQ(small.class_members(1), (std::vector<int64_t>{4, 5, 6, 7}));
+}
+
+TEST(ParallelPlan, RejectsBadOrdersAndDegrees) {
+  EXPECT_THROW(ParallelPlan(degrees(2, 1, 1, 1, "tp-dp-pp")), PlanError);
+  EXPECT_THROW(ParallelPlan(degrees(2, 1, 1, 1, "tp-tp-dp-pp")), PlanError);
+  EXPECT_THROW(ParallelPlan(degrees(2, 1, 1, 1, "tp-sp-dp-xx")), PlanError);
+  EXPECT_THROW(ParallelPlan(degrees(0, 1, 1, 1)), PlanError);
+  config::Scenario s;
+  s.parallelism = degrees(2, 1, 2, 2);
+  s.cluster.gpus = 16;
+  try {
+    make_plan(s);
+    FAIL() << "expected PlanError";
+  } catch (const PlanError& e) {
+    EXPECT_EQ(e.setting(), "parallelism");
+    EXPECT_NE(std::string(e.what()).find("cluster.gpus is 16"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::workload

@@ -1,0 +1,169 @@
+// Ordering rules the frameworks follow: DDP buckets fire in reverse layer order during the last
+// micro-batch's backward, ZeRO-3 prefetches one layer ahead, pipeline receives precede the layers
+// that consume them, and FPDT's loop (seed-papers.md A4-A6) has its prefetches, syncs and dq round
+// trips.
+#include <gtest/gtest.h>
+
+#include "sim/workload/builder.h"
+#include "tests/workload/workload_test_util.h"
+
+namespace trainsim::workload {
+namespace {
+
+using config::Recompute;
+using config::SequenceParallel;
+
+TEST(DataParallel, BucketsFireInReverseLayerOrderDuringTheLastBackward) {
+  testing::PlanSpec spec;
+  spec.dp = 4;
+  config::Scenario s = testing::make_scenario("megatron-1.7b", 12, 1, spec);  // 3 micro-batches
+  s.model.layers = 6;
+  s.parallelism.dp_bucket_bytes = 40e6;  // about 1.5 layers of gradients
+  const ParallelPlan plan = make_plan(s);
+  const Graph g = build_rank_graph(s, plan, 0);
+  std::vector<int32_t> producer_layers;
+  for (OpId id = 0; id < g.size(); ++id) {
+    const Op& op = g.op(id);
+    if (op.kind != OpKind::kCollective || op.label != OpLabel::kGradSync) continue;
+    EXPECT_EQ(op.phase, Phase::kBackward);
+    EXPECT_EQ(op.micro_batch, 2) << "only the last micro-batch reduces";
+    EXPECT_EQ(op.stream, Stream::kDpComm);
+    EXPECT_EQ(op.collective.kind, CollectiveKind::kAllReduce);
+    // The bucket waits for the gradient that closed it.
+    const auto preds = g.predecessors(id);
+    ASSERT_FALSE(preds.empty());
+    producer_layers.push_back(op.layer);
+  }
+  ASSERT_GE(producer_layers.size(), 4u);
+  EXPECT_TRUE(std::is_sorted(producer_layers.rbegin(), producer_layers.rend())) << "reverse layer order";
+  // Without overlap every bucket waits for the end of the backward.
+  s.parallelism.overlap_grad_reduce = false;
+  const Graph late = build_rank_graph(s, plan, 0);
+  for (const Op& op : late.ops()) {
+    if (op.label == OpLabel::kGradSync) {
+      EXPECT_EQ(op.phase, Phase::kOptimizer);
+    }
+  }
+}
+
+TEST(ZeroThree, GathersEachLayerOneAheadInForwardAndBackward) {
+  testing::PlanSpec spec;
+  spec.dp = 4;
+  spec.zero = 3;
+  config::Scenario s = testing::make_scenario("llama2-7b", 4, 1, spec);
+  s.model.layers = 3;
+  const ParallelPlan plan = make_plan(s);
+  const Graph g = build_rank_graph(s, plan, 0);
+  // Units in execution order: embedding, 3 layers, head, then head, 3 layers, embedding.
+  int64_t gathers = 0, scatters = 0;
+  OpId first_layer_compute = kNoOp;
+  OpId second_gather = kNoOp, third_gather = kNoOp;
+  for (OpId id = 0; id < g.size(); ++id) {
+    const Op& op = g.op(id);
+    if (op.kind == OpKind::kCollective && op.label == OpLabel::kParamGather) {
+      ++gathers;
+      if (gathers == 2) second_gather = id;
+      if (gathers == 3) third_gather = id;
+    }
+    if (op.kind == OpKind::kCollective && op.collective.kind == CollectiveKind::kReduceScatter) ++scatters;
+    if (op.kind == OpKind::kGemm && op.layer == 0 && op.phase == Phase::kForward &&
+        first_layer_compute == kNoOp) {
+      first_layer_compute = id;
+    }
+  }
+  EXPECT_EQ(gathers, 10);
+  EXPECT_EQ(scatters, 5);
+  // Layer 0's parameters (gather 2) were prefetched while the embedding ran; layer 1's (gather 3)
+  // are issued before layer 0 computes.
+  EXPECT_LT(second_gather, first_layer_compute);
+  EXPECT_LT(third_gather, first_layer_compute);
+}
+
+TEST(Pipeline, ReceivesPrecedeTheirConsumers) {
+  testing::PlanSpec spec;
+  spec.pp = 2;
+  config::Scenario s = testing::make_scenario("gpt-neox-125m", 4, 1, spec);
+  s.model.layers = 2;
+  const ParallelPlan plan = make_plan(s);
+  const Graph g = build_rank_graph(s, plan, 1);
+  const Graph::Successors succ = g.successors();
+  for (OpId id = 0; id < g.size(); ++id) {
+    const Op& op = g.op(id);
+    if (op.kind != OpKind::kRecv) continue;
+    EXPECT_EQ(op.stream, Stream::kP2p);
+    bool feeds_compute = false;
+    for (OpId next : succ.of(id)) feeds_compute = feeds_compute || g.op(next).stream == Stream::kCompute;
+    EXPECT_TRUE(feeds_compute) << op_name(op);
+  }
+}
+
+TEST(Fpdt, OffloadLoopPrefetchesSyncsAndRoundTripsDq) {
+  testing::PlanSpec spec;
+  spec.sp = 4;
+  spec.sequence = SequenceParallel::kFpdt;
+  config::Scenario s = testing::make_scenario("llama3-8b", 1, 1, spec);
+  s.model.layers = 1;
+  s.model.seq_len = 65536;
+  s.parallelism.fpdt.chunk_tokens = 8192;  // u = 8
+  const int64_t u = 8;
+  const ParallelPlan plan = make_plan(s);
+  const Graph g = build_rank_graph(s, plan, 0);
+  const double kv_chunk = 2.0 * 8192 * 2 * 128, dq_chunk = 4.0 * 8192 * 8 * 128;
+  const auto count = [&g](Phase phase, auto pred) {
+    return testing::count_ops(g,
+                              [&](const Op& op) { return op.phase == phase && op.layer == 0 && pred(op); });
+  };
+  const auto h2d = [](double bytes) {
+    return [bytes](const Op& op) {
+      return op.kind == OpKind::kCopy && op.copy.direction == CopyDirection::kHostToDevice &&
+             op.bytes == bytes;
+    };
+  };
+  // Forward: K and V of every earlier chunk are fetched for each q chunk, except chunk 0 which stays
+  // resident from chunk 0 into chunk 1: u(u-1)/2 - 1 pairs, plus K0/V0 for the backward.
+  EXPECT_EQ(count(Phase::kForward, h2d(kv_chunk)), 2 * (u * (u - 1) / 2 - 1) + 2);
+  // One host sync after every attention block, one per chunk before the q/k/v offload, one at the end.
+  EXPECT_EQ(count(Phase::kForward, [](const Op& op) { return op.kind == OpKind::kHostSync; }),
+            u * (u + 1) / 2 + u + 1);
+  // Backward: each of the u(u+1)/2 blocks accumulates into an fp32 dq chunk that goes back to the host.
+  const auto d2h_dq = [dq_chunk](const Op& op) {
+    return op.kind == OpKind::kCopy && op.copy.direction == CopyDirection::kDeviceToHost &&
+           op.bytes == dq_chunk;
+  };
+  EXPECT_EQ(count(Phase::kBackward, d2h_dq), u * (u + 1) / 2);
+  EXPECT_EQ(count(Phase::kBackward, [](const Op& op) { return op.kind == OpKind::kAttentionBackward; }),
+            u * (u + 1) / 2);
+  // The host_sync switch turns the syncs into stream waits.
+  s.parallelism.fpdt.host_sync = false;
+  const Graph no_sync = build_rank_graph(s, plan, 0);
+  EXPECT_EQ(testing::count_ops(no_sync,
+                               [](const Op& op) {
+                                 return op.kind == OpKind::kHostSync && op.layer == 0 &&
+                                        op.phase == Phase::kForward;
+                               }),
+            0);
+}
+
+TEST(Fpdt, ActivationCheckpointingReplaysTheWholeLoop) {
+  testing::PlanSpec spec;
+  spec.sp = 2;
+  spec.sequence = SequenceParallel::kFpdt;
+  spec.recompute = Recompute::kFull;
+  config::Scenario s = testing::make_scenario("llama3-8b", 1, 1, spec);
+  s.model.layers = 1;
+  s.model.seq_len = 16384;
+  s.parallelism.fpdt.chunk_tokens = 4096;  // u = 4
+  const ParallelPlan plan = make_plan(s);
+  const Graph g = build_rank_graph(s, plan, 0);
+  const auto count = [&g](Phase phase, OpKind kind) {
+    return testing::count_ops(
+        g, [&](const Op& op) { return op.phase == phase && op.kind == kind && op.layer == 0; });
+  };
+  EXPECT_EQ(count(Phase::kRecompute, OpKind::kAttentionForward),
+            count(Phase::kForward, OpKind::kAttentionForward));
+  EXPECT_EQ(count(Phase::kRecompute, OpKind::kCollective), count(Phase::kForward, OpKind::kCollective));
+  EXPECT_EQ(count(Phase::kRecompute, OpKind::kCopy), count(Phase::kForward, OpKind::kCopy));
+}
+
+}  // namespace
+}  // namespace trainsim::workload

@@ -1,0 +1,306 @@
+// Backward attention kernels, flash-attention-2 style.
+//   attention_bwd_delta_kernel: delta = rowsum(dout ∘ out) per (batch, head, row).
+//   attention_bwd_kernel: one thread block per (kBlockN keys, key/value head, batch). It keeps its
+//   K, V tile in shared memory and dK, dV in registers, and streams the query tiles of every query
+//   head of its GQA group through double-buffered shared memory (cp.async one tile ahead):
+//     Sᵀ = K·Qᵀ, Pᵀ = exp(Sᵀ - lse), dV += Pᵀ·dO, dPᵀ = V·dOᵀ, dSᵀ = Pᵀ ∘ (dPᵀ - delta),
+//     dK += dSᵀ·Q, dQ += dS·K (dS through shared memory, dQ atomically added to the fp32
+//     accumulator, in 16 x 64 pieces spread over the warps).
+//   Each warp owns 16 keys; since the block owns its keys for all heads of the group, dK and dV are
+//   added to their accumulators without atomics.
+#ifndef TRAINSIM_KERNELS_ATTENTION_ATTENTION_BWD_KERNEL_CUH_
+#define TRAINSIM_KERNELS_ATTENTION_ATTENTION_BWD_KERNEL_CUH_
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/attention/attention_params.h"
+#include "kernels/attention/tile.cuh"
+
+namespace trainsim::kernels::attention_impl {
+
+template <int kHeadDim_, int kBlockM_, int kWarps_>
+struct BwdTraits {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kBlockM = kBlockM_;      // query rows per step
+  static constexpr int kBlockN = 16 * kWarps_;  // keys per block, 16 per warp
+  static constexpr int kWarps = kWarps_;
+  static constexpr int kThreads = 32 * kWarps;
+  static constexpr int kQTiles = kBlockM / 8;   // 8-column tiles of Sᵀ
+  static constexpr int kDTiles = kHeadDim / 8;  // 8-column tiles of dK, dV
+  static constexpr int kDqCols = 64;            // dQ is computed in 16 x kDqCols pieces (register budget) ...
+  static constexpr int kDqPieces = (kBlockM / 16) * (kHeadDim / kDqCols);  // ... spread over the warps
+  using KvTile = SmemTile<kBlockN, kHeadDim>;
+  using QTile = SmemTile<kBlockM, kHeadDim>;
+  using DsTile = SmemTile<kBlockN, kBlockM>;  // dSᵀ, [key][query]
+  // K, V, then Q[2], dO[2], dSᵀ, then lse[2] and delta[2] (fp32).
+  static constexpr int kSmemBytes =
+      2 * KvTile::kBytes + 4 * QTile::kBytes + DsTile::kBytes + 4 * kBlockM * static_cast<int>(sizeof(float));
+  static_assert(kDqPieces % kWarps == 0, "the dQ pieces must split evenly over the warps");
+  static_assert(kBlockM % 16 == 0 && kHeadDim % kDqCols == 0 && kBlockM <= kThreads, "tile shape");
+};
+
+// delta[b, h, i] = sum_d dout[b, i, h, d]·out[b, i, h, d]; kHeadDim / 8 threads per row, 16-byte loads.
+template <typename Element, int kHeadDim>
+__global__ void attention_bwd_delta_kernel(const AttentionBwdParams params) {
+  constexpr int kThreadsPerRow = kHeadDim / 8;
+  const int64_t rows = static_cast<int64_t>(params.fwd.batch) * params.fwd.heads * params.fwd.q_len;
+  const int64_t row = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kThreadsPerRow;
+  const int chunk = static_cast<int>(threadIdx.x) % kThreadsPerRow;
+  float sum = 0.0F;
+  if (row < rows) {
+    const int64_t i = row % params.fwd.q_len;
+    const int64_t h = (row / params.fwd.q_len) % params.fwd.heads;
+    const int64_t b = row / (static_cast<int64_t>(params.fwd.q_len) * params.fwd.heads);
+    const Element* dout = static_cast<const Element*>(params.dout) + b * params.dout_strides.batch +
+                          i * params.dout_strides.row + h * params.dout_strides.head + chunk * 8;
+    const Element* out = static_cast<const Element*>(params.fwd.out) + b * params.fwd.out_strides.batch +
+                         i * params.fwd.out_strides.row + h * params.fwd.out_strides.head + chunk * 8;
+    const uint4 dout_bits = *reinterpret_cast<const uint4*>(dout);
+    const uint4 out_bits = *reinterpret_cast<const uint4*>(out);
+    const Element* dout_values = reinterpret_cast<const Element*>(&dout_bits);
+    const Element* out_values = reinterpret_cast<const Element*>(&out_bits);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      sum +=
+          ElementTraits<Element>::to_float(dout_values[e]) * ElementTraits<Element>::to_float(out_values[e]);
+    }
+  }
+#pragma unroll
+  for (int offset = 1; offset < kThreadsPerRow; offset <<= 1) {
+    sum += __shfl_xor_sync(0xffffffffU, sum, offset);
+  }
+  if (row < rows && chunk == 0) {
+    params.delta[row] = sum;
+  }
+}
+
+template <typename Element, typename Traits>
+__global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const AttentionBwdParams params) {
+  using KvTile = typename Traits::KvTile;
+  using QTile = typename Traits::QTile;
+  using DsTile = typename Traits::DsTile;
+  constexpr int kBlockM = Traits::kBlockM;
+  constexpr int kBlockN = Traits::kBlockN;
+  constexpr int kQTiles = Traits::kQTiles;
+  constexpr int kDTiles = Traits::kDTiles;
+  constexpr int kThreads = Traits::kThreads;
+  constexpr int kHeadDim = Traits::kHeadDim;
+  const AttentionFwdParams& fwd = params.fwd;
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int kv_head = static_cast<int>(blockIdx.y);
+  const int batch = static_cast<int>(blockIdx.z);
+  const int group = fwd.heads / fwd.kv_heads;
+  const int kv_start = static_cast<int>(blockIdx.x) * kBlockN;
+  const int kv_rows = min(kBlockN, fwd.kv_len - kv_start);
+  const int shift = fwd.kv_len - fwd.q_len;  // bottom-right causal alignment: key j <= row i + shift
+  // With the causal mask, rows before kv_start - shift see none of these keys.
+  const int first_row = fwd.causal ? max(0, kv_start - shift) : 0;
+  if (first_row >= fwd.q_len) {
+    return;  // no query sees these keys: nothing to add
+  }
+  const int m_begin = first_row / kBlockM;
+  const int tiles_per_head = ceil_div(fwd.q_len, kBlockM) - m_begin;
+  const int n_tasks = group * tiles_per_head;
+
+  const Element* k = static_cast<const Element*>(fwd.k) + batch * fwd.k_strides.batch +
+                     static_cast<int64_t>(kv_start) * fwd.k_strides.row + kv_head * fwd.k_strides.head;
+  const Element* v = static_cast<const Element*>(fwd.v) + batch * fwd.v_strides.batch +
+                     static_cast<int64_t>(kv_start) * fwd.v_strides.row + kv_head * fwd.v_strides.head;
+
+  Element* s_k = reinterpret_cast<Element*>(ptx::dynamic_smem());
+  Element* s_v = s_k + KvTile::kElements;
+  Element* s_q = s_v + KvTile::kElements;      // [2] stages
+  Element* s_do = s_q + 2 * QTile::kElements;  // [2] stages
+  Element* s_ds = s_do + 2 * QTile::kElements;
+  float* s_lse = reinterpret_cast<float*>(s_ds + DsTile::kElements);  // [2][kBlockM]
+  float* s_delta = s_lse + 2 * kBlockM;                               // [2][kBlockM]
+
+  // Starts the loads of task t (query head, query tile) into `stage`.
+  auto load_task = [&](int t, int stage) {
+    const int head = kv_head * group + t / tiles_per_head;
+    const int q_start = (m_begin + t % tiles_per_head) * kBlockM;
+    const int valid = min(kBlockM, fwd.q_len - q_start);
+    const Element* q = static_cast<const Element*>(fwd.q) + batch * fwd.q_strides.batch +
+                       static_cast<int64_t>(q_start) * fwd.q_strides.row + head * fwd.q_strides.head;
+    const Element* dout = static_cast<const Element*>(params.dout) + batch * params.dout_strides.batch +
+                          static_cast<int64_t>(q_start) * params.dout_strides.row +
+                          head * params.dout_strides.head;
+    const int64_t row_offset = (static_cast<int64_t>(batch) * fwd.heads + head) * fwd.q_len + q_start;
+    load_tile_async<QTile, kThreads>(s_q + stage * QTile::kElements, q, fwd.q_strides.row, valid, tid);
+    load_tile_async<QTile, kThreads>(s_do + stage * QTile::kElements, dout, params.dout_strides.row, valid,
+                                     tid);
+    load_floats_async<kThreads>(s_lse + stage * kBlockM, fwd.lse + row_offset, kBlockM, valid, tid);
+    load_floats_async<kThreads>(s_delta + stage * kBlockM, params.delta + row_offset, kBlockM, valid, tid);
+  };
+
+  load_tile_async<KvTile, kThreads>(s_k, k, fwd.k_strides.row, kv_rows, tid);
+  load_tile_async<KvTile, kThreads>(s_v, v, fwd.v_strides.row, kv_rows, tid);
+  load_task(0, 0);
+  ptx::cp_async_commit();
+
+  float dk[kDTiles][4] = {};
+  float dv[kDTiles][4] = {};
+  const float scale_log2 = fwd.softmax_scale * kLog2e;
+  const int warp_key0 = warp * 16;
+
+  for (int t = 0; t < n_tasks; ++t) {
+    const int stage = t & 1;
+    if (t + 1 < n_tasks) {
+      load_task(t + 1, stage ^ 1);
+    }
+    ptx::cp_async_commit();
+    ptx::cp_async_wait<1>();
+    __syncthreads();
+    const int head = kv_head * group + t / tiles_per_head;
+    const int q_start = (m_begin + t % tiles_per_head) * kBlockM;
+    const Element* tile_q = s_q + stage * QTile::kElements;
+    const Element* tile_do = s_do + stage * QTile::kElements;
+    const float* tile_lse = s_lse + stage * kBlockM;
+    const float* tile_delta = s_delta + stage * kBlockM;
+
+    // Sᵀ = K·Qᵀ for this warp's 16 keys.
+    float p[kQTiles][4] = {};
+#pragma unroll
+    for (int ks = 0; ks < kHeadDim / 16; ++ks) {
+      uint32_t a[4];
+      load_a<KvTile>(a, s_k, warp_key0, ks * 16, lane);
+#pragma unroll
+      for (int np = 0; np < kQTiles / 2; ++np) {
+        uint32_t b[2][2];
+        load_b_pair<QTile>(b, tile_q, np * 16, ks * 16, lane);
+        ptx::mma_m16n8k16<Element>(p[2 * np], a, b[0]);
+        ptx::mma_m16n8k16<Element>(p[2 * np + 1], a, b[1]);
+      }
+    }
+    // Pᵀ = exp(scale·Sᵀ - lse), zero where masked (past q_len or kv_len, or after the diagonal).
+#pragma unroll
+    for (int nt = 0; nt < kQTiles; ++nt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int key = kv_start + warp_key0 + accumulator_row(lane, e);
+        const int col = nt * 8 + accumulator_col(lane, e);
+        const int row = q_start + col;
+        const bool visible = row < fwd.q_len && key < fwd.kv_len && (!fwd.causal || key <= row + shift);
+        p[nt][e] = visible ? ptx::fast_exp2(p[nt][e] * scale_log2 - tile_lse[col] * kLog2e) : 0.0F;
+      }
+    }
+    // dV += Pᵀ·dO.
+#pragma unroll
+    for (int kk = 0; kk < kBlockM / 16; ++kk) {
+      uint32_t a[4];
+      accumulators_to_a<Element>(a, p, kk);
+#pragma unroll
+      for (int dp = 0; dp < kDTiles / 2; ++dp) {
+        uint32_t b[2][2];
+        load_b_pair_trans<QTile>(b, tile_do, kk * 16, dp * 16, lane);
+        ptx::mma_m16n8k16<Element>(dv[2 * dp], a, b[0]);
+        ptx::mma_m16n8k16<Element>(dv[2 * dp + 1], a, b[1]);
+      }
+    }
+    // dPᵀ = V·dOᵀ, then dSᵀ = Pᵀ ∘ (dPᵀ - delta) in place.
+    float ds[kQTiles][4] = {};
+#pragma unroll
+    for (int ks = 0; ks < kHeadDim / 16; ++ks) {
+      uint32_t a[4];
+      load_a<KvTile>(a, s_v, warp_key0, ks * 16, lane);
+#pragma unroll
+      for (int np = 0; np < kQTiles / 2; ++np) {
+        uint32_t b[2][2];
+        load_b_pair<QTile>(b, tile_do, np * 16, ks * 16, lane);
+        ptx::mma_m16n8k16<Element>(ds[2 * np], a, b[0]);
+        ptx::mma_m16n8k16<Element>(ds[2 * np + 1], a, b[1]);
+      }
+    }
+#pragma unroll
+    for (int nt = 0; nt < kQTiles; ++nt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        ds[nt][e] = p[nt][e] * (ds[nt][e] - tile_delta[nt * 8 + accumulator_col(lane, e)]);
+      }
+    }
+    // dK += dSᵀ·Q.
+#pragma unroll
+    for (int kk = 0; kk < kBlockM / 16; ++kk) {
+      uint32_t a[4];
+      accumulators_to_a<Element>(a, ds, kk);
+#pragma unroll
+      for (int dp = 0; dp < kDTiles / 2; ++dp) {
+        uint32_t b[2][2];
+        load_b_pair_trans<QTile>(b, tile_q, kk * 16, dp * 16, lane);
+        ptx::mma_m16n8k16<Element>(dk[2 * dp], a, b[0]);
+        ptx::mma_m16n8k16<Element>(dk[2 * dp + 1], a, b[1]);
+      }
+    }
+    // dSᵀ to shared memory, [key][query].
+#pragma unroll
+    for (int nt = 0; nt < kQTiles; ++nt) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int key = warp_key0 + (lane >> 2) + half * 8;
+        *reinterpret_cast<uint32_t*>(s_ds + DsTile::offset(key, nt) + ((lane & 3) << 1)) =
+            ElementTraits<Element>::pack(ds[nt][2 * half], ds[nt][2 * half + 1]);
+      }
+    }
+    __syncthreads();
+
+    // dQ += scale·dS·K for this warp's query rows, atomically added (other key blocks add too).
+    float* dq =
+        params.dq_accum + ((static_cast<int64_t>(batch) * fwd.q_len + q_start) * fwd.heads + head) * kHeadDim;
+    const int64_t dq_row_stride = static_cast<int64_t>(fwd.heads) * kHeadDim;
+#pragma unroll
+    for (int piece = warp; piece < Traits::kDqPieces; piece += Traits::kWarps) {
+      const int m0 = (piece % (kBlockM / 16)) * 16;
+      const int d0 = (piece / (kBlockM / 16)) * Traits::kDqCols;
+      float acc[Traits::kDqCols / 8][4] = {};
+#pragma unroll
+      for (int kk = 0; kk < kBlockN / 16; ++kk) {
+        uint32_t a[4];
+        load_a_trans<DsTile>(a, s_ds, m0, kk * 16, lane);
+#pragma unroll
+        for (int dp = 0; dp < Traits::kDqCols / 16; ++dp) {
+          uint32_t b[2][2];
+          load_b_pair_trans<KvTile>(b, s_k, kk * 16, d0 + dp * 16, lane);
+          ptx::mma_m16n8k16<Element>(acc[2 * dp], a, b[0]);
+          ptx::mma_m16n8k16<Element>(acc[2 * dp + 1], a, b[1]);
+        }
+      }
+#pragma unroll
+      for (int nt = 0; nt < Traits::kDqCols / 8; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = m0 + accumulator_row(lane, e);
+          if (q_start + row < fwd.q_len) {
+            atomicAdd(dq + row * dq_row_stride + d0 + nt * 8 + accumulator_col(lane, e),
+                      acc[nt][e] * fwd.softmax_scale);
+          }
+        }
+      }
+    }
+    __syncthreads();  // dSᵀ and this stage are free again
+  }
+
+  // dk_accum += scale·dK, dv_accum += dV (this block owns these keys).
+  const int64_t kv_row_stride = static_cast<int64_t>(fwd.kv_heads) * kHeadDim;
+  const int64_t kv_offset =
+      ((static_cast<int64_t>(batch) * fwd.kv_len + kv_start) * fwd.kv_heads + kv_head) * kHeadDim;
+#pragma unroll
+  for (int dt = 0; dt < kDTiles; ++dt) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int key = warp_key0 + accumulator_row(lane, e);
+      if (key < kv_rows) {
+        const int64_t index = kv_offset + key * kv_row_stride + dt * 8 + accumulator_col(lane, e);
+        params.dk_accum[index] += dk[dt][e] * fwd.softmax_scale;
+        params.dv_accum[index] += dv[dt][e];
+      }
+    }
+  }
+}
+
+}  // namespace trainsim::kernels::attention_impl
+
+#endif  // TRAINSIM_KERNELS_ATTENTION_ATTENTION_BWD_KERNEL_CUH_

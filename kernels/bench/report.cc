@@ -1,0 +1,44 @@
+#include "kernels/bench/report.h"
+
+#include <iomanip>
+#include <sstream>
+
+namespace trainsim::kernels::bench {
+
+namespace {
+
+std::string fixed(double value, int digits) {
+  if (value == 0.0) {
+    return "";
+  }
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << value;
+  return s.str();
+}
+
+}  // namespace
+
+bool Report::all_verified() const {
+  for (const Row& row : rows_) {
+    if (row.verified.rfind("FAILED", 0) == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Report::print(std::ostream& out) const {
+  for (const std::string& line : notes_) {
+    out << line << "\n";
+  }
+  out << "\n| kernel | shape | time (ms) | TFLOP/s | GB/s | of ceiling | verified |\n"
+      << "|---|---|---:|---:|---:|---:|---|\n";
+  for (const Row& row : rows_) {
+    out << "| " << row.kernel << " | " << row.shape << " | " << fixed(row.time_ms, 3) << " | "
+        << fixed(row.tflops, 1) << " | " << fixed(row.gbps, 0) << " | "
+        << fixed(100.0 * row.ceiling_fraction, 1) << (row.ceiling_fraction > 0.0 ? " %" : "") << " | "
+        << row.verified << " |\n";
+  }
+}
+
+}  // namespace trainsim::kernels::bench

@@ -359,7 +359,14 @@ void Simulation::p2p_actor(RankState& rs) {
       }
       std::vector<OpId> batch;
       batch.swap(rs.p2p_ready);
-      for (const OpId id : batch) start_p2p(rs, id, iteration);
+      for (const OpId id : batch) {
+        const OpKind kind = rs.graph->op(id).kind;
+        if (kind == OpKind::kSend || kind == OpKind::kRecv) {
+          start_p2p(rs, id, iteration);
+        } else {
+          run_op(rs, id, iteration);  // bookkeeping on the stream (buffer allocation/free): instantaneous
+        }
+      }
       started += batch.size();
     }
   }

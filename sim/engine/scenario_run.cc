@@ -4,6 +4,7 @@
 
 #include "sim/cost/compute_model.h"
 #include "sim/engine/ideal_transport.h"
+#include "sim/engine/simgrid_transport.h"
 #include "sim/workload/builder.h"
 
 namespace trainsim::engine {
@@ -45,11 +46,23 @@ std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, cons
   std::vector<const workload::Graph*> graphs;
   for (const workload::Graph& g : run->graphs) graphs.push_back(&g);
   const cost::ComputeModel compute(scenario.cluster.hardware, &run->warnings);
-  std::unique_ptr<Transport> transport = ideal_transport(scenario);
-  run->warnings.add(
-      "network-ideal",
-      "network model: ideal (contention-free alpha-beta per tier; no congestion, no NIC or PCIe "
-      "sharing)");
+  std::unique_ptr<Transport> transport;
+  if (options.network == NetworkModel::kIdeal) {
+    transport = ideal_transport(scenario);
+    run->warnings.add(
+        "network-ideal",
+        "network model: ideal (contention-free alpha-beta per tier; no congestion, no NIC or PCIe "
+        "sharing)");
+  } else {
+    transport = std::make_unique<SimGridTransport>(scenario.cluster.topology, scenario.cluster.hardware);
+    if (!options.engine.full && plan.world_size() > static_cast<int64_t>(run->ranks.size())) {
+      run->warnings.add(
+          "network-collapsed",
+          "collapsed run: only the simulated ranks' collectives load the network; traffic of other "
+          "groups that would share links (other data- or tensor-parallel groups on the same fabric) "
+          "is not injected; --full simulates it");
+    }
+  }
   run->result = simulate(plan, run->ranks, graphs, *transport, compute, options.engine);
   run->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return run;

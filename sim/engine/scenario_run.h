@@ -16,12 +16,13 @@
 namespace trainsim::engine {
 
 enum class NetworkModel {
-  kIdeal,  // contention-free alpha-beta per tier (intra-node links, NICs): fast screening
+  kSimgrid,  // the topology on SimGrid: collectives as algorithms, flows sharing links (default)
+  kIdeal,    // contention-free alpha-beta per tier (intra-node links, NICs): fast screening
 };
 
 struct RunOptions {
   EngineOptions engine;
-  NetworkModel network = NetworkModel::kIdeal;
+  NetworkModel network = NetworkModel::kSimgrid;
 };
 
 struct ScenarioRun {

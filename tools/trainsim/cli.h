@@ -46,6 +46,8 @@ void setup_logging(int verbosity);
 void register_check(CLI::App& app, Context& context);
 void register_show(CLI::App& app, Context& context);
 void register_presets(CLI::App& app, Context& context);
+void register_topo(CLI::App& app, Context& context);
+void register_collective(CLI::App& app, Context& context);
 void register_run(CLI::App& app, Context& context);
 void register_analyze(CLI::App& app, Context& context);
 void register_workload(CLI::App& app, Context& context);

@@ -20,7 +20,7 @@ struct RunArgs {
   std::string format = "table";
   bool full = false;
   int iterations = 1;
-  std::string network = "ideal";
+  std::string network = "simgrid";
   std::string trace;
   std::vector<int64_t> trace_ranks;
   bool ignore_memory = false;
@@ -31,6 +31,7 @@ int run(const RunArgs& args, const Context& context) {
   engine::RunOptions options;
   options.engine.full = args.full;
   options.engine.iterations = args.iterations;
+  options.network = args.network == "ideal" ? engine::NetworkModel::kIdeal : engine::NetworkModel::kSimgrid;
   spdlog::info("simulating {} on {} GPUs ({} ranks)", s.name, s.cluster.gpus,
                args.full ? "every" : "one per symmetry class of");
   std::unique_ptr<engine::ScenarioRun> result;
@@ -95,8 +96,10 @@ void register_run(CLI::App& app, Context& context) {
   cmd->add_option("--iterations", args->iterations, "Training iterations to simulate")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  cmd->add_option("--network", args->network, "Network model: ideal (contention-free alpha-beta per tier)")
-      ->check(CLI::IsMember({"ideal"}))
+  cmd->add_option("--network", args->network,
+                  "Network model: simgrid (topology, algorithms, congestion) or ideal (contention-free "
+                  "alpha-beta per tier, for fast screening)")
+      ->check(CLI::IsMember({"simgrid", "ideal"}))
       ->capture_default_str();
   cmd->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto) to this file");
   cmd->add_option("--trace-ranks", args->trace_ranks, "Only these ranks in the trace")->delimiter(',');

@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
   cli::register_check(app, context);
   cli::register_show(app, context);
   cli::register_presets(app, context);
+  cli::register_topo(app, context);
+  cli::register_collective(app, context);
   cli::register_run(app, context);
   cli::register_analyze(app, context);
   cli::register_workload(app, context);

@@ -1,0 +1,68 @@
+#include "sim/engine/simgrid_transport.h"
+
+#include <simgrid/s4u.hpp>
+
+namespace trainsim::engine {
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+config::CollectiveKind profile_kind(workload::CollectiveKind kind) {
+  switch (kind) {
+    case workload::CollectiveKind::kAllReduce:
+      return config::CollectiveKind::kAllReduce;
+    case workload::CollectiveKind::kAllGather:
+      return config::CollectiveKind::kAllGather;
+    case workload::CollectiveKind::kReduceScatter:
+      return config::CollectiveKind::kReduceScatter;
+    case workload::CollectiveKind::kAllToAll:
+      return config::CollectiveKind::kAllToAll;
+    case workload::CollectiveKind::kBarrier:
+      return config::CollectiveKind::kBarrier;
+  }
+  return config::CollectiveKind::kAllReduce;
+}
+
+}  // namespace
+
+SimGridTransport::SimGridTransport(const config::Topology& topology, const config::HardwareProfile& hardware)
+    : topology_(topology), hardware_(hardware) {}
+
+SimGridTransport::~SimGridTransport() = default;
+
+void SimGridTransport::build_platform() {
+  graph_ = std::make_unique<platform::TopologyGraph>(topology_);
+  platform_ = std::make_unique<platform::Platform>(*sg4::Engine::get_instance(), *graph_);
+  runner_ = std::make_unique<cost::FlowRunner>(*platform_);
+  model_.topology = cost::view_of(*graph_);
+}
+
+sg4::Host* SimGridTransport::host_of(int64_t rank) { return platform_->gpu_host(static_cast<int>(rank)); }
+
+void SimGridTransport::collective(workload::CollectiveKind kind, const std::vector<int64_t>& members,
+                                  double bytes) {
+  if (members.size() <= 1) return;
+  const std::vector<int> gpus(members.begin(), members.end());
+  const cost::CollectiveSchedule schedule = cost::plan_collective(profile_kind(kind), gpus, bytes, model_);
+  for (const cost::Phase& phase : schedule.phases) flows_ += phase.flows.size();
+  runner_->run(schedule, next_tag_++);
+}
+
+void SimGridTransport::send(int64_t src, int64_t dst, double bytes) {
+  if (src == dst) return;
+  const cost::CollectiveSchedule schedule =
+      cost::plan_point_to_point(static_cast<int>(src), static_cast<int>(dst), bytes, model_);
+  flows_ += 1;
+  runner_->run(schedule, next_tag_++);
+}
+
+void SimGridTransport::copy(int64_t rank, workload::CopyDirection direction, double bytes) {
+  sg4::this_actor::sleep_for(hardware_.host_link.latency_s);
+  const config::CopyDirection d = direction == workload::CopyDirection::kHostToDevice
+                                      ? config::CopyDirection::kHostToDevice
+                                      : config::CopyDirection::kDeviceToHost;
+  runner_->start_host_copy(static_cast<int>(rank), d, bytes)->wait();
+  flows_ += 1;
+}
+
+}  // namespace trainsim::engine

@@ -1,0 +1,48 @@
+// The network as SimGrid simulates it: the topology's graph built into a platform (sim/platform),
+// collectives planned as algorithms and played as concurrent flows that share links by max-min
+// fairness (sim/cost), host copies over the node's PCIe links. Congestion, NIC and PCIe sharing and
+// collective/copy contention all come from here.
+#ifndef TRAINSIM_SIM_ENGINE_SIMGRID_TRANSPORT_H_
+#define TRAINSIM_SIM_ENGINE_SIMGRID_TRANSPORT_H_
+
+#include <memory>
+
+#include "sim/config/hardware.h"
+#include "sim/config/topology.h"
+#include "sim/cost/collective.h"
+#include "sim/cost/flow_runner.h"
+#include "sim/engine/transport.h"
+#include "sim/platform/simgrid_platform.h"
+#include "sim/platform/topology_graph.h"
+
+namespace trainsim::engine {
+
+class SimGridTransport : public Transport {
+ public:
+  // Keeps references to `topology` and `hardware`, which must outlive the transport.
+  SimGridTransport(const config::Topology& topology, const config::HardwareProfile& hardware);
+  ~SimGridTransport() override;
+
+  void build_platform() override;
+  simgrid::s4u::Host* host_of(int64_t rank) override;
+  void collective(workload::CollectiveKind kind, const std::vector<int64_t>& members, double bytes) override;
+  void send(int64_t src, int64_t dst, double bytes) override;
+  void copy(int64_t rank, workload::CopyDirection direction, double bytes) override;
+
+  // Flows played so far (for the simulator's own statistics).
+  uint64_t flows() const { return flows_; }
+
+ private:
+  const config::Topology& topology_;
+  const config::HardwareProfile& hardware_;
+  std::unique_ptr<platform::TopologyGraph> graph_;
+  std::unique_ptr<platform::Platform> platform_;
+  std::unique_ptr<cost::FlowRunner> runner_;
+  cost::CollectiveModel model_;
+  int next_tag_ = 0;
+  uint64_t flows_ = 0;
+};
+
+}  // namespace trainsim::engine
+
+#endif  // TRAINSIM_SIM_ENGINE_SIMGRID_TRANSPORT_H_

@@ -1,0 +1,264 @@
+// The collective planner on a synthetic machine (no SimGrid): the flows, byte counts and latency
+// terms of every algorithm, the auto rule, tuning, errors, and the nccl-tests accounting.
+#include <map>
+#include <numeric>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/cost/collective.h"
+#include "sim/cost/collective_algorithms.h"
+#include "sim/cost/collective_metrics.h"
+
+namespace trainsim::cost {
+namespace {
+
+constexpr double kIntraLatency = 1e-6;
+constexpr double kInterLatency = 5e-6;
+
+// 4 nodes x 4 GPUs: 100 GB/s NVLink, 10 GB/s per GPU out of the node; 1 us inside a node, 5 us
+// between nodes.
+CollectiveModel machine(bool nvls = false) {
+  CollectiveModel model;
+  TopologyView& view = model.topology;
+  view.gpu_count = 16;
+  view.gpus_per_node = 4;
+  view.nvls = nvls;
+  view.intra_bandwidth_bytes_per_s = 100e9;
+  view.inter_bandwidth_bytes_per_s = 10e9;
+  view.path_latency_s = [](int a, int b) { return a / 4 == b / 4 ? kIntraLatency : kInterLatency; };
+  return model;
+}
+
+std::vector<int> range(int first, int count) {
+  std::vector<int> v(static_cast<size_t>(count));
+  std::iota(v.begin(), v.end(), first);
+  return v;
+}
+
+// flows as (src, dst) -> bytes
+std::map<std::pair<int, int>, double> by_edge(const Phase& phase) {
+  std::map<std::pair<int, int>, double> out;
+  for (const Flow& f : phase.flows) out[{f.src_gpu, f.dst_gpu}] = f.bytes;
+  return out;
+}
+
+TEST(CollectivePlan, RingAllReduceInsideANode) {
+  const CollectiveSchedule s =
+      plan_collective(CollectiveKind::kAllReduce, range(0, 4), 4e6, machine(), Algorithm::kRing);
+  EXPECT_EQ(s.algorithm, Algorithm::kRing);
+  ASSERT_EQ(s.phases.size(), 1u);
+  const auto flows = by_edge(s.phases[0]);
+  ASSERT_EQ(flows.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(flows.at({i, (i + 1) % 4}), 2.0 * 3 / 4 * 4e6);
+  EXPECT_DOUBLE_EQ(s.phases[0].latency_s, 2 * 3 * kIntraLatency);
+}
+
+TEST(CollectivePlan, RingAcrossNodesUsesOneChannelPerGpuOfANode) {
+  // 2 nodes x 4 GPUs: 4 rings, node members rotated by the channel; each ring leaves node 0 from
+  // GPU c-1 and enters node 1 at GPU 4+c, carrying S/4.
+  const double s_bytes = 8e6;
+  const CollectiveSchedule s =
+      plan_collective(CollectiveKind::kAllGather, range(0, 8), s_bytes, machine(), Algorithm::kRing);
+  const auto flows = by_edge(s.phases.at(0));
+  const double per_ring = 7.0 / 8 * s_bytes / 4;
+  for (int c = 0; c < 4; ++c) {
+    EXPECT_DOUBLE_EQ(flows.at({(c + 3) % 4, 4 + c}), per_ring) << c;
+    EXPECT_DOUBLE_EQ(flows.at({4 + (c + 3) % 4, c}), per_ring) << c;
+  }
+  // Inside a node, edge i -> i+1 is in 3 of the 4 rings (not in the one that enters at i+1).
+  EXPECT_DOUBLE_EQ(flows.at({0, 1}), 3 * per_ring);
+  EXPECT_EQ(flows.size(), 8u + 8u);
+  // Each ring crosses 6 NVLink edges and 2 network edges: 7 steps of their mean latency.
+  EXPECT_NEAR(s.phases[0].latency_s, 7 * (6 * kIntraLatency + 2 * kInterLatency) / 8, 1e-18);
+}
+
+TEST(CollectivePlan, BroadcastAndReduceAreChainsFromAndToTheRoot) {
+  const CollectiveSchedule b =
+      plan_collective(CollectiveKind::kBroadcast, range(0, 4), 1e6, machine(), Algorithm::kAuto, 2);
+  EXPECT_EQ(b.algorithm, Algorithm::kRing);
+  EXPECT_THAT(by_edge(b.phases.at(0)), ::testing::ElementsAre(::testing::Pair(std::pair{0, 1}, 1e6),
+                                                              ::testing::Pair(std::pair{2, 3}, 1e6),
+                                                              ::testing::Pair(std::pair{3, 0}, 1e6)));
+  EXPECT_DOUBLE_EQ(b.phases[0].latency_s, 3 * kIntraLatency);
+  const CollectiveSchedule r =
+      plan_collective(CollectiveKind::kReduce, range(0, 4), 1e6, machine(), Algorithm::kAuto, 2);
+  EXPECT_THAT(by_edge(r.phases.at(0)), ::testing::ElementsAre(::testing::Pair(std::pair{0, 3}, 1e6),
+                                                              ::testing::Pair(std::pair{1, 0}, 1e6),
+                                                              ::testing::Pair(std::pair{3, 2}, 1e6)));
+}
+
+TEST(CollectivePlan, DoubleBinaryTree) {
+  // NCCL's trees over 8 ranks: 0 <- 4 <- {2, 6}, 2 <- {1, 3}, 6 <- {5, 7}; the mirror rooted at 7.
+  const std::vector<int> parents0 = {-1, 2, 4, 2, 0, 6, 4, 6};
+  const std::vector<int> parents1 = {1, 3, 1, 7, 5, 3, 5, -1};
+  for (int r = 0; r < 8; ++r) {
+    EXPECT_EQ(internal::dtree_parent(0, r, 8), parents0[static_cast<size_t>(r)]) << r;
+    EXPECT_EQ(internal::dtree_parent(1, r, 8), parents1[static_cast<size_t>(r)]) << r;
+  }
+  // Odd sizes shift instead of mirroring: rank r takes the place of r - 1.
+  EXPECT_EQ(internal::dtree_parent(1, 1, 5), -1);
+  EXPECT_EQ(internal::dtree_parent(1, 3, 5), 0);  // (parent of 2 in the first tree, 4) + 1, mod 5
+}
+
+TEST(CollectivePlan, TreeAllReduce) {
+  // 4 nodes x 4 GPUs, 4 channels: chains of 4 inside each node (S/4 up and down per edge and
+  // channel), two trees of 4 heads (S/8 each way). Depth 2 (0 <- 2 <- 1, 2 <- 3; mirrored).
+  const double s_bytes = 16e6;
+  const CollectiveSchedule s =
+      plan_collective(CollectiveKind::kAllReduce, range(0, 16), s_bytes, machine(), Algorithm::kTree);
+  ASSERT_EQ(s.phases.size(), 1u);
+  const auto flows = by_edge(s.phases[0]);
+  // Channel 0's heads are GPU 0 of each node (0, 4, 8, 12). Node 1 is node 2's child in the first
+  // tree (0 <- 2 <- {1, 3}) and its parent in the mirrored one (3 <- 1 <- {0, 2}): S/8 each way in
+  // each tree.
+  EXPECT_DOUBLE_EQ(flows.at({4, 8}), 2 * s_bytes / 4 / 2);
+  EXPECT_DOUBLE_EQ(flows.at({8, 4}), 2 * s_bytes / 4 / 2);
+  // Chain edge 0 -> 1 is in channels 0, 2 and 3 (channel 1's chain starts at 1 and ends at 0).
+  EXPECT_DOUBLE_EQ(flows.at({1, 0}), 3 * s_bytes / 4);
+  EXPECT_DOUBLE_EQ(s.phases[0].latency_s, 2 * (2 * kInterLatency + 3 * kIntraLatency));
+}
+
+TEST(CollectivePlan, HierarchicalAllReduceHasThreePhases) {
+  const double s_bytes = 16e6;
+  const CollectiveSchedule s =
+      plan_collective(CollectiveKind::kAllReduce, range(0, 16), s_bytes, machine(), Algorithm::kHierarchical);
+  ASSERT_EQ(s.phases.size(), 3u);
+  EXPECT_DOUBLE_EQ(by_edge(s.phases[0]).at({0, 1}), 3.0 / 4 * s_bytes);          // NVLink reduce-scatter
+  EXPECT_DOUBLE_EQ(by_edge(s.phases[1]).at({1, 5}), 2 * 3.0 / 4 * s_bytes / 4);  // rail all-reduce of S/4
+  EXPECT_EQ(s.phases[1].flows.size(), 16u);
+  EXPECT_DOUBLE_EQ(by_edge(s.phases[2]).at({3, 0}), 3.0 / 4 * s_bytes);  // NVLink all-gather
+  EXPECT_DOUBLE_EQ(s.phases[0].latency_s, 3 * kIntraLatency);
+  EXPECT_DOUBLE_EQ(s.phases[1].latency_s, 6 * kInterLatency);
+  const CollectiveSchedule ag =
+      plan_collective(CollectiveKind::kAllGather, range(0, 16), s_bytes, machine(), Algorithm::kHierarchical);
+  ASSERT_EQ(ag.phases.size(), 2u);
+  EXPECT_DOUBLE_EQ(by_edge(ag.phases[0]).at({0, 4}), 3.0 * s_bytes / 16);  // 3 of the 4 chunks of the rail
+  EXPECT_THROW(
+      plan_collective(CollectiveKind::kAllReduce, range(0, 6), s_bytes, machine(), Algorithm::kHierarchical),
+      CollectiveError);  // 4 + 2 GPUs
+}
+
+TEST(CollectivePlan, NvlsOnlyInsideAnNvlsNode) {
+  const CollectiveSchedule s =
+      plan_collective(CollectiveKind::kAllReduce, range(0, 4), 4e6, machine(true), Algorithm::kNvls);
+  for (const Flow& f : s.phases.at(0).flows) EXPECT_DOUBLE_EQ(f.bytes, 4e6 * 5 / 4);
+  EXPECT_DOUBLE_EQ(s.phases[0].latency_s, 2 * kIntraLatency);
+  EXPECT_THROW(
+      plan_collective(CollectiveKind::kAllReduce, range(0, 4), 4e6, machine(false), Algorithm::kNvls),
+      CollectiveError);
+  EXPECT_THROW(plan_collective(CollectiveKind::kAllReduce, range(0, 8), 4e6, machine(true), Algorithm::kNvls),
+               CollectiveError);
+}
+
+TEST(CollectivePlan, PairwiseAllToAllAndSendRecv) {
+  const CollectiveSchedule a = plan_collective(CollectiveKind::kAllToAll, range(2, 4), 8e6, machine());
+  EXPECT_EQ(a.algorithm, Algorithm::kPairwise);
+  EXPECT_EQ(a.phases.at(0).flows.size(), 12u);
+  for (const Flow& f : a.phases[0].flows) EXPECT_DOUBLE_EQ(f.bytes, 2e6);
+  // GPUs 2..5: 2 and 3 on node 0, 4 and 5 on node 1; 3 steps of the mean latency (4 of the 12
+  // pairs inside a node).
+  EXPECT_DOUBLE_EQ(a.phases[0].latency_s, 3 * (4 * kIntraLatency + 8 * kInterLatency) / 12);
+  const CollectiveSchedule s = plan_collective(CollectiveKind::kSendRecv, {3, 9}, 1e6, machine());
+  EXPECT_EQ(s.algorithm, Algorithm::kDirect);
+  EXPECT_EQ(by_edge(s.phases.at(0)).size(), 2u);  // 3 -> 9 and 9 -> 3, as nccl-tests sendrecv
+  EXPECT_DOUBLE_EQ(s.phases[0].latency_s, kInterLatency);
+  const CollectiveSchedule p = plan_point_to_point(3, 9, 1e6, machine());
+  ASSERT_EQ(p.phases.at(0).flows.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.phases[0].latency_s, kInterLatency);
+}
+
+TEST(CollectivePlan, AutoChoosesLikeNccl) {
+  const CollectiveModel model = machine();
+  EXPECT_EQ(plan_collective(CollectiveKind::kAllReduce, range(0, 4), 1e9, model).algorithm, Algorithm::kRing);
+  EXPECT_EQ(plan_collective(CollectiveKind::kAllReduce, range(0, 4), 1e3, machine(true)).algorithm,
+            Algorithm::kNvls);
+  EXPECT_EQ(plan_collective(CollectiveKind::kAllReduce, range(0, 4), 1e9, machine(true)).algorithm,
+            Algorithm::kNvls);
+  // Across nodes: the tree's log-depth latency wins for small sizes, the ring's bandwidth for
+  // large ones.
+  EXPECT_EQ(plan_collective(CollectiveKind::kAllReduce, range(0, 16), 1e3, model).algorithm,
+            Algorithm::kTree);
+  EXPECT_EQ(plan_collective(CollectiveKind::kAllReduce, range(0, 16), 1e11, model).algorithm,
+            Algorithm::kRing);
+  EXPECT_EQ(plan_collective(CollectiveKind::kAllGather, range(0, 16), 1e3, model).algorithm,
+            Algorithm::kRing);
+}
+
+TEST(CollectivePlan, EstimateIsLatencyPlusBusiestEndpoint) {
+  const CollectiveSchedule s =
+      plan_collective(CollectiveKind::kAllReduce, range(0, 4), 4e6, machine(), Algorithm::kRing);
+  EXPECT_DOUBLE_EQ(estimate_duration_s(s, machine()), 6 * kIntraLatency + 1.5 * 4e6 / 100e9);
+}
+
+TEST(CollectivePlan, BarrierIsLatencyOnlyAndZeroBytesIsFree) {
+  const CollectiveSchedule b = plan_collective(CollectiveKind::kBarrier, range(0, 16), 0, machine());
+  EXPECT_EQ(b.algorithm, Algorithm::kTree);
+  ASSERT_EQ(b.phases.size(), 1u);
+  EXPECT_TRUE(b.phases[0].flows.empty());
+  EXPECT_DOUBLE_EQ(b.phases[0].latency_s, 2 * (2 * kInterLatency + 3 * kIntraLatency));
+  EXPECT_TRUE(plan_collective(CollectiveKind::kAllReduce, range(0, 16), 0, machine()).phases.empty());
+  EXPECT_TRUE(plan_collective(CollectiveKind::kAllReduce, {5}, 1e6, machine()).phases.empty());
+}
+
+TEST(CollectivePlan, TuningScalesBytesAndAddsLatency) {
+  CollectiveModel model = machine();
+  AlgorithmTuning& t = model.tuning.entries[{CollectiveKind::kAllReduce, Algorithm::kRing}];
+  t.base_latency_s = 10e-6;
+  t.step_latency_s = 0.5e-6;
+  t.efficiency = {{1e3, 0.5}, {1e6, 1.0}};
+  EXPECT_DOUBLE_EQ(t.efficiency_at(10), 0.5);
+  EXPECT_DOUBLE_EQ(t.efficiency_at(1e3), 0.5);
+  EXPECT_NEAR(t.efficiency_at(std::sqrt(1e3 * 1e6)), 0.75, 1e-12);  // linear in log(size)
+  EXPECT_DOUBLE_EQ(t.efficiency_at(1e9), 1.0);
+  const double s_bytes = std::sqrt(1e3 * 1e6);
+  const CollectiveSchedule s =
+      plan_collective(CollectiveKind::kAllReduce, range(0, 4), s_bytes, model, Algorithm::kRing);
+  EXPECT_NEAR(s.phases.at(0).flows.at(0).bytes, 1.5 * s_bytes / 0.75, 1e-6);
+  EXPECT_DOUBLE_EQ(s.phases[0].latency_s, 10e-6 + 6 * (kIntraLatency + 0.5e-6));
+  // Other (kind, algorithm) pairs stay ideal.
+  EXPECT_DOUBLE_EQ(model.tuning.of(CollectiveKind::kAllGather, Algorithm::kRing).efficiency_at(1e3), 1.0);
+}
+
+TEST(CollectivePlan, RejectsWhatCannotBePlanned) {
+  const CollectiveModel model = machine();
+  EXPECT_THROW(plan_collective(CollectiveKind::kAllReduce, {}, 1, model), CollectiveError);
+  EXPECT_THROW(plan_collective(CollectiveKind::kAllReduce, {1, 2, 1}, 1, model), CollectiveError);
+  EXPECT_THROW(plan_collective(CollectiveKind::kAllReduce, {1, 16}, 1, model), CollectiveError);
+  EXPECT_THROW(plan_collective(CollectiveKind::kAllReduce, {1, 2}, -1, model), CollectiveError);
+  EXPECT_THROW(plan_collective(CollectiveKind::kBroadcast, {1, 2}, 1, model, Algorithm::kAuto, 2),
+               CollectiveError);
+  EXPECT_THROW(plan_collective(CollectiveKind::kAllGather, {1, 2}, 1, model, Algorithm::kTree),
+               CollectiveError);
+  EXPECT_THROW(plan_collective(CollectiveKind::kAllToAll, {1, 2}, 1, model, Algorithm::kRing),
+               CollectiveError);
+  EXPECT_THROW(plan_point_to_point(4, 4, 1, model), CollectiveError);
+  try {
+    plan_collective(CollectiveKind::kAllGather, {1, 2}, 1, model, Algorithm::kTree);
+  } catch (const CollectiveError& e) {
+    EXPECT_STREQ(e.what(),
+                 "all_gather is not implemented with the tree algorithm (choose auto or ring, hierarchical)");
+  }
+}
+
+TEST(CollectiveMetrics, NcclTestsAccounting) {
+  // all-gather over 3 ranks of floats: 1000 bytes -> 250 elements -> 83 per rank -> 996 bytes.
+  const NcclTestsCounts ag = nccl_tests_counts(CollectiveKind::kAllGather, 1000, 4, 3);
+  EXPECT_EQ(ag.size_bytes, 996u);
+  EXPECT_EQ(ag.count, 83u);
+  const NcclTestsCounts ar = nccl_tests_counts(CollectiveKind::kAllReduce, 1000, 4, 3);
+  EXPECT_EQ(ar.size_bytes, 1000u);
+  EXPECT_EQ(ar.count, 250u);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::kAllReduce, 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::kReduceScatter, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::kAllToAll, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::kBroadcast, 8), 1.0);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::kSendRecv, 8), 1.0);
+  EXPECT_EQ(nccl_tests_name(CollectiveKind::kAllToAll), "alltoall_perf");
+  EXPECT_EQ(nccl_tests_name(CollectiveKind::kBarrier), "barrier");
+  EXPECT_EQ(parse_algorithm("hierarchical"), Algorithm::kHierarchical);
+  EXPECT_FALSE(parse_algorithm("butterfly").has_value());
+}
+
+}  // namespace
+}  // namespace trainsim::cost

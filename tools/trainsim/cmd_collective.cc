@@ -1,0 +1,366 @@
+// trainsim collective KIND: a simulated nccl-tests run. Plans one collective per size of the sweep
+// over the first N GPUs of a topology (node-major), simulates them one after the other on the
+// SimGrid platform, and prints the nccl-tests table (size, count, type, redop, root, time, algbw,
+// busbw) with the algorithm chosen for each size.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "sim/common/version.h"
+#include "sim/cost/collective.h"
+#include "sim/cost/collective_metrics.h"
+#include "sim/cost/flow_runner.h"
+#include "sim/platform/simgrid_platform.h"
+#include "tools/trainsim/cli.h"
+
+namespace trainsim::cli {
+namespace {
+
+struct CollectiveArgs {
+  std::string kind;
+  int gpus = 0;
+  std::string min_bytes = "32M";
+  std::string max_bytes = "32M";
+  int64_t step_factor = 1;
+  std::string step_bytes = "1M";
+  std::filesystem::path topology;
+  std::filesystem::path hardware;
+  std::string algorithm = "auto";
+  std::string datatype = "float";
+  std::string op = "sum";
+  int root = 0;
+  std::string format = "table";
+};
+
+// nccl-tests element types and their sizes.
+const std::map<std::string, int>& datatypes() {
+  static const std::map<std::string, int> kTypes = {
+      {"int8", 1},   {"uint8", 1}, {"int32", 4}, {"uint32", 4}, {"int64", 8},
+      {"uint64", 8}, {"half", 2},  {"float", 4}, {"double", 8}, {"bfloat16", 2}};
+  return kTypes;
+}
+
+// A size as nccl-tests parses it: a number with an optional K, M or G (powers of 1024).
+uint64_t parse_size(const std::string& option, const std::string& text) {
+  double value = 0;
+  char unit = 0;
+  char extra = 0;
+  const int fields = std::sscanf(text.c_str(), "%lf%c%c", &value, &unit, &extra);
+  double scale = 1;
+  if (fields == 2) {
+    switch (unit) {
+      case 'K':
+      case 'k':
+        scale = 1024.0;
+        break;
+      case 'M':
+      case 'm':
+        scale = 1024.0 * 1024;
+        break;
+      case 'G':
+      case 'g':
+        scale = 1024.0 * 1024 * 1024;
+        break;
+      default:
+        scale = -1;
+    }
+  }
+  if (fields < 1 || fields > 2 || scale < 0 || !(value >= 0)) {
+    throw std::invalid_argument(
+        fmt::format("{}: invalid size \"{}\" (a number of bytes, optionally with K, M or G)", option, text));
+  }
+  return static_cast<uint64_t>(value * scale);
+}
+
+std::vector<uint64_t> sweep(const CollectiveArgs& args) {
+  const uint64_t min_bytes = parse_size("--min-bytes", args.min_bytes);
+  const uint64_t max_bytes = parse_size("--max-bytes", args.max_bytes);
+  const uint64_t step_bytes = parse_size("--step-bytes", args.step_bytes);
+  if (min_bytes > max_bytes) {
+    throw std::invalid_argument(
+        fmt::format("--min-bytes {} is larger than --max-bytes {}", min_bytes, max_bytes));
+  }
+  if (args.step_factor < 1) throw std::invalid_argument("--step-factor must be at least 1");
+  if (args.step_factor > 1 && min_bytes == 0) {
+    throw std::invalid_argument("--min-bytes must be positive with --step-factor");
+  }
+  if (args.step_factor == 1 && step_bytes == 0 && min_bytes < max_bytes) {
+    throw std::invalid_argument("--step-bytes must be positive");
+  }
+  std::vector<uint64_t> sizes;
+  for (uint64_t size = min_bytes; size <= max_bytes;
+       size = args.step_factor > 1 ? size * static_cast<uint64_t>(args.step_factor) : size + step_bytes) {
+    sizes.push_back(size);
+    if (args.step_factor == 1 && step_bytes == 0) break;
+  }
+  return sizes;
+}
+
+// "all_reduce" (the profile schema's spelling), "all-reduce" and "allreduce" all name kAllReduce.
+std::string squash(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c != '_' && c != '-') out += c;
+  }
+  return out;
+}
+
+std::optional<cost::CollectiveKind> parse_kind(std::string_view text) {
+  for (const auto& [kind, name] : config::EnumNames<cost::CollectiveKind>::kNames) {
+    if (squash(name) == squash(text)) return kind;
+  }
+  return std::nullopt;
+}
+
+std::string kind_names() {
+  std::string names;
+  for (const auto& entry : config::EnumNames<cost::CollectiveKind>::kNames) {
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", entry.second);
+  }
+  return names;
+}
+
+bool shows_redop(cost::CollectiveKind kind) {
+  return kind == cost::CollectiveKind::kAllReduce || kind == cost::CollectiveKind::kReduceScatter ||
+         kind == cost::CollectiveKind::kReduce || kind == cost::CollectiveKind::kSendRecv;
+}
+
+bool shows_root(cost::CollectiveKind kind) {
+  return kind == cost::CollectiveKind::kBroadcast || kind == cost::CollectiveKind::kReduce;
+}
+
+struct Row {
+  uint64_t size_bytes = 0;
+  uint64_t count = 0;
+  double time_s = 0;
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+  std::string algorithm;
+};
+
+std::string time_column(double us) {
+  if (us >= 10000.0) return fmt::format("{:7.0f}", us);
+  if (us >= 100.0) return fmt::format("{:7.1f}", us);
+  return fmt::format("{:7.2f}", us);
+}
+
+struct Report {
+  const CollectiveArgs& args;
+  cost::CollectiveKind kind;
+  const platform::TopologyGraph& graph;
+  std::optional<config::HardwareProfile> hardware;
+  std::vector<Row> rows;
+  double average_busbw_gbps = 0;
+
+  std::string redop() const { return shows_redop(kind) ? args.op : ""; }
+  int root() const { return shows_root(kind) ? args.root : -1; }
+};
+
+void print_table(const Report& r) {
+  const config::Topology& t = r.graph.topology();
+  const int n = r.args.gpus;
+  const uint64_t step = r.args.step_factor > 1 ? static_cast<uint64_t>(r.args.step_factor)
+                                               : parse_size("--step-bytes", r.args.step_bytes);
+  fmt::print("# trainsim collective: simulated nccl-tests {}\n", cost::nccl_tests_name(r.kind));
+  fmt::print("# nGpus {} minBytes {} maxBytes {} step: {}({}) algorithm: {}\n", n,
+             parse_size("--min-bytes", r.args.min_bytes), parse_size("--max-bytes", r.args.max_bytes), step,
+             r.args.step_factor > 1 ? "factor" : "bytes", r.args.algorithm);
+  fmt::print("#\n# Using devices\n");
+  fmt::print("#  Ranks {}-{}: {} .. {} ({} of {} nodes)\n", 0, n - 1, r.graph.gpu_name(0),
+             r.graph.gpu_name(n - 1), r.graph.node_of_gpu(n - 1) + 1, r.graph.node_count());
+  fmt::print("#  Topology {}: {}\n", t.name, r.graph.fabric_description());
+  if (r.hardware) fmt::print("#  Hardware {} ({})\n", r.hardware->name, r.hardware->gpu.name);
+  fmt::print(
+      "#  Model: SimGrid {} CM02 max-min sharing, latency per phase, ideal efficiency (uncalibrated)\n",
+      simgrid_version());
+  fmt::print("#\n");
+  fmt::print("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {}\n", "size", "count", "type",
+             "redop", "root", "time", "algbw", "busbw", "algorithm");
+  fmt::print("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}\n", "(B)", "(elements)", "", "", "",
+             "(us)", "(GB/s)", "(GB/s)");
+  for (const Row& row : r.rows) {
+    fmt::print("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {}  {:6.2f}  {:6.2f}  {}\n", row.size_bytes, row.count,
+               r.args.datatype, r.redop(), r.root(), time_column(row.time_s * 1e6), row.algbw_gbps,
+               row.busbw_gbps, row.algorithm);
+  }
+  fmt::print("# Avg bus bandwidth    : {:g}\n#\n", r.average_busbw_gbps);
+}
+
+void print_csv(const Report& r) {
+  fmt::print("size_bytes,count_elements,type,redop,root,time_us,algbw_gbps,busbw_gbps,algorithm\n");
+  for (const Row& row : r.rows) {
+    fmt::print("{},{},{},{},{},{},{},{},{}\n", row.size_bytes, row.count, r.args.datatype, r.redop(),
+               r.root(), row.time_s * 1e6, row.algbw_gbps, row.busbw_gbps, row.algorithm);
+  }
+}
+
+void print_json(const Report& r) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["trainsim_version"] = version();
+  j["simgrid_version"] = simgrid_version();
+  j["test"] = cost::nccl_tests_name(r.kind);
+  j["kind"] = config::to_string(r.kind);
+  j["gpus"] = r.args.gpus;
+  j["datatype"] = r.args.datatype;
+  j["redop"] = r.redop();
+  j["root"] = r.root();
+  j["algorithm_requested"] = r.args.algorithm;
+  j["topology"] = {{"name", r.graph.topology().name}, {"fabric", r.graph.fabric_description()}};
+  j["hardware"] = r.hardware ? nlohmann::ordered_json(r.hardware->name) : nlohmann::ordered_json(nullptr);
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const Row& row : r.rows) {
+    rows.push_back({{"size_bytes", row.size_bytes},
+                    {"count_elements", row.count},
+                    {"time_us", row.time_s * 1e6},
+                    {"algbw_gbps", row.algbw_gbps},
+                    {"busbw_gbps", row.busbw_gbps},
+                    {"algorithm", row.algorithm}});
+  }
+  j["results"] = rows;
+  j["avg_busbw_gbps"] = r.average_busbw_gbps;
+  std::cout << j.dump(2) << '\n';
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void run(const CollectiveArgs& args) {
+  const cost::CollectiveKind kind = *parse_kind(args.kind);
+  const cost::Algorithm algorithm = *cost::parse_algorithm(args.algorithm);
+  std::vector<uint64_t> sizes =
+      kind == cost::CollectiveKind::kBarrier ? std::vector<uint64_t>{0} : sweep(args);
+
+  const config::Topology topology = config::load_topology(args.topology);
+  std::optional<config::HardwareProfile> hardware;
+  if (!args.hardware.empty()) hardware = config::load_hardware(args.hardware);
+  if (args.gpus < 1 || args.gpus > topology.total_gpus()) {
+    throw std::invalid_argument(
+        fmt::format("--gpus {}: {} has {} GPUs", args.gpus, topology.name, topology.total_gpus()));
+  }
+  if (args.root < 0 || args.root >= args.gpus) {
+    throw std::invalid_argument(fmt::format("--root {}: ranks are 0 to {}", args.root, args.gpus - 1));
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  const platform::TopologyGraph graph(topology);
+  cost::CollectiveModel model{cost::view_of(graph), {}};
+  spdlog::debug("topology graph: {} vertices, {} links in {:.3f} s", graph.store().vertex_count(),
+                graph.store().link_count(), seconds_since(start));
+
+  start = std::chrono::steady_clock::now();
+  std::vector<int> members(static_cast<size_t>(args.gpus));
+  for (int i = 0; i < args.gpus; ++i) members[static_cast<size_t>(i)] = i;
+  const int type_bytes = datatypes().at(args.datatype);
+  std::vector<cost::CollectiveSchedule> schedules;
+  std::vector<cost::NcclTestsCounts> counts;
+  for (const uint64_t size : sizes) {
+    counts.push_back(cost::nccl_tests_counts(kind, size, type_bytes, args.gpus));
+    schedules.push_back(cost::plan_collective(kind, members, static_cast<double>(counts.back().size_bytes),
+                                              model, algorithm, shows_root(kind) ? args.root : 0));
+  }
+  spdlog::debug("planned {} collectives in {:.3f} s", schedules.size(), seconds_since(start));
+
+  start = std::chrono::steady_clock::now();
+  const std::unique_ptr<simgrid::s4u::Engine> engine = platform::create_engine();
+  const platform::Platform platform(*engine, graph);
+  spdlog::debug("SimGrid platform built in {:.3f} s", seconds_since(start));
+  start = std::chrono::steady_clock::now();
+  const std::vector<double> durations = cost::run_sequentially(*engine, platform, schedules);
+  size_t flows = 0;
+  for (const cost::CollectiveSchedule& s : schedules) {
+    for (const cost::Phase& p : s.phases) flows += p.flows.size();
+  }
+  spdlog::debug("simulated {} flows in {:.3f} s", flows, seconds_since(start));
+
+  Report report{args, kind, graph, hardware, {}, 0};
+  const double factor = cost::bus_bandwidth_factor(kind, args.gpus);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    Row row;
+    row.size_bytes = counts[i].size_bytes;
+    row.count = counts[i].count;
+    row.time_s = durations[i];
+    row.algorithm = cost::to_string(schedules[i].algorithm);
+    if (row.time_s > 0) row.algbw_gbps = static_cast<double>(row.size_bytes) / 1e9 / row.time_s;
+    row.busbw_gbps = row.algbw_gbps * factor;
+    report.average_busbw_gbps += row.busbw_gbps / static_cast<double>(sizes.size());
+    report.rows.push_back(std::move(row));
+  }
+  if (args.format == "json") {
+    print_json(report);
+  } else if (args.format == "csv") {
+    print_csv(report);
+  } else {
+    print_table(report);
+  }
+}
+
+std::vector<std::string> names(const std::vector<std::string_view>& views) {
+  return std::vector<std::string>(views.begin(), views.end());
+}
+
+}  // namespace
+
+void register_collective(CLI::App& app, Context& context) {
+  auto args = std::make_shared<CollectiveArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("collective", "Simulate nccl-tests: one collective over a sweep of sizes");
+  cmd->add_option("KIND", args->kind, "Collective: " + kind_names() + " (or with '-', e.g. all-reduce)")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            return parse_kind(text) ? std::string()
+                                    : "unknown collective \"" + text + "\" (one of " + kind_names() + ")";
+          },
+          "KIND"));
+  cmd->add_option("--gpus", args->gpus, "Number of ranks: the first N GPUs of the topology, node-major")
+      ->required();
+  cmd->add_option("-b,--min-bytes", args->min_bytes, "Smallest size (K, M, G = 1024^1..3)")
+      ->capture_default_str();
+  cmd->add_option("-e,--max-bytes", args->max_bytes, "Largest size")->capture_default_str();
+  cmd->add_option("-f,--step-factor", args->step_factor,
+                  "Multiply the size by this factor (1: add --step-bytes)")
+      ->capture_default_str();
+  cmd->add_option("-i,--step-bytes", args->step_bytes, "Increment when --step-factor is 1")
+      ->capture_default_str();
+  cmd->add_option("-t,--topology", args->topology, "Topology YAML file")
+      ->required()
+      ->envname("TRAINSIM_TOPOLOGY");
+  cmd->add_option("--hardware", args->hardware, "Hardware profile YAML file (named in the header)");
+  cmd->add_option("-a,--algorithm", args->algorithm, "Collective algorithm")
+      ->capture_default_str()
+      ->check(CLI::IsMember(names(cost::algorithm_names())));
+  std::vector<std::string> types;
+  for (const auto& entry : datatypes()) types.push_back(entry.first);
+  cmd->add_option("-d,--datatype", args->datatype, "Element type")
+      ->capture_default_str()
+      ->check(CLI::IsMember(types));
+  cmd->add_option("-o,--op", args->op, "Reduction operation")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sum", "prod", "max", "min", "avg"}));
+  cmd->add_option("-r,--root", args->root, "Root rank of broadcast and reduce")->capture_default_str();
+  cmd->add_option("--format", args->format, "Output format")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->footer(
+      "busbw = algbw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter, all-to-all), 1 (others), "
+      "as in\n"
+      "nccl-tests doc/PERFORMANCE.md. Each size runs alone on an idle network; -v prints timings on stderr.");
+  cmd->callback([args, &context] {
+    try {
+      run(*args);
+      context.exit_code = kExitOk;
+    } catch (const std::invalid_argument& e) {  // bad values, incl. cost::CollectiveError
+      std::cerr << "error: " << e.what() << '\n';
+      context.exit_code = kExitUsage;
+    }
+  });
+}
+
+}  // namespace trainsim::cli

@@ -154,6 +154,7 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   }
   m.read("dp_bucket", out.dp_bucket_bytes, QuantityKind::kBytes, kPositiveReal);
   m.read("overlap_grad_reduce", out.overlap_grad_reduce);
+  m.read("uneven_stages", out.uneven_stages);
   m.finish();
 }
 
@@ -177,9 +178,14 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
                       "tensor-parallel ranks); use tp <= {}",
                       p.tp, m.kv_heads, m.kv_heads));
     }
-    if (m.layers % (p.pp * p.vpp) != 0) {
-      plan_error(fmt::format("pp·vpp = {}·{} = {} must divide the {} layers; change pp or vpp", p.pp, p.vpp,
-                             p.pp * p.vpp, m.layers));
+    if (m.layers < p.pp * p.vpp) {
+      plan_error(fmt::format("pp·vpp = {}·{} = {} model chunks but only {} layers; lower pp or vpp", p.pp,
+                             p.vpp, p.pp * p.vpp, m.layers));
+    } else if (m.layers % (p.pp * p.vpp) != 0 && !p.uneven_stages) {
+      plan_error(
+          fmt::format("pp·vpp = {}·{} = {} must divide the {} layers; change pp or vpp, or set "
+                      "uneven_stages: true to give some stages one layer less",
+                      p.pp, p.vpp, p.pp * p.vpp, m.layers));
     }
     const bool sp_kind = p.sequence_parallel == SequenceParallel::kUlysses ||
                          p.sequence_parallel == SequenceParallel::kRing ||

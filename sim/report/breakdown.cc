@@ -13,14 +13,16 @@ bool is_kernel(OpKind kind) {
          kind == OpKind::kMemory || kind == OpKind::kOptimizerStep || kind == OpKind::kHostSync;
 }
 
-// The bucket of a wait that ended when `blocker` finished.
-double* bucket_of(Breakdown& b, OpKind blocker) {
-  switch (blocker) {
+// The bucket of a wait that ended when `blocker` finished: pipeline sends/receives are bubble, other
+// point-to-point traffic (ring attention's K/V passes) is communication.
+double* bucket_of(Breakdown& b, const workload::Op* blocker) {
+  if (blocker == nullptr) return &b.idle_s;
+  switch (blocker->kind) {
     case OpKind::kCollective:
       return &b.exposed_comm_s;
     case OpKind::kSend:
     case OpKind::kRecv:
-      return &b.bubble_s;
+      return blocker->label == workload::OpLabel::kPpComm ? &b.bubble_s : &b.exposed_comm_s;
     case OpKind::kCopy:
     case OpKind::kHostSync:
       return &b.offload_stall_s;
@@ -31,19 +33,20 @@ double* bucket_of(Breakdown& b, OpKind blocker) {
 
 // The predecessor of `id` that finished last (the one it waited for), following zero-duration
 // bookkeeping ops (allocations) back to what they waited for.
-OpKind blocker_of(const workload::Graph& graph, const engine::RankRun& run, OpId id) {
+const workload::Op* blocker_of(const workload::Graph& graph, const engine::RankRun& run, OpId id) {
   OpId current = id;
   for (int depth = 0; depth < 64; ++depth) {
     OpId latest = workload::kNoOp;
     for (const OpId pred : graph.predecessors(current)) {
       if (latest == workload::kNoOp || run.end_s[pred] > run.end_s[latest]) latest = pred;
     }
-    if (latest == workload::kNoOp) return OpKind::kAlloc;
+    if (latest == workload::kNoOp) return nullptr;
     const OpKind kind = graph.op(latest).kind;
-    if (kind != OpKind::kAlloc && kind != OpKind::kFree) return kind;
+    if (kind != OpKind::kAlloc && kind != OpKind::kFree && kind != OpKind::kStreamWait)
+      return &graph.op(latest);
     current = latest;
   }
-  return OpKind::kAlloc;
+  return nullptr;
 }
 
 }  // namespace
@@ -76,7 +79,7 @@ Breakdown attribute_time(const workload::Graph& graph, const engine::RankRun& ru
     for (OpId id = 0; id < graph.size(); ++id) {
       if (last == workload::kNoOp || run.end_s[id] > run.end_s[last]) last = id;
     }
-    *bucket_of(b, last == workload::kNoOp ? OpKind::kAlloc : graph.op(last).kind) += end_s - cursor;
+    *bucket_of(b, last == workload::kNoOp ? nullptr : &graph.op(last)) += end_s - cursor;
   }
   return b;
 }

@@ -1,9 +1,10 @@
 // Where a rank's iteration went. Every second between the iteration's start and its end is given to
 // exactly one bucket, by looking at the compute stream: while it runs a kernel the time is compute;
 // while it waits, the wait belongs to whatever the next kernel was waiting for (its last predecessor
-// to finish): a collective is exposed communication, a pipeline send/receive is bubble, a host copy
-// or host synchronisation is offload stall, anything else is idle. Host synchronisations executed on
-// the compute stream count as offload stall too.
+// to finish): a collective or a non-pipeline send/receive (ring attention's K/V passes) is exposed
+// communication, a pipeline send/receive is bubble, a host copy or host synchronisation is offload
+// stall, anything else is idle. Host synchronisations executed on the compute stream count as
+// offload stall too.
 #ifndef TRAINSIM_SIM_REPORT_BREAKDOWN_H_
 #define TRAINSIM_SIM_REPORT_BREAKDOWN_H_
 

@@ -115,7 +115,13 @@ TEST_F(ScenarioRules, LayersMustSplitOverStages) {
   EXPECT_THAT(
       errors(scenario(kLlama, "{pp: 4, vpp: 3, dp: 8}", "{global_batch: 64}")),
       ElementsAre("s.yaml:5:14: error: parallelism: pp·vpp = 4·3 = 12 must divide the 32 layers; change pp "
-                  "or vpp"));
+                  "or vpp, or set uneven_stages: true to give some stages one layer less"));
+  EXPECT_TRUE(
+      errors(scenario(kLlama, "{pp: 4, vpp: 3, dp: 8, uneven_stages: true}", "{global_batch: 64}")).empty());
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{pp: 8, vpp: 5, dp: 4, uneven_stages: true}", "{global_batch: 64}")),
+      ElementsAre("s.yaml:5:14: error: parallelism: pp·vpp = 8·5 = 40 model chunks but only 32 layers; "
+                  "lower pp or vpp"));
 }
 
 TEST_F(ScenarioRules, BatchMustSplitOverMicroBatchesAndReplicas) {

@@ -1,6 +1,6 @@
 # Runs a command and compares its exit code, stdout and (optionally) stderr with expectations.
 #   cmake -DEXE=program -DARGS="a|b|c" -DEXPECTED_RC=0 [-DEXPECTED_STDOUT=file] [-DEXPECTED_STDERR=file]
-#         [-DSTDOUT_CONTAINS=text] -DWORKDIR=dir -P compare_output.cmake
+#         [-DSTDOUT_CONTAINS=regex] [-DSTDERR_CONTAINS=regex] -DWORKDIR=dir -P compare_output.cmake
 # Golden files are refreshed with tools/update-golden.
 string(REPLACE "|" ";" args "${ARGS}")
 execute_process(COMMAND ${EXE} ${args} WORKING_DIRECTORY ${WORKDIR} RESULT_VARIABLE rc
@@ -27,4 +27,7 @@ foreach(stream STDOUT STDERR)
 endforeach()
 if(DEFINED STDOUT_CONTAINS AND NOT out MATCHES "${STDOUT_CONTAINS}")
   message(SEND_ERROR "stdout does not match '${STDOUT_CONTAINS}':\n${out}")
+endif()
+if(DEFINED STDERR_CONTAINS AND NOT err MATCHES "${STDERR_CONTAINS}")
+  message(SEND_ERROR "stderr does not match '${STDERR_CONTAINS}':\n${err}")
 endif()

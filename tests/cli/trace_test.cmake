@@ -1,0 +1,25 @@
+# `trainsim run --trace` writes Chrome trace JSON that parses, names a process per node and a track
+# per GPU stream, has complete events, send->receive flows and HBM counters; --trace-ranks narrows it.
+file(REMOVE ${TRACE})
+execute_process(COMMAND ${EXE} run scenarios/03-gpt3-175b-64xa100.yaml --network ideal --trace ${TRACE}
+                        --trace-ranks 0,8 -q
+                WORKING_DIRECTORY ${WORKDIR} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "trainsim run --trace exited ${rc}:\n${err}")
+endif()
+file(READ ${TRACE} trace)
+string(JSON events ERROR_VARIABLE json_error LENGTH "${trace}" traceEvents)
+if(json_error)
+  message(FATAL_ERROR "the trace is not valid JSON: ${json_error}")
+endif()
+foreach(needle "\"process_name\"" "\"thread_name\"" "\"ph\":\"X\"" "\"ph\":\"s\"" "\"ph\":\"f\"" "\"ph\":\"C\""
+               "rank 0 compute" "rank 8 p2p")
+  string(FIND "${trace}" "${needle}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "the trace has no ${needle}")
+  endif()
+endforeach()
+string(FIND "${trace}" "rank 16 " at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "--trace-ranks 0,8 let rank 16 into the trace")
+endif()

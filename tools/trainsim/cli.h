@@ -51,6 +51,7 @@ void register_collective(CLI::App& app, Context& context);
 void register_run(CLI::App& app, Context& context);
 void register_analyze(CLI::App& app, Context& context);
 void register_workload(CLI::App& app, Context& context);
+void register_calibrate(CLI::App& app, Context& context);
 
 }  // namespace trainsim::cli
 

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   cli::register_run(app, context);
   cli::register_analyze(app, context);
   cli::register_workload(app, context);
+  cli::register_calibrate(app, context);
 
   try {
     app.parse(argc, argv);

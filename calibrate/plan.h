@@ -1,0 +1,47 @@
+// What a calibration run measures: the sweeps of the issue (GEMM, attention blocks and FPDT
+// overheads, collectives over every group size, host copies and memory bandwidth, interference),
+// sized for the backend (a GPU, or the CPU references) and for --quick or a full run.
+#ifndef TRAINSIM_CALIBRATE_PLAN_H_
+#define TRAINSIM_CALIBRATE_PLAN_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibrate/backend.h"
+#include "calibrate/cases.h"
+#include "sim/config/scenario.h"
+
+namespace trainsim::calibrate {
+
+struct PlanOptions {
+  bool quick = false;
+  int devices = 1;  // GPUs of the node to use (collective groups 1..devices)
+  // When set, the GEMM and attention shapes this scenario issues join the default grid.
+  std::optional<config::Scenario> scenario;
+};
+
+struct CalibrationPlan {
+  TimingPolicy compute_policy;     // GEMM, attention, overheads, interference
+  TimingPolicy collective_policy;  // collectives
+  TimingPolicy copy_policy;        // host copies and device copies
+  std::vector<GemmCase> gemms;
+  std::vector<AttentionCase> attentions;
+  std::vector<CollectiveCase> collectives;
+  std::vector<CopyCase> copies;
+  std::vector<double> device_copy_bytes;
+  GemmCase interference_gemm;
+  CollectiveCase interference_collective;
+  std::vector<std::string> notes;  // cases left out and why (e.g. scenario shapes too large)
+
+  // Timed items, for progress: every case plus the overheads and the interference pair.
+  size_t item_count() const;
+};
+
+// The plan for `capabilities` (the backend's dtypes and size scale). Cases are in a deterministic
+// order without duplicates. Throws std::invalid_argument when options.devices < 1.
+CalibrationPlan make_plan(const PlanOptions& options, const Capabilities& capabilities);
+
+}  // namespace trainsim::calibrate
+
+#endif  // TRAINSIM_CALIBRATE_PLAN_H_

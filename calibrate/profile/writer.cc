@@ -1,0 +1,233 @@
+#include "calibrate/profile/writer.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "calibrate/profile/content_hash.h"
+#include "sim/config/units.h"
+
+namespace trainsim::calibrate {
+namespace {
+
+using config::QuantityKind;
+
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Keys are written bare when they are plain identifiers and dotted paths, quoted otherwise.
+std::string key(const std::string& text) {
+  for (const char c : text) {
+    const bool plain =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+    if (!plain) return quoted(text);
+  }
+  return text;
+}
+
+std::string q(double value, QuantityKind kind) { return config::format_quantity(value, kind); }
+
+std::string number(double value) { return fmt::format("{}", value); }
+
+void row(std::ostream& out, const std::string& map, const std::vector<std::string>& comments, size_t index) {
+  out << "  - {" << map << "}";
+  if (index < comments.size() && !comments[index].empty()) out << "  # " << comments[index];
+  out << '\n';
+}
+
+void write_gpu(std::ostream& out, const config::GpuSpec& g) {
+  out << "gpu:\n  name: " << quoted(g.name) << '\n';
+  if (g.sm_count > 0) out << "  sm_count: " << g.sm_count << '\n';
+  if (g.clock_hz > 0) out << "  clock: " << q(g.clock_hz, QuantityKind::kFrequency) << '\n';
+  out << "  peak_flops:\n";
+  for (const auto& [dtype, name] : config::EnumNames<config::Dtype>::kNames) {
+    const auto it = g.peak_flops_per_s.find(dtype);
+    if (it != g.peak_flops_per_s.end())
+      out << "    " << name << ": " << q(it->second, QuantityKind::kFlopRate) << '\n';
+  }
+  out << "  hbm:\n    capacity: " << q(g.hbm_capacity_bytes, QuantityKind::kBytes) << '\n';
+  out << "    bandwidth: " << q(g.hbm_bandwidth_bytes_per_s, QuantityKind::kBandwidth) << '\n';
+}
+
+void write_host(std::ostream& out, const config::HardwareProfile& p) {
+  const config::HostLink& h = p.host_link;
+  out << "host_link:\n";
+  if (h.pcie_generation > 0) out << "  pcie_generation: " << h.pcie_generation << '\n';
+  out << "  h2d_bandwidth: " << q(h.h2d_bandwidth_bytes_per_s, QuantityKind::kBandwidth) << '\n';
+  out << "  d2h_bandwidth: " << q(h.d2h_bandwidth_bytes_per_s, QuantityKind::kBandwidth) << '\n';
+  if (h.latency_s > 0) out << "  latency: " << q(h.latency_s, QuantityKind::kDuration) << '\n';
+  if (p.host_memory_bytes > 0) out << "host_memory: " << q(p.host_memory_bytes, QuantityKind::kBytes) << '\n';
+}
+
+void write_compute(std::ostream& out, const config::ComputeModel& c) {
+  std::ostringstream body;
+  const auto fraction = [&](const char* name, double value) {
+    if (value > 0) body << "  " << name << ": " << number(value) << '\n';
+  };
+  const auto duration = [&](const char* name, double value) {
+    if (value > 0) body << "  " << name << ": " << q(value, QuantityKind::kDuration) << '\n';
+  };
+  fraction("gemm_efficiency", c.gemm_efficiency);
+  fraction("attention_forward_efficiency", c.attention_forward_efficiency);
+  fraction("attention_backward_efficiency", c.attention_backward_efficiency);
+  fraction("memory_efficiency", c.memory_efficiency);
+  duration("kernel_launch", c.kernel_launch_s);
+  duration("host_sync", c.host_sync_s);
+  fraction("comm_compute_slowdown", c.comm_compute_slowdown);
+  if (!body.str().empty()) out << "compute:\n" << body.str();
+}
+
+void write_tables(std::ostream& out, const ProfileDocument& doc) {
+  const config::HardwareProfile& p = doc.profile;
+  const auto dtype = [](config::Dtype d) { return std::string(config::to_string(d)); };
+  if (!p.gemm_samples.empty()) {
+    out << "gemm_samples:\n";
+    for (size_t i = 0; i < p.gemm_samples.size(); ++i) {
+      const config::GemmSample& s = p.gemm_samples[i];
+      row(out,
+          fmt::format("dtype: {}, m: {}, n: {}, k: {}, time: {}", dtype(s.dtype), s.m, s.n, s.k,
+                      q(s.duration_s, QuantityKind::kDuration)),
+          doc.gemm_comments, i);
+    }
+  }
+  if (!p.attention_samples.empty()) {
+    out << "attention_samples:\n";
+    for (size_t i = 0; i < p.attention_samples.size(); ++i) {
+      const config::AttentionSample& s = p.attention_samples[i];
+      row(out,
+          fmt::format(
+              "pass: {}, causal: {}, dtype: {}, batch: {}, heads: {}, kv_heads: {}, q_len: {}, kv_len: {}, "
+              "head_dim: {}, time: {}",
+              config::to_string(s.pass), s.causal, dtype(s.dtype), s.batch, s.heads, s.kv_heads, s.q_len,
+              s.kv_len, s.head_dim, q(s.duration_s, QuantityKind::kDuration)),
+          doc.attention_comments, i);
+    }
+  }
+  if (!p.collective_samples.empty()) {
+    out << "collective_samples:\n";
+    for (size_t i = 0; i < p.collective_samples.size(); ++i) {
+      const config::CollectiveSample& s = p.collective_samples[i];
+      row(out,
+          fmt::format("kind: {}, ranks: {}, nodes: {}, bytes: {}, time: {}", config::to_string(s.kind),
+                      s.ranks, s.nodes, q(s.bytes, QuantityKind::kBytes),
+                      q(s.duration_s, QuantityKind::kDuration)),
+          doc.collective_sample_comments, i);
+    }
+  }
+  if (!p.collective_fits.empty()) {
+    out << "collective_fits:\n";
+    for (size_t i = 0; i < p.collective_fits.size(); ++i) {
+      const config::CollectiveFit& f = p.collective_fits[i];
+      row(out,
+          fmt::format(
+              "kind: {}, ranks: {}, nodes: {}, min_bytes: {}, max_bytes: {}, latency: {}, bus_bandwidth: {}",
+              config::to_string(f.kind), f.ranks, f.nodes, q(f.min_bytes, QuantityKind::kBytes),
+              q(f.max_bytes, QuantityKind::kBytes), q(f.latency_s, QuantityKind::kDuration),
+              q(f.bus_bandwidth_bytes_per_s, QuantityKind::kBandwidth)),
+          doc.collective_fit_comments, i);
+    }
+  }
+  if (!p.copy_samples.empty()) {
+    out << "copy_samples:\n";
+    for (size_t i = 0; i < p.copy_samples.size(); ++i) {
+      const config::CopySample& s = p.copy_samples[i];
+      row(out,
+          fmt::format("direction: {}, concurrent_gpus: {}, bytes: {}, time: {}",
+                      config::to_string(s.direction), s.concurrent_gpus, q(s.bytes, QuantityKind::kBytes),
+                      q(s.duration_s, QuantityKind::kDuration)),
+          doc.copy_comments, i);
+    }
+  }
+}
+
+void write_provenance(std::ostream& out, const config::Provenance& p) {
+  out << "provenance:\n  kind: " << config::to_string(p.kind) << '\n';
+  if (!p.date.empty()) out << "  date: " << quoted(p.date) << '\n';
+  if (!p.tool_version.empty()) out << "  tool_version: " << quoted(p.tool_version) << '\n';
+  if (!p.command.empty()) out << "  command: " << quoted(p.command) << '\n';
+  if (!p.notes.empty()) {
+    // A literal block with explicit indentation (the first line may start with spaces), keeping or
+    // stripping the final line break as the text has it.
+    const bool final_break = p.notes.back() == '\n';
+    out << "  notes: |2" << (final_break ? "+" : "-") << '\n';
+    size_t begin = 0;
+    while (begin < p.notes.size()) {
+      size_t end = p.notes.find('\n', begin);
+      if (end == std::string::npos) end = p.notes.size();
+      const std::string line = p.notes.substr(begin, end - begin);
+      out << (line.empty() ? "" : "    " + line) << '\n';
+      begin = end + 1;
+    }
+  }
+}
+
+}  // namespace
+
+std::string profile_yaml(const ProfileDocument& doc) {
+  const config::HardwareProfile& p = doc.profile;
+  std::ostringstream out;
+  out << "schema_version: 1\nname: " << quoted(p.name) << '\n';
+  write_gpu(out, p.gpu);
+  write_host(out, p);
+  write_compute(out, p.compute);
+  write_tables(out, doc);
+  write_provenance(out, p.provenance);
+  out << "sources:\n";
+  for (const auto& [path, citation] : p.sources) out << "  " << key(path) << ": " << quoted(citation) << '\n';
+  return out.str();
+}
+
+std::string profile_file_text(const ProfileDocument& doc) {
+  std::string body;
+  for (const std::string& line : doc.header) body += line.empty() ? "#\n" : "# " + line + "\n";
+  body += profile_yaml(doc);
+  return with_content_hash(body);
+}
+
+void write_profile(const std::filesystem::path& path, const ProfileDocument& doc, bool replace) {
+  std::error_code ec;
+  if (!replace && std::filesystem::exists(path, ec)) {
+    throw ProfileExistsError(fmt::format(
+        "{} exists; hardware profiles are immutable. Write to another file, or pass --force to replace it",
+        path.string()));
+  }
+  const std::string text = profile_file_text(doc);
+  const std::filesystem::path directory = path.has_parent_path() ? path.parent_path() : ".";
+  std::string temp = (directory / fmt::format(".{}.XXXXXX", path.filename().string())).string();
+  const int fd = mkstemp(temp.data());
+  if (fd < 0) {
+    throw std::runtime_error(fmt::format("cannot write in {}: {}", directory.string(), std::strerror(errno)));
+  }
+  size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+  const bool ok = written == text.size() && ::fsync(fd) == 0 && ::fchmod(fd, 0444) == 0;
+  const int saved_errno = errno;
+  ::close(fd);
+  if (!ok || std::rename(temp.c_str(), path.c_str()) != 0) {
+    const int error = ok ? errno : saved_errno;
+    std::filesystem::remove(temp, ec);
+    throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(error)));
+  }
+}
+
+}  // namespace trainsim::calibrate

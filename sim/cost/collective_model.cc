@@ -78,9 +78,9 @@ double AlgorithmTuning::efficiency_at(double bytes) const {
   return a.efficiency + t * (b.efficiency - a.efficiency);
 }
 
-const AlgorithmTuning& CollectiveTuning::of(CollectiveKind kind, Algorithm algorithm) const {
+const AlgorithmTuning& CollectiveTuning::of(CollectiveKind kind, Algorithm algorithm, Tier tier) const {
   static const AlgorithmTuning kIdeal;
-  const auto it = entries.find({kind, algorithm});
+  const auto it = entries.find({kind, algorithm, tier});
   return it == entries.end() ? kIdeal : it->second;
 }
 

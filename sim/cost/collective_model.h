@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -71,11 +72,15 @@ struct AlgorithmTuning {
   double efficiency_at(double bytes) const;
 };
 
-struct CollectiveTuning {
-  std::map<std::pair<CollectiveKind, Algorithm>, AlgorithmTuning> entries;
+// Collectives inside one node (NVLink) and across nodes (NICs, fabric) are tuned separately: they
+// run different NCCL algorithms and protocols at different efficiencies.
+enum class Tier { kIntraNode, kInterNode };
 
-  // The entry for (kind, algorithm), or the ideal one.
-  const AlgorithmTuning& of(CollectiveKind kind, Algorithm algorithm) const;
+struct CollectiveTuning {
+  std::map<std::tuple<CollectiveKind, Algorithm, Tier>, AlgorithmTuning> entries;
+
+  // The entry for (kind, algorithm, tier), or the ideal one.
+  const AlgorithmTuning& of(CollectiveKind kind, Algorithm algorithm, Tier tier) const;
 };
 
 struct CollectiveModel {

@@ -91,7 +91,8 @@ std::vector<Phase> finish(std::vector<Phase> phases, double bytes, const Algorit
 
 CollectiveSchedule build(CollectiveKind kind, Algorithm algorithm, const Group& group, double bytes, int root,
                          const CollectiveModel& model) {
-  const AlgorithmTuning& tuning = model.tuning.of(kind, algorithm);
+  const AlgorithmTuning& tuning =
+      model.tuning.of(kind, algorithm, group.nodes.size() > 1 ? Tier::kInterNode : Tier::kIntraNode);
   const StepLatency step(model.topology, tuning);
   CollectiveSchedule schedule{kind, algorithm, group.members, bytes, {}};
   const double moved = kind == CollectiveKind::kBarrier ? 0 : bytes;
@@ -166,7 +167,9 @@ CollectiveSchedule plan_point_to_point(int src_gpu, int dst_gpu, double bytes, c
   }
   if (!(bytes >= 0)) throw CollectiveError(fmt::format("a transfer cannot move {} bytes", bytes));
   const Group group = internal::make_group({src_gpu, dst_gpu}, model.topology);
-  const AlgorithmTuning& tuning = model.tuning.of(CollectiveKind::kSendRecv, Algorithm::kDirect);
+  const AlgorithmTuning& tuning =
+      model.tuning.of(CollectiveKind::kSendRecv, Algorithm::kDirect,
+                      group.nodes.size() > 1 ? Tier::kInterNode : Tier::kIntraNode);
   const StepLatency step(model.topology, tuning);
   Phase phase;
   phase.flows.push_back(Flow{src_gpu, dst_gpu, bytes});

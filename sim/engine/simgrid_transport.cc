@@ -2,6 +2,8 @@
 
 #include <simgrid/s4u.hpp>
 
+#include "sim/cost/collective_calibration.h"
+
 namespace trainsim::engine {
 namespace sg4 = simgrid::s4u;
 
@@ -35,6 +37,7 @@ void SimGridTransport::build_platform() {
   platform_ = std::make_unique<platform::Platform>(*sg4::Engine::get_instance(), *graph_);
   runner_ = std::make_unique<cost::FlowRunner>(*platform_);
   model_.topology = cost::view_of(*graph_);
+  model_.tuning = cost::tuning_from_fits(hardware_, model_.topology).tuning;
 }
 
 sg4::Host* SimGridTransport::host_of(int64_t rank) { return platform_->gpu_host(static_cast<int>(rank)); }

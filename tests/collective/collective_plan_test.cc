@@ -203,7 +203,7 @@ TEST(CollectivePlan, BarrierIsLatencyOnlyAndZeroBytesIsFree) {
 
 TEST(CollectivePlan, TuningScalesBytesAndAddsLatency) {
   CollectiveModel model = machine();
-  AlgorithmTuning& t = model.tuning.entries[{CollectiveKind::kAllReduce, Algorithm::kRing}];
+  AlgorithmTuning& t = model.tuning.entries[{CollectiveKind::kAllReduce, Algorithm::kRing, Tier::kIntraNode}];
   t.base_latency_s = 10e-6;
   t.step_latency_s = 0.5e-6;
   t.efficiency = {{1e3, 0.5}, {1e6, 1.0}};
@@ -216,8 +216,13 @@ TEST(CollectivePlan, TuningScalesBytesAndAddsLatency) {
       plan_collective(CollectiveKind::kAllReduce, range(0, 4), s_bytes, model, Algorithm::kRing);
   EXPECT_NEAR(s.phases.at(0).flows.at(0).bytes, 1.5 * s_bytes / 0.75, 1e-6);
   EXPECT_DOUBLE_EQ(s.phases[0].latency_s, 10e-6 + 6 * (kIntraLatency + 0.5e-6));
-  // Other (kind, algorithm) pairs stay ideal.
-  EXPECT_DOUBLE_EQ(model.tuning.of(CollectiveKind::kAllGather, Algorithm::kRing).efficiency_at(1e3), 1.0);
+  // Other (kind, algorithm, tier) entries stay ideal, the same algorithm across nodes included.
+  EXPECT_DOUBLE_EQ(
+      model.tuning.of(CollectiveKind::kAllGather, Algorithm::kRing, Tier::kIntraNode).efficiency_at(1e3),
+      1.0);
+  EXPECT_DOUBLE_EQ(
+      model.tuning.of(CollectiveKind::kAllReduce, Algorithm::kRing, Tier::kInterNode).efficiency_at(1e3),
+      1.0);
 }
 
 TEST(CollectivePlan, RejectsWhatCannotBePlanned) {

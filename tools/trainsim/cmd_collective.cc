@@ -13,6 +13,7 @@
 
 #include "sim/common/version.h"
 #include "sim/cost/collective.h"
+#include "sim/cost/collective_calibration.h"
 #include "sim/cost/collective_metrics.h"
 #include "sim/cost/flow_runner.h"
 #include "sim/platform/simgrid_platform.h"
@@ -156,6 +157,7 @@ struct Report {
   std::optional<config::HardwareProfile> hardware;
   std::vector<Row> rows;
   double average_busbw_gbps = 0;
+  int calibrated_fits = 0;  // profile fits that tuned the model
 
   std::string redop() const { return shows_redop(kind) ? args.op : ""; }
   int root() const { return shows_root(kind) ? args.root : -1; }
@@ -175,9 +177,10 @@ void print_table(const Report& r) {
              r.graph.gpu_name(n - 1), r.graph.node_of_gpu(n - 1) + 1, r.graph.node_count());
   fmt::print("#  Topology {}: {}\n", t.name, r.graph.fabric_description());
   if (r.hardware) fmt::print("#  Hardware {} ({})\n", r.hardware->name, r.hardware->gpu.name);
-  fmt::print(
-      "#  Model: SimGrid {} CM02 max-min sharing, latency per phase, ideal efficiency (uncalibrated)\n",
-      simgrid_version());
+  fmt::print("#  Model: SimGrid {} CM02 max-min sharing, latency per phase, {}\n", simgrid_version(),
+             r.calibrated_fits > 0
+                 ? fmt::format("latency and efficiency calibrated from {} measured fits", r.calibrated_fits)
+                 : std::string("ideal efficiency (uncalibrated)"));
   fmt::print("#\n");
   fmt::print("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {}\n", "size", "count", "type",
              "redop", "root", "time", "algbw", "busbw", "algorithm");
@@ -251,6 +254,12 @@ void run(const CollectiveArgs& args) {
   auto start = std::chrono::steady_clock::now();
   const platform::TopologyGraph graph(topology);
   cost::CollectiveModel model{cost::view_of(graph), {}};
+  int calibrated_fits = 0;
+  if (hardware) {
+    const cost::CalibratedTuning calibrated = cost::tuning_from_fits(*hardware, model.topology);
+    model.tuning = calibrated.tuning;
+    calibrated_fits = calibrated.fits_used;
+  }
   spdlog::debug("topology graph: {} vertices, {} links in {:.3f} s", graph.store().vertex_count(),
                 graph.store().link_count(), seconds_since(start));
 
@@ -279,7 +288,7 @@ void run(const CollectiveArgs& args) {
   }
   spdlog::debug("simulated {} flows in {:.3f} s", flows, seconds_since(start));
 
-  Report report{args, kind, graph, hardware, {}, 0};
+  Report report{args, kind, graph, hardware, {}, 0, calibrated_fits};
   const double factor = cost::bus_bandwidth_factor(kind, args.gpus);
   for (size_t i = 0; i < sizes.size(); ++i) {
     Row row;

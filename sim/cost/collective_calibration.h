@@ -1,0 +1,27 @@
+// From measured collective fits (a hardware profile's `collective_fits`, from `trainsim calibrate`
+// or imported nccl-tests logs) to the planner's tuning: for each fit the group it was measured on is
+// planned with the ideal model, and the tuning of the algorithm the planner picks gets the latency
+// the model lacks (measured latency - modelled latency) and, at sizes across the fit's range, the
+// bandwidth efficiency that stretches the modelled transfer time to the measured one. A plan of the
+// same group then reproduces the measurement; other groups using that algorithm inherit its
+// efficiency curve.
+#ifndef TRAINSIM_SIM_COST_COLLECTIVE_CALIBRATION_H_
+#define TRAINSIM_SIM_COST_COLLECTIVE_CALIBRATION_H_
+
+#include "sim/config/hardware.h"
+#include "sim/cost/collective_model.h"
+
+namespace trainsim::cost {
+
+struct CalibratedTuning {
+  CollectiveTuning tuning;
+  int fits_used = 0;     // fits that became tuning points
+  int fits_skipped = 0;  // fits whose group does not fit the topology (more ranks or nodes than it has)
+};
+
+// The tuning `profile`'s fits imply on `topology`. With no fits: the ideal tuning.
+CalibratedTuning tuning_from_fits(const config::HardwareProfile& profile, const TopologyView& topology);
+
+}  // namespace trainsim::cost
+
+#endif  // TRAINSIM_SIM_COST_COLLECTIVE_CALIBRATION_H_

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <tuple>
 #include <xbt/log.h>
 
@@ -81,9 +82,9 @@ struct RankState {
   double host_bytes = 0;
   sg4::ConditionVariablePtr cv;
   RankRun run;
-  // Mirror matching of receives from unsimulated peers: tag -> sends / receives of this rank.
-  std::map<int64_t, OpId> sends_by_tag;
-  std::map<std::pair<int64_t, int>, double> mirror_send_done;  // (tag, iteration) -> time
+  // Mirror matching of receives from unsimulated peers, by tag: this rank's sends and receives.
+  std::set<int64_t> send_tags;
+  std::set<std::pair<int64_t, int>> mirror_send_done;  // (tag, iteration) of sends already complete
   std::map<std::pair<int64_t, int>, std::pair<OpId, double>> mirror_recv_waiting;
 };
 
@@ -251,7 +252,7 @@ void Simulation::transfer_async(RankState* sender, OpId send, double send_issued
         finish(*sender, waiting->second.first, iteration, waiting->second.second, launch);
         sender->mirror_recv_waiting.erase(waiting);
       } else {
-        sender->mirror_send_done[key] = sg4::Engine::get_clock();
+        sender->mirror_send_done.insert(key);
       }
     }
   });
@@ -284,13 +285,11 @@ void Simulation::start_p2p(RankState& rs, OpId id, int iteration) {
   // A receive from an unsimulated peer completes with this rank's own send of the same tag: by
   // symmetry the peer sends to us exactly when we send to our other neighbour.
   const auto key = std::make_pair(op.p2p.tag, iteration);
-  if (rs.sends_by_tag.count(op.p2p.tag) == 0) {
+  if (rs.send_tags.count(op.p2p.tag) == 0) {
     finish(rs, id, iteration, now, now);  // nothing mirrors it: the peer is taken to be on time
     return;
   }
-  const auto sent = rs.mirror_send_done.find(key);
-  if (sent != rs.mirror_send_done.end()) {
-    rs.mirror_send_done.erase(sent);
+  if (rs.mirror_send_done.erase(key) != 0) {
     finish(rs, id, iteration, now, now);
   } else {
     rs.mirror_recv_waiting[key] = {id, now};
@@ -432,7 +431,7 @@ EngineResult Simulation::run(const std::vector<int64_t>& ranks, const std::vecto
     for (OpId id = 0; id < rs.graph->size(); ++id) {
       const Op& op = rs.graph->op(id);
       rs.stream_ops[static_cast<size_t>(op.stream)].push_back(id);
-      if (op.kind == OpKind::kSend) rs.sends_by_tag.emplace(op.p2p.tag, id);
+      if (op.kind == OpKind::kSend) rs.send_tags.insert(op.p2p.tag);
     }
     index_.emplace(ranks[i], i);
     begin_iteration(rs, 0);

@@ -30,8 +30,12 @@ std::vector<double> compute_durations(const Graph& graph, const cost::ComputeMod
       case OpKind::kAttentionBackward: {
         const workload::AttentionShape& a = op.attention;
         if (!a.fused) {
-          // Unfused attention: the score GEMMs at the dense-GEMM rate, then the softmax traffic.
-          out[id] = op.flops / (compute.peak_flops_per_s(op.dtype)) + compute.memory_s(op.bytes);
+          // Unfused attention: batched GEMMs over the whole score matrix (each priced as one GEMM of
+          // the batch's rows, the score matrix being the output or input of every one), then the
+          // softmax/dropout passes over it.
+          const int64_t rows = int64_t{a.batch} * a.heads * a.q_len;
+          const double bmm_s = compute.gemm_s(rows, a.kv_len, a.head_dim, op.dtype);
+          out[id] = (op.kind == OpKind::kAttentionForward ? 2 : 4) * bmm_s + compute.memory_s(op.bytes);
           break;
         }
         const cost::AttentionCall call{op.kind == OpKind::kAttentionForward

@@ -236,7 +236,8 @@ AttentionShape local_shape(const RankShapes& s) {
           static_cast<int32_t>(s.tokens),
           static_cast<int32_t>(s.head_dim),
           true,
-          s.fused_attention};
+          s.fused_attention,
+          s.dropout && !s.fused_attention};
 }
 
 }  // namespace

@@ -62,16 +62,26 @@ OpId GraphWriter::attention(bool backward, const AttentionShape& shape, double m
   op.attention = shape;
   const double dense =
       4.0 * shape.batch * shape.heads * static_cast<double>(shape.q_len) * shape.kv_len * shape.head_dim;
-  const double forward = shape.causal ? dense / 2 : dense;
-  op.flops = backward ? forward * (shape.fused ? 2.5 : 2.0) : forward;
   op.model_flops = model_flops;
-  // Q, K, V, O (and dO, dQ, dK, dV in backward) once each; the unfused kernel also writes and reads
-  // the score matrix.
-  const double qo = static_cast<double>(shape.batch) * shape.heads * shape.q_len * shape.head_dim;
-  const double kv = static_cast<double>(shape.batch) * shape.kv_heads * shape.kv_len * shape.head_dim;
-  const double scores =
-      shape.fused ? 0.0 : static_cast<double>(shape.batch) * shape.heads * shape.q_len * shape.kv_len;
-  op.bytes = act_bytes_ * ((2 * qo + 2 * kv) * (backward ? 2 : 1) + 2 * scores * (backward ? 2 : 1));
+  if (shape.fused) {
+    // A flash kernel skips masked tiles; its backward runs five matmuls against the forward's two.
+    const double forward = shape.causal ? dense / 2 : dense;
+    op.flops = backward ? 2.5 * forward : forward;
+    // Q, K, V, O (and dO, dQ, dK, dV in backward) once each.
+    const double qo = static_cast<double>(shape.batch) * shape.heads * shape.q_len * shape.head_dim;
+    const double kv = static_cast<double>(shape.batch) * shape.kv_heads * shape.kv_len * shape.head_dim;
+    op.bytes = act_bytes_ * (2 * qo + 2 * kv) * (backward ? 2 : 1);
+  } else {
+    // Megatron's unfused core attention computes the masked entries too: two batched GEMMs forward
+    // (QK^T, PV), four backward. `bytes` counts only the passes over the score matrix between them
+    // (the GEMMs' own reads and writes are costed with the GEMMs): forward the fused scale-mask-softmax
+    // (read S, write P) and dropout (read P, write P' and a 1-byte mask); backward the dropout
+    // backward (read dP', mask, write dP) and the softmax backward (read dP and P, write dS).
+    op.flops = backward ? 2 * dense : dense;
+    const double scores = static_cast<double>(shape.batch) * shape.heads * shape.q_len * shape.kv_len;
+    const double dropout_bytes = shape.dropout ? 2.0 * act_bytes_ + 1 : 0.0;
+    op.bytes = scores * ((backward ? 3.0 : 2.0) * act_bytes_ + dropout_bytes);
+  }
   return append(op, deps, true);
 }
 

@@ -1,0 +1,42 @@
+// A closed-form estimate of one training iteration's time, for screening many plans quickly (sweeps
+// with --analytic, the search's pruning): op times from the cost model summed per pipeline stage,
+// alpha-beta communication per tier, the schedule's formula bubble, no congestion and no event
+// simulation (Calculon's approach). `trainsim sweep --check-analytic` reports how far it is from the
+// simulation.
+#ifndef TRAINSIM_SIM_ANALYTIC_ITERATION_TIME_H_
+#define TRAINSIM_SIM_ANALYTIC_ITERATION_TIME_H_
+
+#include <nlohmann/json.hpp>
+
+#include "sim/common/warnings.h"
+#include "sim/config/scenario.h"
+
+namespace trainsim::analytic {
+
+// Seconds of one iteration on the slowest pipeline stage, split the way `trainsim run` splits it
+// (iteration_s is the sum of the five parts).
+struct IterationTimeEstimate {
+  double iteration_s = 0;
+  double compute_s = 0;        // forward, backward, recompute and optimizer kernels
+  double exposed_comm_s = 0;   // communication not hidden behind compute
+  double bubble_s = 0;         // pipeline fill and drain
+  double offload_stall_s = 0;  // host<->device copies not hidden (FPDT, CPU checkpointing)
+  double idle_s = 0;           // waiting for nothing the breakdown names (as `trainsim run` reports it)
+  double model_flops = 0;      // per iteration, all GPUs (the MFU numerator of `trainsim run`)
+  double hardware_flops = 0;   // model FLOPs plus what recomputation repeats (the HFU numerator)
+  double tokens_per_s = 0;
+  double mfu = 0;                       // model FLOPs / (iteration_s x GPUs x dense peak)
+  double peak_hbm_bytes = 0;            // the analytic memory bound of the fullest rank
+  double peak_host_bytes_per_node = 0;  // pinned host memory of the busiest node (offload, CPU checkpoints)
+  bool fits = true;  // peak_hbm_bytes within the GPU's capacity and host memory within the node's
+};
+
+// Estimates `scenario`'s iteration. Warnings (extrapolated kernel shapes, missing efficiencies) go
+// to `warnings`. Throws workload::PlanError when the plan cannot be expressed.
+IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, WarningLog* warnings);
+
+nlohmann::json to_json(const IterationTimeEstimate& estimate);
+
+}  // namespace trainsim::analytic
+
+#endif  // TRAINSIM_SIM_ANALYTIC_ITERATION_TIME_H_

@@ -106,10 +106,17 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
 
   // Pipeline parallelism.
   if (s.pp > 1) {
-    const double message = s.hidden_norm_bytes();
+    // Megatron's scatter/gather (Narayanan et al. 2021, section 4.1): without Megatron-SP each TP rank
+    // sends 1/t of the boundary tensor and the receivers all-gather it.
+    const bool scatter_gather = s.tp > 1 && !s.megatron_sp;
+    const double message = s.hidden_norm_bytes() / (scatter_gather ? static_cast<double>(s.tp) : 1.0);
     const double vpp = static_cast<double>(s.vpp);
     c.add_p2p(GroupKind::kPp, g * (vpp - (head ? 1 : 0)), message, "pipeline activations");
     c.add_p2p(GroupKind::kPp, g * (vpp - (embedding ? 1 : 0)), message, "pipeline gradients");
+    if (scatter_gather) {
+      c.add(CommKind::kAllGather, GroupKind::kTp, g * (2 * vpp - (head ? 1 : 0) - (embedding ? 1 : 0)),
+            s.hidden_norm_bytes(), "pipeline scatter/gather");
+    }
     if (s.tied_embeddings && (stage == 0 || stage == s.pp - 1)) {
       c.add(CommKind::kAllReduce, GroupKind::kEmbedding, 1,
             static_cast<double>(s.vocab_local) * s.hidden * s.grad_bytes, "tied embedding");

@@ -16,6 +16,24 @@ int64_t peer_on_stage(const ParallelPlan& plan, Coords coords, int64_t stage) {
   return plan.rank_of(coords);
 }
 
+// Megatron-LM's scatter/gather of pipeline messages (Narayanan et al. 2021, section 4.1): without
+// Megatron-SP the tensor crossing a stage boundary is identical on every TP rank, so each sends 1/tp
+// of it over its own NIC and the receiving TP group all-gathers it over NVLink. Under Megatron-SP it
+// is already sharded along the sequence.
+bool scatter_gather(const RankShapes& s) { return s.tp > 1 && !s.megatron_sp; }
+
+double pipeline_message_bytes(const RankShapes& s) {
+  return scatter_gather(s) ? s.hidden_norm_bytes() / static_cast<double>(s.tp) : s.hidden_norm_bytes();
+}
+
+// What the first op using a received pipeline message waits for: the receive, or the all-gather
+// that reassembles it.
+OpId gather_pipeline_message(BuildContext& ctx, OpId received) {
+  if (!scatter_gather(ctx.shapes)) return received;
+  return ctx.w.collective(OpLabel::kPpComm, CollectiveKind::kAllGather, GroupKind::kTp,
+                          ctx.shapes.hidden_norm_bytes(), Stream::kComm, {received});
+}
+
 // The parameter uses ZeRO-3 will see, in the order the schedule runs them.
 std::vector<ParamGatherer::Use> zero3_uses(const RankShapes& s, const StageLayout& layout, int64_t stage,
                                            const std::vector<PipelineStep>& steps) {
@@ -44,7 +62,7 @@ void forward_step(BuildContext& ctx, const PipelineStep& step) {
   const int64_t stage = ctx.coords.pp();
   const int64_t v = layout.virtual_stage(stage, step.chunk);
   const int32_t mb = static_cast<int32_t>(step.micro_batch);
-  const double message = s.hidden_norm_bytes();
+  const double message = pipeline_message_bytes(s);
   BufferId x = -1;
   OpId ready = kNoOp;
   if (layout.has_embedding(v)) {
@@ -53,12 +71,13 @@ void forward_step(BuildContext& ctx, const PipelineStep& step) {
     ready = e.ready;
   } else {
     w.set_position({Phase::kForward, -1, mb});
-    x = w.alloc(OpLabel::kLayerInput, MemoryCategory::kActivations, MemorySpace::kHbm, message,
+    x = w.alloc(OpLabel::kLayerInput, MemoryCategory::kActivations, MemorySpace::kHbm, s.hidden_norm_bytes(),
                 Stream::kCompute)
             .buffer;
     const int64_t prev = peer_on_stage(ctx.plan, ctx.coords, (stage + s.pp - 1) % s.pp);
-    ready = w.recv(OpLabel::kPpComm, prev, p2p_tag(P2pKind::kPipelineActivation, step.micro_batch, v, 0),
-                   message, {w.last(Stream::kCompute)});
+    ready = gather_pipeline_message(
+        ctx, w.recv(OpLabel::kPpComm, prev, p2p_tag(P2pKind::kPipelineActivation, step.micro_batch, v, 0),
+                    message, {w.last(Stream::kCompute)}));
   }
   const int64_t first = layout.first_layer[v];
   for (int64_t l = first; l < first + layout.layer_count[v]; ++l) {
@@ -84,19 +103,20 @@ void backward_step(BuildContext& ctx, const PipelineStep& step) {
   const int64_t stage = ctx.coords.pp();
   const int64_t v = layout.virtual_stage(stage, step.chunk);
   const int32_t mb = static_cast<int32_t>(step.micro_batch);
-  const double message = s.hidden_norm_bytes();
+  const double message = pipeline_message_bytes(s);
   OpId ready = kNoOp;
   BufferId received = -1;
   if (layout.has_head(v)) {
     ready = head_backward(ctx, step.micro_batch);
   } else {
     w.set_position({Phase::kBackward, -1, mb});
-    received =
-        w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm, message, Stream::kCompute)
-            .buffer;
+    received = w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm, s.hidden_norm_bytes(),
+                       Stream::kCompute)
+                   .buffer;
     const int64_t next = peer_on_stage(ctx.plan, ctx.coords, (stage + 1) % s.pp);
-    ready = w.recv(OpLabel::kPpComm, next, p2p_tag(P2pKind::kPipelineGradient, step.micro_batch, v, 0),
-                   message, {w.last(Stream::kCompute)});
+    ready = gather_pipeline_message(
+        ctx, w.recv(OpLabel::kPpComm, next, p2p_tag(P2pKind::kPipelineGradient, step.micro_batch, v, 0),
+                    message, {w.last(Stream::kCompute)}));
   }
   const int64_t first = layout.first_layer[v];
   for (int64_t l = first + layout.layer_count[v] - 1; l >= first; --l) {
@@ -111,7 +131,7 @@ void backward_step(BuildContext& ctx, const PipelineStep& step) {
   } else {
     w.set_position({Phase::kBackward, -1, mb});
     const BufferId grad =
-        w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm, message, Stream::kCompute)
+        w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm, s.hidden_norm_bytes(), Stream::kCompute)
             .buffer;
     const int64_t prev = peer_on_stage(ctx.plan, ctx.coords, (stage + s.pp - 1) % s.pp);
     const OpId sent =

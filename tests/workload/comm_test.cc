@@ -115,8 +115,9 @@ TEST(CommVolume, SequenceParallelGathersAndScatters) {
   EXPECT_EQ(count(CollectiveKind::kAllReduce, Phase::kForward), 0);
 }
 
-// Pipeline: b*s*h per micro-batch and stage boundary in each direction (A.7); b*s*h/t when the
-// activations are sequence-sharded.
+// Pipeline: b*s*h per micro-batch and stage boundary in each direction (A.7), sent as b*s*h/t per TP
+// rank: sequence-sharded under Megatron-SP, else split by Megatron's scatter/gather and all-gathered
+// over TP at the receiver.
 TEST(CommVolume, PipelineSendsOneActivationAndOneGradientPerBoundary) {
   for (SequenceParallel sequence : {SequenceParallel::kNone, SequenceParallel::kMegatron}) {
     testing::PlanSpec spec;
@@ -126,11 +127,12 @@ TEST(CommVolume, PipelineSendsOneActivationAndOneGradientPerBoundary) {
     config::Scenario sc = testing::make_scenario("megatron-1.7b", 8, 1, spec);  // 8 micro-batches
     const ParallelPlan plan = make_plan(sc);
     const std::vector<Graph> graphs = build_class_graphs(sc, plan);
-    const double message = 1.0 * 2048 * 2304 * 2 / (sequence == SequenceParallel::kMegatron ? 2 : 1);
+    const double message = 1.0 * 2048 * 2304 * 2 / 2;
     for (int64_t stage = 0; stage < 4; ++stage) {
       const auto log = comm_log(plan, graphs[stage]);
-      double sends = 0;
+      double sends = 0, gathers = 0;
       for (const CommLogEntry& e : log) {
+        if (e.kind == CommKind::kAllGather && e.bytes_per_call == 2 * message) gathers += e.calls;
         if (e.kind != CommKind::kSend) continue;
         EXPECT_EQ(e.group, GroupKind::kPp);
         EXPECT_DOUBLE_EQ(e.bytes_per_call, message);
@@ -138,6 +140,9 @@ TEST(CommVolume, PipelineSendsOneActivationAndOneGradientPerBoundary) {
       }
       const int boundaries = (stage > 0 ? 1 : 0) + (stage < 3 ? 1 : 0);
       EXPECT_EQ(sends, 8 * boundaries) << "stage " << stage;
+      if (sequence == SequenceParallel::kNone) {
+        EXPECT_EQ(gathers, 8 * boundaries) << "stage " << stage;
+      }
     }
   }
 }

@@ -108,8 +108,9 @@ double ComputeModel::gemm_s(int64_t m, int64_t n, int64_t k, Dtype dtype) const 
       elem * (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n);
   // The profile's efficiency is the best-shape ceiling; other shapes lose the idle part of their last
   // wave.
-  const double compute = flops / (peak * efficiency_or_one(profile_.compute.gemm_efficiency, "gemm_efficiency") *
-                                  wave_efficiency(m, n, k, profile_.gpu.sm_count));
+  const double compute =
+      flops / (peak * efficiency_or_one(profile_.compute.gemm_efficiency, "gemm_efficiency") *
+               wave_efficiency(m, n, k, profile_.gpu.sm_count));
   return std::max({compute, memory_s(bytes), launch_s_});
 }
 

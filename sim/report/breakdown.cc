@@ -32,21 +32,41 @@ double* bucket_of(Breakdown& b, const workload::Op* blocker) {
 }
 
 // The predecessor of `id` that finished last (the one it waited for), following zero-duration
-// bookkeeping ops (allocations) back to what they waited for.
-const workload::Op* blocker_of(const workload::Graph& graph, const engine::RankRun& run, OpId id) {
+// bookkeeping ops (allocations) back to what they waited for; kNoOp when none.
+OpId blocker_of(const workload::Graph& graph, const engine::RankRun& run, OpId id) {
   OpId current = id;
   for (int depth = 0; depth < 64; ++depth) {
     OpId latest = workload::kNoOp;
     for (const OpId pred : graph.predecessors(current)) {
       if (latest == workload::kNoOp || run.end_s[pred] > run.end_s[latest]) latest = pred;
     }
-    if (latest == workload::kNoOp) return nullptr;
+    if (latest == workload::kNoOp) return workload::kNoOp;
     const OpKind kind = graph.op(latest).kind;
-    if (kind != OpKind::kAlloc && kind != OpKind::kFree && kind != OpKind::kStreamWait)
-      return &graph.op(latest);
+    if (kind != OpKind::kAlloc && kind != OpKind::kFree && kind != OpKind::kStreamWait) return latest;
     current = latest;
   }
-  return nullptr;
+  return workload::kNoOp;
+}
+
+// Attributes the wait of `waiter` over [from_s, to_s). A wait for a collective splits at the
+// collective's start: before it, the rank waited for what the collective waited for (a pipeline
+// message that Megatron's scatter/gather or Megatron-SP's backward all-gathers is bubble), after it
+// for the communication.
+void attribute_wait(Breakdown& b, const workload::Graph& graph, const engine::RankRun& run, OpId waiter,
+                    double from_s, double to_s) {
+  const OpId blocker = blocker_of(graph, run, waiter);
+  if (blocker == workload::kNoOp) {
+    b.idle_s += to_s - from_s;
+    return;
+  }
+  const workload::Op& op = graph.op(blocker);
+  if (op.kind == OpKind::kCollective) {
+    const double split_s = std::clamp(run.start_s[blocker], from_s, to_s);
+    if (split_s > from_s) attribute_wait(b, graph, run, blocker, from_s, split_s);
+    b.exposed_comm_s += to_s - split_s;
+    return;
+  }
+  *bucket_of(b, &op) += to_s - from_s;
 }
 
 }  // namespace
@@ -66,7 +86,7 @@ Breakdown attribute_time(const workload::Graph& graph, const engine::RankRun& ru
   for (const OpId id : kernels) {
     const double begin = std::max(run.start_s[id], start_s);
     const double finish = std::min(run.end_s[id], end_s);
-    if (begin > cursor) *bucket_of(b, blocker_of(graph, run, id)) += begin - cursor;
+    if (begin > cursor) attribute_wait(b, graph, run, id, cursor, begin);
     if (finish > begin) {
       (graph.op(id).kind == OpKind::kHostSync ? b.offload_stall_s : b.compute_s) +=
           finish - std::max(begin, cursor);

@@ -110,8 +110,8 @@ void backward_step(BuildContext& ctx, const PipelineStep& step) {
     ready = head_backward(ctx, step.micro_batch);
   } else {
     w.set_position({Phase::kBackward, -1, mb});
-    received = w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm, s.hidden_norm_bytes(),
-                       Stream::kCompute)
+    received = w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm,
+                       s.hidden_norm_bytes(), Stream::kCompute)
                    .buffer;
     const int64_t next = peer_on_stage(ctx.plan, ctx.coords, (stage + 1) % s.pp);
     ready = gather_pipeline_message(
@@ -130,9 +130,9 @@ void backward_step(BuildContext& ctx, const PipelineStep& step) {
     embedding_backward(ctx, step.micro_batch, ready);
   } else {
     w.set_position({Phase::kBackward, -1, mb});
-    const BufferId grad =
-        w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm, s.hidden_norm_bytes(), Stream::kCompute)
-            .buffer;
+    const BufferId grad = w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm,
+                                  s.hidden_norm_bytes(), Stream::kCompute)
+                              .buffer;
     const int64_t prev = peer_on_stage(ctx.plan, ctx.coords, (stage + s.pp - 1) % s.pp);
     const OpId sent =
         w.send(OpLabel::kPpComm, prev, p2p_tag(P2pKind::kPipelineGradient, step.micro_batch, v - 1, 0),

@@ -30,6 +30,26 @@ TEST(ComputeModel, LargeGemmRunsAtTheAchievableFractionOfPeak) {
   EXPECT_EQ(warnings.size(), 0u);
 }
 
+// Tile and wave quantization: 108 SMs, 256x128 tiles. 108 tiles fill one wave exactly; one tile
+// more needs a second wave that runs with one SM busy.
+TEST(ComputeModel, GemmLosesTheIdlePartOfItsLastWave) {
+  config::HardwareProfile p = profile();
+  p.gpu.sm_count = 108;
+  WarningLog warnings;
+  const ComputeModel model(p, &warnings);
+  const auto efficiency = [&](int64_t m, int64_t n, int64_t k) {
+    return 2.0 * static_cast<double>(m) * n * k / (model.gemm_s(m, n, k, Dtype::kBf16) * 100e12);
+  };
+  EXPECT_DOUBLE_EQ(efficiency(27 * 256, 4 * 128, 8192), 0.8);  // 108 tiles, one full wave
+  // m = 7040: 220 tiles of 128x128 (the best of the three tile shapes) in 3 waves of 108.
+  EXPECT_NEAR(efficiency(27 * 256 + 128, 4 * 128, 8192), 0.8 * (7040.0 * 512) / (3 * 108 * 128 * 128), 1e-12);
+  // Few tiles and a deep k: split-K fills the GPU (2 tiles x 54 slices of k).
+  EXPECT_DOUBLE_EQ(efficiency(256, 256, 65536), 0.8);
+  // Without an SM count the profile's efficiency applies to every shape.
+  p.gpu.sm_count = 0;
+  EXPECT_DOUBLE_EQ(efficiency(27 * 256 + 128, 4 * 128, 8192), 0.8);
+}
+
 TEST(ComputeModel, SkinnyGemmIsMemoryBoundAndTinyGemmHitsTheLaunchFloor) {
   const config::HardwareProfile p = profile();
   WarningLog warnings;

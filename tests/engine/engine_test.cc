@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/config/loader.h"
+#include "sim/cost/compute_model.h"
 #include "sim/engine/ideal_transport.h"
 #include "sim/report/breakdown.h"
 #include "sim/workload/builder.h"
@@ -75,15 +76,6 @@ std::pair<double, double> simulate_in_child(const config::Scenario& s, bool full
   return {values[0], values[1]};
 }
 
-// Busy time of the compute stream of `rank_run`.
-double compute_busy_s(const RankRun& run, const workload::Graph& graph) {
-  double busy = 0;
-  for (workload::OpId id = 0; id < graph.size(); ++id) {
-    if (graph.op(id).stream == workload::Stream::kCompute) busy += run.end_s[id] - run.start_s[id];
-  }
-  return busy;
-}
-
 // Forward plus backward compute of one micro-batch on `graph` (a middle stage: uniform layers).
 double per_microbatch_s(const RankRun& run, const workload::Graph& graph, int micro_batch) {
   double busy = 0;
@@ -114,6 +106,36 @@ void expect_bubble(const std::string& parallelism, int p, int v, int m) {
   const double ideal = m * per_microbatch_s(run.ranks[1], middle, 0);
   const double bubble = (flush_end_s(run.ranks[0], first) - ideal) / ideal;
   EXPECT_NEAR(bubble, static_cast<double>(p - 1) / (v * m), 0.01 * (p - 1.0) / (v * m)) << parallelism;
+}
+
+// Megatron's unfused core attention (GPT-style models): two batched GEMMs over the full score
+// matrix, masked entries included, then the softmax and dropout passes over it.
+TEST(Engine, UnfusedAttentionCostsItsGemmsAndScorePasses) {
+  const ScratchDir dir;
+  const config::Scenario s = scenario(dir, "{tp: 1}", 1, 1, 1);
+  const workload::ParallelPlan plan = workload::make_plan(s);
+  const workload::Graph graph = workload::build_rank_graph(s, plan, 0);
+  WarningLog warnings;
+  const cost::ComputeModel compute(s.cluster.hardware, &warnings);
+  const std::vector<double> durations = compute_durations(graph, compute);
+  int checked = 0;
+  for (workload::OpId id = 0; id < graph.size(); ++id) {
+    const workload::Op& op = graph.op(id);
+    if (op.kind != workload::OpKind::kAttentionForward && op.kind != workload::OpKind::kAttentionBackward) {
+      continue;
+    }
+    ASSERT_FALSE(op.attention.fused);
+    ASSERT_TRUE(op.attention.dropout);
+    const bool forward = op.kind == workload::OpKind::kAttentionForward;
+    const double scores = 16.0 * 1024 * 1024;  // heads x seq x seq
+    EXPECT_DOUBLE_EQ(op.flops, (forward ? 1 : 2) * 4.0 * 16 * 1024 * 1024 * 64);
+    // fp16/bf16: softmax 2 x 2 bytes (+ 2 bytes in backward), dropout 2 x 2 bytes + a 1-byte mask.
+    EXPECT_DOUBLE_EQ(op.bytes, scores * ((forward ? 4 : 6) + 5));
+    const double bmm_s = compute.gemm_s(16 * 1024, 1024, 64, op.dtype);
+    EXPECT_DOUBLE_EQ(durations[id], (forward ? 2 : 4) * bmm_s + compute.memory_s(op.bytes));
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
 }
 
 TEST(Engine, OneFOneBBubbleIsPMinusOneOverM) { expect_bubble("{pp: 4}", 4, 1, 8); }

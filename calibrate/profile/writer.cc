@@ -1,15 +1,12 @@
 #include "calibrate/profile/writer.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
+#include <algorithm>
 #include <sstream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "calibrate/profile/content_hash.h"
+#include "sim/common/atomic_file.h"
 #include "sim/config/units.h"
 
 namespace trainsim::calibrate {
@@ -17,15 +14,19 @@ namespace {
 
 using config::QuantityKind;
 
+// A YAML double-quoted scalar. Control characters (which a log copied from a terminal may carry
+// into a device name) are escaped: YAML does not allow them raw.
 std::string quoted(const std::string& text) {
   std::string out = "\"";
   for (const char c : text) {
     if (c == '"' || c == '\\') out += '\\';
     if (c == '\n') {
       out += "\\n";
-      continue;
+    } else if ((c >= 0 && c < 0x20) || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
     }
-    out += c;
   }
   return out + "\"";
 }
@@ -160,7 +161,11 @@ void write_provenance(std::ostream& out, const config::Provenance& p) {
   if (!p.date.empty()) out << "  date: " << quoted(p.date) << '\n';
   if (!p.tool_version.empty()) out << "  tool_version: " << quoted(p.tool_version) << '\n';
   if (!p.command.empty()) out << "  command: " << quoted(p.command) << '\n';
-  if (!p.notes.empty()) {
+  const bool has_control = std::any_of(p.notes.begin(), p.notes.end(),
+                                       [](char c) { return (c >= 0 && c < 0x20 && c != '\n') || c == 0x7f; });
+  if (has_control) {  // a block scalar cannot hold them; a quoted one escapes them
+    out << "  notes: " << quoted(p.notes) << '\n';
+  } else if (!p.notes.empty()) {
     // A literal block with explicit indentation (the first line may start with spaces), keeping or
     // stripping the final line break as the text has it.
     const bool final_break = p.notes.back() == '\n';
@@ -186,6 +191,9 @@ std::string profile_yaml(const ProfileDocument& doc) {
   write_host(out, p);
   write_compute(out, p.compute);
   write_tables(out, doc);
+  if (p.cost.price_per_gpu_hour_usd) {
+    out << "cost:\n  price_per_gpu_hour: " << number(*p.cost.price_per_gpu_hour_usd) << "USD\n";
+  }
   write_provenance(out, p.provenance);
   out << "sources:\n";
   for (const auto& [path, citation] : p.sources) out << "  " << key(path) << ": " << quoted(citation) << '\n';
@@ -206,28 +214,7 @@ void write_profile(const std::filesystem::path& path, const ProfileDocument& doc
         "{} exists; hardware profiles are immutable. Write to another file, or pass --force to replace it",
         path.string()));
   }
-  const std::string text = profile_file_text(doc);
-  const std::filesystem::path directory = path.has_parent_path() ? path.parent_path() : ".";
-  std::string temp = (directory / fmt::format(".{}.XXXXXX", path.filename().string())).string();
-  const int fd = mkstemp(temp.data());
-  if (fd < 0) {
-    throw std::runtime_error(fmt::format("cannot write in {}: {}", directory.string(), std::strerror(errno)));
-  }
-  size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    written += static_cast<size_t>(n);
-  }
-  const bool ok = written == text.size() && ::fsync(fd) == 0 && ::fchmod(fd, 0444) == 0;
-  const int saved_errno = errno;
-  ::close(fd);
-  if (!ok || std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = ok ? errno : saved_errno;
-    std::filesystem::remove(temp, ec);
-    throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(error)));
-  }
+  write_file_atomically(path, profile_file_text(doc), FileMode::kReadOnly);
 }
 
 }  // namespace trainsim::calibrate

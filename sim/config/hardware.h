@@ -89,6 +89,12 @@ struct CopySample {
   double duration_s = 0;
 };
 
+// What using one GPU costs, for cost objectives (`trainsim search --objective tokens_per_dollar`).
+// Prices are in US dollars; a profile without a citable price leaves the section out.
+struct Cost {
+  std::optional<double> price_per_gpu_hour_usd;  // on-demand or list price of one GPU for one hour
+};
+
 struct Provenance {
   ProvenanceKind kind = ProvenanceKind::kCited;
   std::string date;          // ISO 8601
@@ -109,6 +115,7 @@ struct HardwareProfile {
   std::vector<CollectiveSample> collective_samples;
   std::vector<CollectiveFit> collective_fits;
   std::vector<CopySample> copy_samples;
+  Cost cost;
   Provenance provenance;
   std::map<std::string, std::string> sources;  // dotted key prefix -> citation or "measured"
   std::string content_hash;                    // of the file's bytes, for provenance

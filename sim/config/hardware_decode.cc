@@ -1,5 +1,6 @@
 // Decoding of hardware-profile files, including the rule that every number names its source.
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <tuple>
 
@@ -167,6 +168,29 @@ void decode_samples(MapReader& r, HardwareProfile& out) {
   });
 }
 
+// A price in US dollars, written "2.50USD": a positive decimal number directly followed by USD.
+void decode_cost(MapReader& m, Cost& out) {
+  const Node price = m.child("price_per_gpu_hour");
+  std::string text;
+  if (!price.defined()) {
+    m.missing("price_per_gpu_hour");  // only when `cost` itself is given
+  } else if (decode(price, text)) {
+    const std::string_view unit = "USD";
+    const bool has_unit =
+        text.size() > unit.size() && text.compare(text.size() - unit.size(), unit.size(), unit) == 0;
+    const std::string number = has_unit ? text.substr(0, text.size() - unit.size()) : "";
+    double value = 0;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (!has_unit || number.empty() || ec != std::errc() || end != number.data() + number.size() ||
+        !(value > 0)) {
+      price.error(fmt::format("expected a positive price in US dollars, e.g. 2.50USD; got \"{}\"", text));
+    } else {
+      out.price_per_gpu_hour_usd = value;
+    }
+  }
+  m.finish();
+}
+
 void decode_provenance(MapReader& m, Provenance& out) {
   m.require("kind", out.kind);
   m.read("date", out.date);
@@ -261,6 +285,8 @@ void decode_hardware(const Node& root, HardwareProfile& out) {
   MapReader c(r.child("compute"));
   decode_compute(c, out.compute);
   decode_samples(r, out);
+  MapReader cost(r.child("cost"));
+  decode_cost(cost, out.cost);
   const Node provenance = r.child("provenance");
   if (!provenance.defined()) r.missing("provenance");
   MapReader p(provenance);

@@ -8,6 +8,7 @@
 
 #include "sim/common/hash.h"
 #include "sim/config/decode.h"
+#include "sim/config/limits.h"
 
 namespace trainsim::config {
 namespace {
@@ -50,18 +51,37 @@ class DocumentLoader {
                           fmt::format("extends cycle: {}{}", cycle, display_name(file)));
       return false;
     }
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream bytes;
-    if (in) bytes << in.rdbuf();
-    if (!in) {
+    const Location where = referrer.file.empty() ? Location{display_name(file)} : referrer;
+    std::error_code ec;
+    // Devices and pipes are refused before opening: /dev/zero never ends, a FIFO may block forever.
+    const bool regular = std::filesystem::is_regular_file(file, ec);
+    const uintmax_t size = regular ? std::filesystem::file_size(file, ec) : 0;
+    if (regular && !ec && size > static_cast<uintmax_t>(kMaxInputFileBytes)) {
       diagnostics_->error(
-          referrer.file.empty() ? Location{display_name(file)} : referrer, referrer_path,
-          fmt::format(
-              "cannot read file \"{}\" ({})", display_name(file),
-              std::filesystem::exists(file) ? "permission denied or not a regular file" : "no such file"));
+          where, referrer_path,
+          fmt::format("file \"{}\" is {} bytes, above the limit of {} for an input file; "
+                      "is it really a trainsim input?",
+                      display_name(file), size,
+                      format_quantity(static_cast<double>(kMaxInputFileBytes), QuantityKind::kBytes)));
       return false;
     }
-    const std::string text = bytes.str();
+    std::ifstream in;
+    if (regular) in.open(file, std::ios::binary);
+    std::stringstream bytes;
+    if (in) bytes << in.rdbuf();
+    if (!regular || !in) {
+      diagnostics_->error(where, referrer_path,
+                          fmt::format("cannot read file \"{}\" ({})", display_name(file),
+                                      !std::filesystem::exists(file, ec) ? "no such file"
+                                      : regular                          ? "permission denied"
+                                                                         : "not a regular file"));
+      return false;
+    }
+    return load_text(file, bytes.str(), out);
+  }
+
+  // Loads `text` as the content of `file` (absolute, normalised) and follows its `extends` chain.
+  bool load_text(const std::filesystem::path& file, const std::string& text, Document& out) {
     out.content_hash = fnv1a64_hex(text, out.content_hash);
     auto source = std::make_shared<Source>(Source{display_name(file), file.parent_path(), 0});
     YAML::Node root;
@@ -82,12 +102,13 @@ class DocumentLoader {
     out.layers.push_back({root, source});
     const YAML::Node extends = root["extends"];
     if (!extends.IsDefined()) return true;
-    Diagnostics scratch;
+    Diagnostics scratch;  // the reader's own complaints (about other keys) are the decoder's to make
     MapReader reader(Node({{root, source}}, "", &scratch));
     const Node parent_ref = reader.child("extends");
     std::filesystem::path parent;
     if (!decode(parent_ref, parent)) {
-      parent_ref.error("extends must name one file of the same kind, e.g. extends: base.yaml");
+      Node(parent_ref.layers(), "extends", diagnostics_, parent_ref.location())
+          .error("extends must name one file of the same kind, e.g. extends: base.yaml");
       return false;
     }
     stack_.push_back(file);
@@ -153,29 +174,35 @@ std::vector<Layer> override_layers(const std::vector<Override>& overrides, Diagn
       map[*it] = tree;
       tree = map;
     }
-    layers.insert(layers.begin(), Layer{tree, source});
+    layers.push_back(Layer{tree, source});
   }
-  return layers;
+  // The last --set wins. Built by copy-construction: assigning a YAML::Node (as shifting elements
+  // of a vector does) rebinds the node it shares, which would overwrite earlier layers.
+  return std::vector<Layer>(layers.rbegin(), layers.rend());
 }
 
 // Loads one file (plus overrides) into a root Node, or returns nullopt when it could not be read.
-std::optional<Node> load_root(const std::filesystem::path& path, const std::vector<Override>& overrides,
-                              Diagnostics& diagnostics, const Location& referrer,
-                              const std::string& referrer_path, std::string* content_hash) {
+// `text`, when given, is the file's content (the file is then not read).
+std::optional<Node> load_root(const std::filesystem::path& path, const std::string* text,
+                              const std::vector<Override>& overrides, Diagnostics& diagnostics,
+                              const Location& referrer, const std::string& referrer_path,
+                              std::string* content_hash) {
   Document document;
   DocumentLoader loader(&diagnostics);
-  if (!loader.load(path, referrer, referrer_path, document)) return std::nullopt;
+  const bool loaded = text != nullptr ? loader.load_text(normalised(path), *text, document)
+                                      : loader.load(path, referrer, referrer_path, document);
+  if (!loaded) return std::nullopt;
   std::vector<Layer> layers = override_layers(overrides, diagnostics);
   layers.insert(layers.end(), document.layers.begin(), document.layers.end());
   if (content_hash != nullptr) *content_hash = document.content_hash;
   return Node(std::move(layers), "", &diagnostics, Location{document.layers.front().source->name, 1, 1});
 }
 
-bool load_topology_into(const std::filesystem::path& path, const std::vector<Override>& overrides,
-                        Diagnostics& diagnostics, const Location& referrer, const std::string& referrer_path,
-                        Topology& out) {
+bool load_topology_into(const std::filesystem::path& path, const std::string* text,
+                        const std::vector<Override>& overrides, Diagnostics& diagnostics,
+                        const Location& referrer, const std::string& referrer_path, Topology& out) {
   const std::optional<Node> root =
-      load_root(path, overrides, diagnostics, referrer, referrer_path, &out.content_hash);
+      load_root(path, text, overrides, diagnostics, referrer, referrer_path, &out.content_hash);
   if (!root) return false;
   const size_t before = diagnostics.count();
   out.path = normalised(path);
@@ -183,11 +210,11 @@ bool load_topology_into(const std::filesystem::path& path, const std::vector<Ove
   return diagnostics.count() == before;
 }
 
-bool load_hardware_into(const std::filesystem::path& path, const std::vector<Override>& overrides,
-                        Diagnostics& diagnostics, const Location& referrer, const std::string& referrer_path,
-                        HardwareProfile& out) {
+bool load_hardware_into(const std::filesystem::path& path, const std::string* text,
+                        const std::vector<Override>& overrides, Diagnostics& diagnostics,
+                        const Location& referrer, const std::string& referrer_path, HardwareProfile& out) {
   const std::optional<Node> root =
-      load_root(path, overrides, diagnostics, referrer, referrer_path, &out.content_hash);
+      load_root(path, text, overrides, diagnostics, referrer, referrer_path, &out.content_hash);
   if (!root) return false;
   const size_t before = diagnostics.count();
   out.path = normalised(path);
@@ -212,7 +239,7 @@ Override parse_override(std::string_view text) {
 
 FileKind detect_file_kind(const std::filesystem::path& path) {
   Diagnostics diagnostics;
-  const std::optional<Node> root = load_root(path, {}, diagnostics, {}, "", nullptr);
+  const std::optional<Node> root = load_root(path, nullptr, {}, diagnostics, {}, "", nullptr);
   diagnostics.throw_if_any();
   const auto has = [&](const char* key) {
     for (const Layer& layer : root->layers()) {
@@ -229,39 +256,74 @@ FileKind detect_file_kind(const std::filesystem::path& path) {
       "a topology has node/fabric, a hardware profile has gpu/host_link");
 }
 
-Scenario load_scenario(const std::filesystem::path& path, const std::vector<Override>& overrides) {
+namespace {
+
+Scenario load_scenario_from(const std::filesystem::path& path, const std::string* text,
+                            const std::vector<Override>& overrides) {
   Diagnostics diagnostics;
   Scenario scenario;
-  const std::optional<Node> root = load_root(path, overrides, diagnostics, {}, "", &scenario.content_hash);
+  const std::optional<Node> root =
+      load_root(path, text, overrides, diagnostics, {}, "", &scenario.content_hash);
   if (root) {
     scenario.path = normalised(path);
     internal::decode_scenario(
         *root, scenario,
         [&](const Node& ref, const std::filesystem::path& file, Topology& out) {
-          return load_topology_into(file, {}, diagnostics, ref.location(), ref.path(), out);
+          return load_topology_into(file, nullptr, {}, diagnostics, ref.location(), ref.path(), out);
         },
         [&](const Node& ref, const std::filesystem::path& file, HardwareProfile& out) {
-          return load_hardware_into(file, {}, diagnostics, ref.location(), ref.path(), out);
+          return load_hardware_into(file, nullptr, {}, diagnostics, ref.location(), ref.path(), out);
         });
   }
   diagnostics.throw_if_any();
   return scenario;
 }
 
-Topology load_topology(const std::filesystem::path& path, const std::vector<Override>& overrides) {
+Topology load_topology_from(const std::filesystem::path& path, const std::string* text,
+                            const std::vector<Override>& overrides) {
   Diagnostics diagnostics;
   Topology topology;
-  load_topology_into(path, overrides, diagnostics, {}, "", topology);
+  load_topology_into(path, text, overrides, diagnostics, {}, "", topology);
   diagnostics.throw_if_any();
   return topology;
 }
 
-HardwareProfile load_hardware(const std::filesystem::path& path, const std::vector<Override>& overrides) {
+HardwareProfile load_hardware_from(const std::filesystem::path& path, const std::string* text,
+                                   const std::vector<Override>& overrides) {
   Diagnostics diagnostics;
   HardwareProfile profile;
-  load_hardware_into(path, overrides, diagnostics, {}, "", profile);
+  load_hardware_into(path, text, overrides, diagnostics, {}, "", profile);
   diagnostics.throw_if_any();
   return profile;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::filesystem::path& path, const std::vector<Override>& overrides) {
+  return load_scenario_from(path, nullptr, overrides);
+}
+
+Topology load_topology(const std::filesystem::path& path, const std::vector<Override>& overrides) {
+  return load_topology_from(path, nullptr, overrides);
+}
+
+HardwareProfile load_hardware(const std::filesystem::path& path, const std::vector<Override>& overrides) {
+  return load_hardware_from(path, nullptr, overrides);
+}
+
+Scenario load_scenario_text(const std::string& text, const std::filesystem::path& path,
+                            const std::vector<Override>& overrides) {
+  return load_scenario_from(path, &text, overrides);
+}
+
+Topology load_topology_text(const std::string& text, const std::filesystem::path& path,
+                            const std::vector<Override>& overrides) {
+  return load_topology_from(path, &text, overrides);
+}
+
+HardwareProfile load_hardware_text(const std::string& text, const std::filesystem::path& path,
+                                   const std::vector<Override>& overrides) {
+  return load_hardware_from(path, &text, overrides);
 }
 
 }  // namespace trainsim::config

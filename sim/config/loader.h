@@ -44,6 +44,17 @@ Scenario load_scenario(const std::filesystem::path& path, const std::vector<Over
 Topology load_topology(const std::filesystem::path& path, const std::vector<Override>& overrides = {});
 HardwareProfile load_hardware(const std::filesystem::path& path, const std::vector<Override>& overrides = {});
 
+// The same, from `text` held in memory instead of a file. `path` stands for the file: messages name
+// it, and relative references (extends, cluster.topology, cluster.hardware) resolve against its
+// directory and are read from disk; `path` itself is never read. For callers that already hold the
+// content (editors, fuzzing).
+Scenario load_scenario_text(const std::string& text, const std::filesystem::path& path,
+                            const std::vector<Override>& overrides = {});
+Topology load_topology_text(const std::string& text, const std::filesystem::path& path,
+                            const std::vector<Override>& overrides = {});
+HardwareProfile load_hardware_text(const std::string& text, const std::filesystem::path& path,
+                                   const std::vector<Override>& overrides = {});
+
 }  // namespace trainsim::config
 
 #endif  // TRAINSIM_SIM_CONFIG_LOADER_H_

@@ -1,10 +1,12 @@
 // Decoding and cross-checking of scenario files.
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include <fmt/format.h>
 
 #include "sim/config/decode.h"
+#include "sim/config/limits.h"
 #include "sim/config/presets.h"
 
 namespace trainsim::config {
@@ -23,6 +25,11 @@ struct Anchors {
   bool model_ok = false, training_ok = false, parallelism_ok = false, cluster_ok = false;
   bool dp_given = false;
 };
+
+// A model dimension (layers, hidden, heads, ...) and a parallel degree: bounded so that the
+// products the checks below form cannot overflow (sim/config/limits.h says why).
+constexpr IntRange kDimension{1, kMaxModelDimension};
+constexpr IntRange kDegree{1, kMaxGpus};
 
 std::vector<std::string> preset_names() {
   std::vector<std::string> names;
@@ -49,19 +56,23 @@ void decode_model(MapReader& m, Model& out) {
   // is required.
   const auto shape = [&](std::string_view key, int64_t& field) {
     if (from_preset) {
-      m.read(key, field, kPositive);
+      m.read(key, field, kDimension);
     } else {
-      m.require(key, field, kPositive);
+      m.require(key, field, kDimension);
     }
   };
   shape("layers", out.layers);
   shape("hidden", out.hidden);
   shape("heads", out.heads);
   shape("vocab", out.vocab);
-  if (from_preset) {
-    m.read_count("seq_len", out.seq_len, kPositive);
-  } else {
-    m.require_count("seq_len", out.seq_len, kPositive);
+  const bool seq_len_given = from_preset ? m.read_count("seq_len", out.seq_len, kPositive)
+                                         : m.require_count("seq_len", out.seq_len, kPositive);
+  if (seq_len_given && out.seq_len > kMaxSeqLenTokens) {
+    m.child("seq_len").error(
+        fmt::format("{} tokens is above the limit of {} ({}) tokens per sequence: attention FLOPs and "
+                    "score sizes grow with its square and would overflow exact 64-bit counts; the longest "
+                    "published training contexts are around 10Mi tokens",
+                    out.seq_len, format_count(kMaxSeqLenTokens), kMaxSeqLenTokens));
   }
   m.read("activation", out.activation);
   m.read("norm", out.norm);
@@ -69,9 +80,9 @@ void decode_model(MapReader& m, Model& out) {
   m.read("tied_embeddings", out.tied_embeddings);
   m.read("linear_bias", out.linear_bias);
   const size_t errors_before = diag.count();
-  const bool kv_given = m.read("kv_heads", out.kv_heads, kPositive);
-  const bool head_dim_given = m.read("head_dim", out.head_dim, kPositive);
-  const bool ffn_given = m.read("ffn_hidden", out.ffn_hidden, kPositive);
+  const bool kv_given = m.read("kv_heads", out.kv_heads, kDimension);
+  const bool head_dim_given = m.read("head_dim", out.head_dim, kDimension);
+  const bool ffn_given = m.read("ffn_hidden", out.ffn_hidden, kDimension);
   m.finish();
   if (out.heads <= 0 || out.hidden <= 0 || diag.count() != errors_before) return;
   if (!kv_given && !from_preset) out.kv_heads = out.heads;
@@ -99,8 +110,8 @@ void decode_model(MapReader& m, Model& out) {
 }
 
 void decode_training(MapReader& m, Training& out) {
-  m.require("global_batch", out.global_batch, kPositive);
-  m.read("micro_batch", out.micro_batch, kPositive);
+  m.require("global_batch", out.global_batch, IntRange{1, kMaxGlobalBatch});
+  m.read("micro_batch", out.micro_batch, IntRange{1, kMaxGlobalBatch});
   m.read("dtype", out.dtype);
   m.read("optimizer", out.optimizer);
   m.finish();
@@ -127,11 +138,11 @@ bool valid_order(const std::string& order) {
 }
 
 void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
-  m.read("tp", out.tp, kPositive);
-  m.read("pp", out.pp, kPositive);
-  anchors.dp_given = m.read("dp", out.dp, kPositive);
-  m.read("sp", out.sp, kPositive);
-  m.read("vpp", out.vpp, kPositive);
+  m.read("tp", out.tp, kDegree);
+  m.read("pp", out.pp, kDegree);
+  anchors.dp_given = m.read("dp", out.dp, kDegree);
+  m.read("sp", out.sp, kDegree);
+  m.read("vpp", out.vpp, kDegree);
   out.schedule = out.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
   m.read("schedule", out.schedule);
   m.read("sequence_parallel", out.sequence_parallel);
@@ -233,6 +244,15 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
                         "tokens of every chunk)",
                         format_count(c), p.sp));
       }
+      const int64_t chunks = m.seq_len / c;
+      if (chunks > kMaxFpdtChunks) {
+        plan_error(fmt::format(
+            "fpdt.chunk_tokens {} cuts seq_len {} into {} chunks, above the limit of {}: every layer plays "
+            "u(u+1)/2 = {} causal attention blocks, so the graphs grow with the square of the chunk count "
+            "and would exhaust memory; use chunk_tokens of at least {}",
+            format_count(c), format_count(m.seq_len), chunks, kMaxFpdtChunks, chunks * (chunks + 1) / 2,
+            format_count((m.seq_len + kMaxFpdtChunks - 1) / kMaxFpdtChunks)));
+      }
     }
     if (p.schedule == Schedule::kInterleaved && p.vpp == 1) {
       plan_error("schedule interleaved needs vpp > 1 model chunks per stage; set vpp or use 1f1b");
@@ -244,18 +264,20 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
     }
   }
   if (a.parallelism_ok && a.cluster_ok) {
-    const int64_t model_parallel = p.tp * p.pp * p.sp;
+    const int64_t model_parallel = p.tp * p.pp * p.sp;  // at most kMaxGpus^3 = 2^60
+    int64_t world = 0;
+    if (__builtin_mul_overflow(model_parallel, p.dp, &world)) world = std::numeric_limits<int64_t>::max();
     if (!a.dp_given) {
       // dp was derived by the caller; nothing to check beyond divisibility, reported there.
-    } else if (model_parallel * p.dp != s.cluster.gpus) {
+    } else if (world != s.cluster.gpus) {
       d.error(a.parallelism, "parallelism",
               fmt::format("tp·pp·dp·sp = {}·{}·{}·{} = {} GPUs but cluster.gpus is {}; change dp to {} or "
                           "cluster.gpus to {}",
-                          p.tp, p.pp, p.dp, p.sp, model_parallel * p.dp, s.cluster.gpus,
+                          p.tp, p.pp, p.dp, p.sp, world, s.cluster.gpus,
                           s.cluster.gpus % model_parallel == 0
                               ? fmt::format("{}", s.cluster.gpus / model_parallel)
                               : std::string("a value that fits"),
-                          model_parallel * p.dp));
+                          world));
     }
   }
   if (a.training_ok && a.parallelism_ok && a.cluster_ok) {
@@ -337,7 +359,13 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
     const Node gpus = m.child("gpus");
     a.gpus = gpus.location();
     if (gpus.defined()) {
-      decode(gpus, out.cluster.gpus, kPositive);
+      if (decode(gpus, out.cluster.gpus, kPositive) && out.cluster.gpus > kMaxGpus) {
+        gpus.error(fmt::format(
+            "{} GPUs is above the limit of {}: the platform holds every GPU, NIC, switch and link, and "
+            "larger clusters would exhaust the host's memory; simulate a smaller cluster",
+            out.cluster.gpus, kMaxGpus));
+        loaded = false;
+      }
     } else if (loaded) {
       out.cluster.gpus = out.cluster.topology.total_gpus();
     }

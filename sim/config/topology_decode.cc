@@ -2,18 +2,58 @@
 #include <fmt/format.h>
 
 #include "sim/config/decode.h"
+#include "sim/config/limits.h"
 
 namespace trainsim::config::internal {
 namespace {
 
+// Devices of one kind per node, and the counts that multiply into the node count: at most
+// kMaxGpus, so that products of two of them cannot overflow. (GPUs per node and node counts are
+// checked together, against kMaxGpus, with a message saying why.)
+constexpr IntRange kDeviceCount{1, kMaxGpus};
+
+// a * b, or nullopt when the product exceeds kMaxGpus (or would overflow).
+std::optional<int64_t> bounded_product(int64_t a, int64_t b) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product) || product > kMaxGpus) return std::nullopt;
+  return product;
+}
+
+std::string too_many_gpus(const std::string& what) {
+  return fmt::format(
+      "{} is above the limit of {} GPUs per topology (the platform holds every GPU, NIC, switch and link; "
+      "larger clusters would exhaust the host's memory); describe a smaller cluster",
+      what, kMaxGpus);
+}
+
+// A bandwidth that traffic crosses: zero is refused with the reason (the decoders elsewhere only
+// say "must be greater than 0").
+bool read_link_bandwidth(MapReader& m, std::string_view key, double& out, bool required) {
+  const Node value = m.child(key);
+  if (!value.defined()) {
+    if (required) m.missing(key);
+    return false;
+  }
+  double bandwidth = 0;
+  if (!decode(value, bandwidth, QuantityKind::kBandwidth)) return false;
+  if (bandwidth == 0) {
+    value.error(
+        "a bandwidth of 0 never delivers a byte: every transfer over this link would wait forever; give "
+        "its real bandwidth per direction, e.g. 400Gbps");
+    return false;
+  }
+  out = bandwidth;
+  return true;
+}
+
 // A link given as {bandwidth, latency}; both required.
 void decode_link(MapReader& m, LinkSpec& out) {
-  m.require("bandwidth", out.bandwidth_bytes_per_s, QuantityKind::kBandwidth, kPositiveReal);
+  read_link_bandwidth(m, "bandwidth", out.bandwidth_bytes_per_s, true);
   m.require("latency", out.latency_s, QuantityKind::kDuration);
 }
 
 void decode_node(MapReader& m, NodeSpec& out) {
-  m.require("gpus", out.gpus, kPositive);
+  m.require("gpus", out.gpus, kPositive);  // bounded with the node count, below
   {
     const Node intra = m.child("intra");
     if (!intra.defined()) m.missing("intra");
@@ -28,18 +68,17 @@ void decode_node(MapReader& m, NodeSpec& out) {
     if (!pcie.defined()) m.missing("pcie");
     MapReader r(pcie);
     decode_link(r, out.pcie.link);
-    r.read("gpus_per_switch", out.pcie.gpus_per_switch, kPositive);
-    r.read("nics_per_switch", out.pcie.nics_per_switch, kNonNegative);
+    r.read("gpus_per_switch", out.pcie.gpus_per_switch, kDeviceCount);
+    r.read("nics_per_switch", out.pcie.nics_per_switch, IntRange{0, kMaxGpus});
     out.pcie.switch_uplink_bandwidth_bytes_per_s = out.pcie.link.bandwidth_bytes_per_s;
-    r.read("switch_uplink_bandwidth", out.pcie.switch_uplink_bandwidth_bytes_per_s, QuantityKind::kBandwidth,
-           kPositiveReal);
+    read_link_bandwidth(r, "switch_uplink_bandwidth", out.pcie.switch_uplink_bandwidth_bytes_per_s, false);
     r.finish();
   }
   {
     const Node nics = m.child("nics");
     MapReader r(nics);  // optional: a single-node topology has none
     if (nics.defined()) {
-      r.require("count", out.nics.count, kPositive);
+      r.require("count", out.nics.count, kDeviceCount);
       decode_link(r, out.nics.link);
     }
     r.finish();
@@ -74,15 +113,40 @@ void decode_fabric(MapReader& m, Fabric& out, const NodeSpec& node) {
       m.read("levels", out.levels, IntRange{1, 3});
       m.read("oversubscription", out.oversubscription, RealRange{1.0});
       break;
-    case FabricKind::kDragonfly:
-      m.require("groups", out.groups, kPositive);
-      m.require("routers_per_group", out.routers_per_group, kPositive);
-      m.require("nodes_per_router", out.nodes_per_router, kPositive);
-      m.require("global_links_per_router", out.global_links_per_router, kPositive);
+    case FabricKind::kDragonfly: {
+      bool ok = m.require("groups", out.groups, kDeviceCount);
+      ok &= m.require("routers_per_group", out.routers_per_group, kDeviceCount);
+      ok &= m.require("nodes_per_router", out.nodes_per_router, kDeviceCount);
+      ok &= m.require("global_links_per_router", out.global_links_per_router, kDeviceCount);
       link();
       m.read("switch_latency", out.switch_latency_s, QuantityKind::kDuration);
-      out.nodes = out.groups * out.routers_per_group * out.nodes_per_router;
+      if (!ok) break;
+      if (const auto routers = bounded_product(out.groups, out.routers_per_group)) {
+        if (const auto nodes = bounded_product(*routers, out.nodes_per_router)) {
+          out.nodes = *nodes;
+        } else {
+          m.node().error(
+              too_many_gpus(fmt::format("groups x routers_per_group x nodes_per_router = {} x {} x {} nodes",
+                                        out.groups, out.routers_per_group, out.nodes_per_router)));
+        }
+      } else {
+        m.node().error(too_many_gpus(
+            fmt::format("groups x routers_per_group = {} x {} routers", out.groups, out.routers_per_group)));
+      }
+      // Minimal routing crosses one global link between groups: every pair of groups needs one.
+      if (out.groups > 1 && out.routers_per_group * out.global_links_per_router < out.groups - 1) {
+        m.child("global_links_per_router")
+            .error(fmt::format(
+                "the {} groups cannot all be joined: each group has routers_per_group x "
+                "global_links_per_router = {} x {} = {} global links but needs one to each of the other {} "
+                "groups, so some nodes would be disconnected; raise global_links_per_router to {} or use "
+                "fewer groups",
+                out.groups, out.routers_per_group, out.global_links_per_router,
+                out.routers_per_group * out.global_links_per_router, out.groups - 1,
+                (out.groups - 1 + out.routers_per_group - 1) / out.routers_per_group));
+      }
       break;
+    }
     case FabricKind::kTorus: {
       link();
       const Node dims = m.child("dims");
@@ -92,13 +156,18 @@ void decode_fabric(MapReader& m, Fabric& out, const NodeSpec& node) {
         dims.error("expected a list of dimension sizes, e.g. [4, 4, 8]");
       } else {
         out.dims.clear();
-        out.nodes = 1;
+        std::optional<int64_t> nodes = 1;
         for (const Node& d : dims.elements()) {
           int64_t size = 0;
           if (decode(d, size, kPositive)) {
             out.dims.push_back(size);
-            out.nodes *= size;
+            if (nodes) nodes = bounded_product(*nodes, size);
           }
+        }
+        if (nodes) {
+          out.nodes = *nodes;
+        } else {
+          dims.error(too_many_gpus("the product of the torus dimensions"));
         }
       }
       break;
@@ -135,6 +204,12 @@ void decode_topology(const Node& root, Topology& out) {
   if (!fabric.defined()) r.missing("fabric");
   MapReader f(fabric);
   decode_fabric(f, out.fabric, out.node);
+  if (out.node.gpus > 0 && !bounded_product(out.node.gpus, out.fabric.nodes)) {
+    int64_t total = 0;
+    const bool exact = !__builtin_mul_overflow(out.fabric.nodes, out.node.gpus, &total);
+    fabric.error(too_many_gpus(fmt::format("{} nodes x {} GPUs{}", out.fabric.nodes, out.node.gpus,
+                                           exact ? fmt::format(" = {} GPUs", total) : std::string())));
+  }
   r.finish();
 }
 

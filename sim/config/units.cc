@@ -165,7 +165,12 @@ std::optional<double> parse_quantity(std::string_view text, QuantityKind kind, s
     return std::nullopt;
   }
   for (const Unit& u : units) {
-    if (u.symbol == unit_text) return number * u.scale;
+    if (u.symbol != unit_text) continue;
+    if (!std::isfinite(number * u.scale)) {
+      *error = fmt::format("{} \"{}\" is out of range", quantity_name(kind), text);
+      return std::nullopt;
+    }
+    return number * u.scale;
   }
   std::string hint = did_you_mean(std::string(unit_text), symbols);
   if (kind == QuantityKind::kBytes && unit_text.size() >= 2 && unit_text.back() == 'b') {
@@ -225,10 +230,19 @@ std::optional<int64_t> parse_count(std::string_view text, std::string* error) {
   } else if (suffix == "Gi") {
     scale = int64_t{1} << 30;
   } else if (suffix == "K" || suffix == "k" || suffix == "M" || suffix == "G") {
-    const int64_t binary = number << (suffix == "M" ? 20 : suffix == "G" ? 30 : 10);
-    const int64_t decimal = number * (suffix == "M" ? 1000000 : suffix == "G" ? 1000000000 : 1000);
-    *error = fmt::format("\"{}\" is ambiguous: write {}{}i for {} or {} for {}", text, number,
-                         suffix == "k" ? "K" : std::string(suffix), binary, decimal, decimal);
+    const int64_t binary_scale = int64_t{1} << (suffix == "M" ? 20 : suffix == "G" ? 30 : 10);
+    const int64_t decimal_scale = suffix == "M" ? 1000000 : suffix == "G" ? 1000000000 : 1000;
+    const std::string binary_suffix = (suffix == "k" ? "K" : std::string(suffix)) + "i";
+    int64_t binary = 0;
+    int64_t decimal = 0;
+    if (__builtin_mul_overflow(number, binary_scale, &binary) ||
+        __builtin_mul_overflow(number, decimal_scale, &decimal)) {  // too large either way
+      *error = fmt::format("\"{}\" is ambiguous (write {}{} for powers of 1024) and out of range", text,
+                           number, binary_suffix);
+    } else {
+      *error = fmt::format("\"{}\" is ambiguous: write {}{} for {} or {} for {}", text, number, binary_suffix,
+                           binary, decimal, decimal);
+    }
     return std::nullopt;
   } else if (!suffix.empty()) {
     *error =

@@ -1,6 +1,7 @@
 #include "sim/engine/engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <set>
@@ -66,7 +67,22 @@ std::vector<double> compute_durations(const Graph& graph, const cost::ComputeMod
   return out;
 }
 
+BudgetExceededError::BudgetExceededError(std::string limit, double simulated_s, uint64_t ops_executed,
+                                         uint64_t ops_total)
+    : std::runtime_error(fmt::format(
+          "stopped by the {} budget after {} of {} ops ({:.1f}%), at simulated time {:.6f} s", limit,
+          ops_executed, ops_total,
+          100.0 * static_cast<double>(ops_executed) / static_cast<double>(std::max<uint64_t>(ops_total, 1)),
+          simulated_s)),
+      limit_(std::move(limit)),
+      simulated_s_(simulated_s),
+      ops_executed_(ops_executed),
+      ops_total_(ops_total) {}
+
 namespace {
+
+// The wall clock is read once every this many ops (reading it costs more than most ops).
+constexpr uint64_t kClockCheckOps = 256;
 
 struct RankState {
   int64_t rank = 0;
@@ -144,6 +160,10 @@ class Simulation {
     return it == index_.end() ? nullptr : &states_[it->second];
   }
   std::string describe_blocked() const;
+  // Stops the simulation when a budget of EngineOptions is exhausted: ops in progress complete,
+  // no new op starts, and every waiting actor is woken to return.
+  void check_budgets();
+  bool stopped() const { return !stopped_by_.empty(); }
 
   const workload::ParallelPlan& plan_;
   Transport& transport_;
@@ -157,6 +177,11 @@ class Simulation {
   std::map<std::pair<int, int32_t>, GroupInfo> groups_;
   std::vector<double> iteration_end_s_;
   uint64_t ops_executed_ = 0;
+  uint64_t ops_total_ = 0;  // all ranks and iterations
+  std::chrono::steady_clock::time_point started_;
+  std::string stopped_by_;  // the budget that stopped the simulation, empty while none has
+  double stopped_at_s_ = 0;
+  uint64_t stopped_after_ops_ = 0;
 };
 
 const GroupInfo& Simulation::group(workload::GroupId id) {
@@ -196,6 +221,24 @@ void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, d
     if (iteration + 1 < options_.iterations) begin_iteration(rs, iteration + 1);
   }
   rs.cv->notify_all();
+  check_budgets();
+}
+
+void Simulation::check_budgets() {
+  if (stopped() || ops_executed_ >= ops_total_) return;
+  if (options_.max_events > 0 && ops_executed_ >= options_.max_events) {
+    stopped_by_ = "max-events";
+  } else if (options_.time_limit_s > 0 && ops_executed_ % kClockCheckOps == 0 &&
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() >
+                 options_.time_limit_s) {
+    stopped_by_ = "time-limit";
+  } else {
+    return;
+  }
+  stopped_at_s_ = sg4::Engine::get_clock();
+  stopped_after_ops_ = ops_executed_;
+  for (RankState& rs : states_) rs.cv->notify_all();
+  for (auto& [key, instance] : collectives_) instance.cv->notify_all();
 }
 
 void Simulation::account_memory(RankState& rs, const Op& op) {
@@ -232,7 +275,7 @@ double Simulation::run_collective(RankState& rs, const Op& op, int iteration) {
     instance.cv->notify_all();
   } else {
     std::unique_lock<sg4::Mutex> lock(*mutex_);
-    while (!instance.done) instance.cv->wait(lock);
+    while (!instance.done && !stopped()) instance.cv->wait(lock);
   }
   --rs.comm_busy;
   const double launch = instance.launch_s;
@@ -343,8 +386,9 @@ void Simulation::stream_actor(RankState& rs, Stream stream) {
     for (const OpId id : rs.stream_ops[static_cast<size_t>(stream)]) {
       {
         std::unique_lock<sg4::Mutex> lock(*mutex_);
-        while (rs.iteration != iteration || rs.remaining[id] != 0) rs.cv->wait(lock);
+        while (!stopped() && (rs.iteration != iteration || rs.remaining[id] != 0)) rs.cv->wait(lock);
       }
+      if (stopped()) return;
       run_op(rs, id, iteration);
     }
   }
@@ -358,8 +402,9 @@ void Simulation::p2p_actor(RankState& rs) {
     for (size_t started = 0; started < per_iteration;) {
       {
         std::unique_lock<sg4::Mutex> lock(*mutex_);
-        while (rs.iteration != iteration || rs.p2p_ready.empty()) rs.cv->wait(lock);
+        while (!stopped() && (rs.iteration != iteration || rs.p2p_ready.empty())) rs.cv->wait(lock);
       }
+      if (stopped()) return;
       std::vector<OpId> batch;
       batch.swap(rs.p2p_ready);
       for (const OpId id : batch) {
@@ -413,6 +458,7 @@ EngineResult Simulation::run(const std::vector<int64_t>& ranks, const std::vecto
   transport_.build_platform();
   mutex_ = sg4::Mutex::create();
   iteration_end_s_.assign(static_cast<size_t>(options_.iterations), 0.0);
+  started_ = std::chrono::steady_clock::now();
 
   states_.resize(ranks.size());
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -438,6 +484,7 @@ EngineResult Simulation::run(const std::vector<int64_t>& ranks, const std::vecto
       if (op.kind == OpKind::kSend) rs.send_tags.insert(op.p2p.tag);
     }
     index_.emplace(ranks[i], i);
+    ops_total_ += static_cast<uint64_t>(options_.iterations) * rs.graph->size();
     begin_iteration(rs, 0);
   }
   for (RankState& rs : states_) {
@@ -456,6 +503,7 @@ EngineResult Simulation::run(const std::vector<int64_t>& ranks, const std::vecto
   }
   engine.run();
 
+  if (stopped()) throw BudgetExceededError(stopped_by_, stopped_at_s_, stopped_after_ops_, ops_total_);
   const uint64_t expected_per_rank = static_cast<uint64_t>(options_.iterations);
   for (const RankState& rs : states_) {
     if (rs.total_done != expected_per_rank * rs.graph->size()) {

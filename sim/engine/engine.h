@@ -25,6 +25,10 @@ namespace trainsim::engine {
 struct EngineOptions {
   bool full = false;   // simulate every rank instead of one per symmetry class
   int iterations = 1;  // consecutive training iterations
+  // Budgets; 0 = none. The simulation stops (BudgetExceededError) once it has executed max_events
+  // ops with more to go, or once it has run longer than time_limit_s of host (wall-clock) time.
+  uint64_t max_events = 0;
+  double time_limit_s = 0;
 };
 
 // When each op of a rank ran (in the last iteration), and the rank's memory high-water marks.
@@ -58,9 +62,26 @@ class DeadlockError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A simulation stopped by one of its budgets (EngineOptions::max_events, time_limit_s) before the
+// last op; what() says which budget and how far the simulation got.
+class BudgetExceededError : public std::runtime_error {
+ public:
+  BudgetExceededError(std::string limit, double simulated_s, uint64_t ops_executed, uint64_t ops_total);
+  const std::string& limit() const { return limit_; }  // "max-events" or "time-limit"
+  double simulated_s() const { return simulated_s_; }  // simulated time reached
+  uint64_t ops_executed() const { return ops_executed_; }
+  uint64_t ops_total() const { return ops_total_; }  // all simulated ranks and iterations
+
+ private:
+  std::string limit_;
+  double simulated_s_;
+  uint64_t ops_executed_;
+  uint64_t ops_total_;
+};
+
 // Runs `graphs` (one per simulated rank; `ranks[i]` is the rank of `graphs[i]`) for
 // `options.iterations` iterations. Creates the process's one SimGrid Engine, so it can be called
-// once per process. Throws DeadlockError.
+// once per process. Throws DeadlockError and BudgetExceededError.
 EngineResult simulate(const workload::ParallelPlan& plan, const std::vector<int64_t>& ranks,
                       const std::vector<const workload::Graph*>& graphs, Transport& transport,
                       const cost::ComputeModel& compute, const EngineOptions& options);

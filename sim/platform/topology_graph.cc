@@ -1,7 +1,9 @@
 #include "sim/platform/topology_graph.h"
 
 #include <charconv>
+#include <vector>
 
+#include <boost/graph/connected_components.hpp>
 #include <fmt/format.h>
 
 #include "sim/platform/fabric.h"
@@ -36,6 +38,15 @@ TopologyGraph::TopologyGraph(const config::Topology& topology)
       node_count_(static_cast<int>(topology.fabric.nodes)) {
   for (int n = 0; n < node_count_; ++n) layout_->add_node(store_, n);
   fabric_ = internal::build_fabric(topology_, *layout_, store_);
+  // Every GPU reaches every other: the decoder refuses fabric parameters that would leave a node
+  // out (sim/config/topology_decode.cc), so a disconnected GPU here is a generator bug.
+  std::vector<int> component(store_.vertex_count());
+  boost::connected_components(store_.graph(), component.data());
+  for (int gpu = 0; gpu < gpu_count(); ++gpu) {
+    TRAINSIM_PLATFORM_CHECK(component[gpu_vertex(gpu)] == component[gpu_vertex(0)],
+                            "{} is not connected to {} in topology {}", gpu_name(gpu), gpu_name(0),
+                            topology_.name);
+  }
 }
 
 TopologyGraph::~TopologyGraph() = default;

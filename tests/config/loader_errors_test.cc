@@ -196,6 +196,22 @@ TEST_F(LoaderErrors, OverridesWinOverTheFile) {
   EXPECT_EQ(s.parallelism.dp, 4);
 }
 
+// Every override survives, however many there are, and the last one for a key wins.
+TEST_F(LoaderErrors, ManyOverridesAllApply) {
+  dir_.write("s.yaml", kScenario);
+  const Scenario s = load_scenario(
+      "s.yaml", {parse_override("model.seq_len=4Ki"), parse_override("parallelism.dp=2"),
+                 parse_override("training.global_batch=16"), parse_override("cluster.gpus=4"),
+                 parse_override("parallelism.tp=2"), parse_override("training.micro_batch=2"),
+                 parse_override("model.seq_len=1Ki")});
+  EXPECT_EQ(s.model.seq_len, 1024);
+  EXPECT_EQ(s.parallelism.dp, 2);
+  EXPECT_EQ(s.parallelism.tp, 2);
+  EXPECT_EQ(s.training.global_batch, 16);
+  EXPECT_EQ(s.training.micro_batch, 2);
+  EXPECT_EQ(s.cluster.gpus, 4);
+}
+
 TEST_F(LoaderErrors, MalformedOverrideArgument) {
   EXPECT_THAT(errors_of([] { parse_override("parallelism.tp"); }),
               ElementsAre("--set parallelism.tp:1:1: error: expected --set dotted.key=value"));

@@ -19,6 +19,7 @@ enum ExitCode : int {
   kExitUsage = 2,         // bad command line
   kExitInvalidInput = 3,  // an input file (or --set) is invalid
   kExitInfeasible = 4,    // the plan does not fit (memory) or cannot run
+  kExitBudget = 5,        // run --max-events/--time-limit stopped the simulation before its end
   kExitInternal = 70,     // a bug: an invariant failed
 };
 
@@ -52,6 +53,10 @@ void register_run(CLI::App& app, Context& context);
 void register_analyze(CLI::App& app, Context& context);
 void register_workload(CLI::App& app, Context& context);
 void register_calibrate(CLI::App& app, Context& context);
+void register_sweep(CLI::App& app, Context& context);
+void register_merge(CLI::App& app, Context& context);
+void register_validate(CLI::App& app, Context& context);
+void register_search(CLI::App& app, Context& context);
 
 }  // namespace trainsim::cli
 

@@ -10,6 +10,8 @@
 
 #include "sim/analytic/analysis.h"
 #include "sim/config/types.h"
+#include "sim/validate/case_scenario.h"
+#include "sim/validate/comm_study.h"
 #include "sim/workload/builder.h"
 #include "sim/workload/errors.h"
 #include "sim/workload/json.h"
@@ -22,7 +24,26 @@ namespace {
 struct AnalyzeArgs {
   ScenarioArgs scenario;
   std::string format = "table";
+  bool comm = false;
 };
+
+// --comm: the communication accounting of Anthony et al. 2024 for the scenario's model and GPUs.
+void print_comm_study(const AnalyzeArgs& args) {
+  YAML::Node user(YAML::NodeType::Map);
+  for (const std::string& text : args.scenario.overrides) {
+    validate::merge_override(user, config::parse_override(text));
+  }
+  const validate::CommStudy study = validate::study_comm([&](const YAML::Node& extra) {
+    YAML::Node set = YAML::Clone(user);
+    if (extra.IsMap()) validate::merge_into(set, extra);
+    return validate::load_scenario_with(args.scenario.file, set);
+  });
+  if (args.format == "json") {
+    std::cout << validate::to_json(study).dump(2) << '\n';
+  } else {
+    std::cout << validate::render_table(study);
+  }
+}
 
 std::string bytes_text(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -143,11 +164,19 @@ void register_analyze(CLI::App& app, Context& context) {
   cmd->add_option("--format", args->format, "Output format")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
+  cmd->add_flag("--comm", args->comm,
+                "Communication accounting of Anthony et al. 2024 instead: DP, ZeRO-1/2/3, TP and PP on the "
+                "scenario's model and GPUs (volume ratios, message sizes, sequence-length sweep)");
   cmd->footer(
       "Builds the operation graph of one rank per symmetry class and compares what they add up to with\n"
       "Narayanan/Korthikanti FLOPs, Korthikanti activation memory, ZeRO model states and the seed papers'\n"
       "communication volumes. Exits 4 when the parallel plan cannot be expressed.");
   cmd->callback([args, &context] {
+    if (args->comm) {
+      print_comm_study(*args);
+      context.exit_code = kExitOk;
+      return;
+    }
     const config::Scenario s = args->scenario.load();
     try {
       const auto start = std::chrono::steady_clock::now();

@@ -20,6 +20,7 @@
 #include "calibrate/profile/writer.h"
 #include "calibrate/report.h"
 #include "calibrate/scaling/scale.h"
+#include "sim/common/interrupt.h"
 #include "sim/common/version.h"
 #include "sim/config/units.h"
 #include "tools/trainsim/cli.h"
@@ -119,6 +120,11 @@ void run_calibration(const RunArgs& args, const Context& context) {
   const std::optional<cal::BackendKind> kind = cal::parse_backend_kind(args.backend);
   if (!kind) throw std::invalid_argument("--backend must be auto, cuda or cpu");
   if (!args.dry_run && args.out.empty()) throw std::invalid_argument("--out FILE is required (or --dry-run)");
+  const InterruptGuard interrupt_guard(
+      "trainsim calibrate run",
+      fmt::format("{}rerun: {}",
+                  args.dry_run ? "" : fmt::format("the profile {} was not written; ", args.out.string()),
+                  context.command_line));
   if (!args.dry_run && !args.force && std::filesystem::exists(args.out)) {
     throw cal::ProfileExistsError(fmt::format(
         "{} exists; hardware profiles are immutable. Write to another file, or pass --force to replace it",

@@ -1,11 +1,13 @@
 // trainsim run SCENARIO: simulates training iterations and reports time, throughput, MFU, the
 // breakdown, memory feasibility and the communication log.
-#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "sim/common/atomic_file.h"
+#include "sim/common/interrupt.h"
 #include "sim/engine/scenario_run.h"
 #include "sim/report/run_report.h"
 #include "sim/report/trace.h"
@@ -24,13 +26,40 @@ struct RunArgs {
   std::string trace;
   std::vector<int64_t> trace_ranks;
   bool ignore_memory = false;
+  uint64_t max_events = 0;
+  double time_limit_s = 0;
 };
 
+// "--max-events 1000" or "--time-limit 60 s": the option behind a budget the engine names.
+std::string budget_option(const RunArgs& args, const std::string& limit) {
+  return limit == "max-events" ? fmt::format("--max-events {}", args.max_events)
+                               : fmt::format("--time-limit {} s", args.time_limit_s);
+}
+
 int run(const RunArgs& args, const Context& context) {
+  const InterruptGuard interrupt_guard(
+      "trainsim run",
+      fmt::format("{}; rerun: {}",
+                  args.trace.empty() ? "nothing was written"
+                                     : fmt::format("the trace {} was not written", args.trace),
+                  context.command_line));
   const config::Scenario s = args.scenario.load();
+  // The trace's temporary file exists from the start, so an unwritable destination fails before the
+  // simulation, not after it.
+  std::optional<AtomicFile> trace_file;
+  if (!args.trace.empty()) {
+    try {
+      trace_file.emplace(args.trace);
+    } catch (const std::runtime_error& e) {
+      spdlog::error("--trace: {}", e.what());
+      return kExitUsage;
+    }
+  }
   engine::RunOptions options;
   options.engine.full = args.full;
   options.engine.iterations = args.iterations;
+  options.engine.max_events = args.max_events;
+  options.engine.time_limit_s = args.time_limit_s;
   options.network = args.network == "ideal" ? engine::NetworkModel::kIdeal : engine::NetworkModel::kSimgrid;
   spdlog::info("simulating {} on {} GPUs ({} ranks)", s.name, s.cluster.gpus,
                args.full ? "every" : "one per symmetry class of");
@@ -40,6 +69,15 @@ int run(const RunArgs& args, const Context& context) {
   } catch (const workload::PlanError& e) {
     spdlog::error("{}: {}", e.setting(), e.what());
     return kExitInfeasible;
+  } catch (const engine::BudgetExceededError& e) {
+    spdlog::error(
+        "{}: stopped by {} after {} of {} ops ({:.1f}%), at simulated time {:.6f} s; nothing was "
+        "reported{}. Raise the budget, or simulate less (fewer --iterations, no --full, --network ideal)",
+        s.name, budget_option(args, e.limit()), e.ops_executed(), e.ops_total(),
+        100.0 * static_cast<double>(e.ops_executed()) /
+            static_cast<double>(std::max<uint64_t>(e.ops_total(), 1)),
+        e.simulated_s(), args.trace.empty() ? "" : " and no trace written");
+    return kExitBudget;
   }
   spdlog::info("simulated {} ops of {} ranks in {:.2f} s wall ({:.0f} ops/s)", result->result.ops_executed,
                result->ranks.size(), result->wall_s,
@@ -56,14 +94,8 @@ int run(const RunArgs& args, const Context& context) {
   if (!args.trace.empty()) {
     report::TraceOptions trace_options;
     trace_options.ranks.insert(args.trace_ranks.begin(), args.trace_ranks.end());
-    const std::string partial = args.trace + ".partial";
-    size_t events = 0;
-    {
-      std::ofstream out(partial);
-      events = report::write_chrome_trace(s, *result, trace_options, out);
-      if (!out) throw std::runtime_error("cannot write " + partial);
-    }
-    std::filesystem::rename(partial, args.trace);
+    const size_t events = report::write_chrome_trace(s, *result, trace_options, trace_file->stream());
+    trace_file->commit();
     spdlog::info("wrote {} trace events to {}", events, args.trace);
     if (events > 2'000'000) {
       spdlog::warn(
@@ -105,6 +137,14 @@ void register_run(CLI::App& app, Context& context) {
   cmd->add_option("--trace-ranks", args->trace_ranks, "Only these ranks in the trace")->delimiter(',');
   cmd->add_flag("--ignore-memory", args->ignore_memory,
                 "Report a plan that does not fit instead of exiting 4");
+  cmd->add_option("--max-events", args->max_events,
+                  "Stop (exit 5) once this many simulated ops have run with more to go; 0 = no limit")
+      ->capture_default_str();
+  cmd->add_option("--time-limit", args->time_limit_s,
+                  "Stop (exit 5) once the simulation has run this many seconds of wall-clock time; 0 = no "
+                  "limit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->callback([args, &context] { context.exit_code = run(*args, context); });
 }
 

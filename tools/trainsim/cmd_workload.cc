@@ -1,6 +1,5 @@
 // trainsim workload SCENARIO: builds the per-rank operation graphs of one iteration; prints a
 // summary per rank class, checks their invariants, or dumps them as JSON (sim/workload/json.h).
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -8,6 +7,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "sim/common/atomic_file.h"
+#include "sim/common/interrupt.h"
 #include "sim/workload/builder.h"
 #include "sim/workload/errors.h"
 #include "sim/workload/json.h"
@@ -25,8 +26,23 @@ struct WorkloadArgs {
   bool check = false;
 };
 
-int run(const WorkloadArgs& args) {
+int run(const WorkloadArgs& args, const Context& context) {
+  const InterruptGuard interrupt_guard(
+      "trainsim workload",
+      fmt::format("{}rerun: {}",
+                  args.dump.empty() ? "" : fmt::format("{} was not written; ", args.dump.string()),
+                  context.command_line));
   const config::Scenario s = args.scenario.load();
+  // Created first, so an unwritable destination fails before the graphs are built.
+  std::optional<AtomicFile> dump_file;
+  if (!args.dump.empty()) {
+    try {
+      dump_file.emplace(args.dump);
+    } catch (const std::runtime_error& e) {
+      spdlog::error("--dump: {}", e.what());
+      return kExitUsage;
+    }
+  }
   const workload::ParallelPlan plan = workload::make_plan(s);
   std::vector<workload::Graph> graphs;
   if (args.rank) {
@@ -69,12 +85,8 @@ int run(const WorkloadArgs& args) {
     nlohmann::json dumped = nlohmann::json::array();
     for (const workload::Graph& g : graphs) dumped.push_back(workload::to_json(g, plan));
     j["graphs"] = dumped;
-    std::ofstream out(args.dump);
-    out << j.dump(1) << '\n';
-    if (!out) {
-      spdlog::error("cannot write {}", args.dump.string());
-      return kExitInvalidInput;
-    }
+    dump_file->stream() << j.dump(1) << '\n';
+    dump_file->commit();
   }
   std::cout << fmt::format("# {}: {} ranks, {} rank classes\n", s.name, plan.world_size(),
                            plan.symmetry_classes().size());
@@ -105,7 +117,7 @@ void register_workload(CLI::App& app, Context& context) {
       "Exits 4 when the parallel plan cannot be expressed.");
   cmd->callback([args, &context] {
     try {
-      context.exit_code = run(*args);
+      context.exit_code = run(*args, context);
     } catch (const workload::PlanError& e) {
       spdlog::error("{}: {}", args->scenario.file.string(), e.what());
       context.exit_code = kExitInfeasible;

@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "More log output on stderr (repeat for debug)");
   app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
   app.footer(
-      "Exit codes: 0 ok, 2 usage error, 3 invalid input, 4 infeasible plan, 70 internal error.\n"
+      "Exit codes: 0 ok, 2 usage error, 3 invalid input, 4 infeasible plan, 5 budget exceeded, 70 internal\n"
+      "error, 130/143 interrupted (SIGINT/SIGTERM).\n"
       "Results go to stdout; logs and progress to stderr.");
   app.parse_complete_callback([&] { cli::setup_logging(quiet ? -1 : verbose); });
 
@@ -48,6 +49,10 @@ int main(int argc, char** argv) {
   cli::register_analyze(app, context);
   cli::register_workload(app, context);
   cli::register_calibrate(app, context);
+  cli::register_sweep(app, context);
+  cli::register_merge(app, context);
+  cli::register_validate(app, context);
+  cli::register_search(app, context);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,353 @@
+#include "sim/analytic/iteration_time.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "sim/analytic/bubble.h"
+#include "sim/analytic/flops.h"
+#include "sim/cost/compute_model.h"
+#include "sim/engine/engine.h"
+#include "sim/report/breakdown.h"
+#include "sim/workload/builder.h"
+#include "sim/workload/layout.h"
+#include "sim/workload/memory.h"
+#include "sim/workload/plan.h"
+#include "sim/workload/shapes.h"
+
+namespace trainsim::analytic {
+namespace {
+
+using workload::Op;
+using workload::OpKind;
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// One alpha-beta tier: per-GPU bandwidth per direction and per-step latency.
+struct Tier {
+  double bandwidth_bytes_per_s = 0;
+  double latency_s = 0;
+};
+
+// The tiers of the contention-free network model (`--network ideal`): the intra-node links, each
+// GPU's share of its node's NICs, and the host link for copies. Ranks sit on GPUs node-major.
+struct Tiers {
+  Tier intra, inter, copy;
+  int64_t gpus_per_node = 1;
+};
+
+Tiers tiers_of(const config::Scenario& scenario) {
+  const config::NodeSpec& node = scenario.cluster.topology.node;
+  const config::HostLink& host = scenario.cluster.hardware.host_link;
+  Tiers t;
+  t.intra = {node.intra.link.bandwidth_bytes_per_s, node.intra.link.latency_s};
+  t.inter = t.intra;
+  if (node.nics.count > 0) {
+    t.inter.bandwidth_bytes_per_s =
+        std::min(t.intra.bandwidth_bytes_per_s, node.nics.link.bandwidth_bytes_per_s *
+                                                    static_cast<double>(node.nics.count) /
+                                                    static_cast<double>(node.gpus));
+    t.inter.latency_s = node.nics.link.latency_s + scenario.cluster.topology.fabric.link.latency_s;
+  }
+  t.copy = {host.h2d_bandwidth_bytes_per_s, host.latency_s};
+  t.gpus_per_node = std::max<int64_t>(node.gpus, 1);
+  return t;
+}
+
+// A ring collective over `n` ranks of nccl-tests size `bytes` (all-to-all: pairwise exchange):
+//   all-reduce 2(n-1)/n S/B + 2(n-1)a; all-gather, reduce-scatter, all-to-all (n-1)/n S/B + (n-1)a;
+//   barrier 2(n-1)a.
+double collective_s(workload::CollectiveKind kind, int64_t n, double bytes, const Tier& tier) {
+  if (n <= 1) return 0;
+  const double steps = static_cast<double>(n - 1);
+  const double share = steps / static_cast<double>(n) * bytes / tier.bandwidth_bytes_per_s;
+  switch (kind) {
+    case workload::CollectiveKind::kAllReduce:
+      return 2 * share + 2 * steps * tier.latency_s;
+    case workload::CollectiveKind::kAllGather:
+    case workload::CollectiveKind::kReduceScatter:
+    case workload::CollectiveKind::kAllToAll:
+      return share + steps * tier.latency_s;
+    case workload::CollectiveKind::kBarrier:
+      return 2 * steps * tier.latency_s;
+  }
+  return 0;
+}
+
+// One rank's iteration without waiting for other pipeline stages: every op starts when its
+// predecessors have finished (the graph encodes stream order too) and lasts its kernel time, its
+// alpha-beta communication time or its copy time; peers are taken to be ready together with it, as
+// the collapsed simulation takes them. Split the way the run report splits the simulation.
+struct StageTime {
+  double iteration_s = 0;
+  double compute_s = 0, exposed_comm_s = 0, pipeline_wait_s = 0, offload_stall_s = 0, idle_s = 0;
+  double peak_hbm_bytes = 0;
+  double peak_host_bytes = 0;
+
+  // The member-wise affine extrapolation from (ma, *this) and (mb, b) to m micro-batches; memory
+  // peaks are taken from `b`.
+  StageTime extrapolate(int64_t ma, const StageTime& b, int64_t mb, int64_t m) const;
+};
+
+StageTime StageTime::extrapolate(int64_t ma, const StageTime& b, int64_t mb, int64_t m) const {
+  const double f = static_cast<double>(m - ma) / static_cast<double>(mb - ma);
+  StageTime r = b;
+  for (double StageTime::*field :
+       {&StageTime::iteration_s, &StageTime::compute_s, &StageTime::exposed_comm_s,
+        &StageTime::pipeline_wait_s, &StageTime::offload_stall_s, &StageTime::idle_s}) {
+    r.*field = this->*field + (b.*field - this->*field) * f;
+  }
+  return r;
+}
+
+class StageTimer {
+ public:
+  StageTimer(const config::Scenario& scenario, const workload::ParallelPlan& plan,
+             const cost::ComputeModel& compute)
+      : plan_(plan), compute_(compute), tiers_(tiers_of(scenario)) {}
+
+  StageTime time(const workload::Graph& graph) {
+    std::vector<double> duration = engine::compute_durations(graph, compute_);
+    engine::RankRun run;
+    run.start_s.assign(graph.size(), 0.0);
+    run.end_s.assign(graph.size(), 0.0);
+    double finish_s = 0;
+    // Collectives so far, per stream (FIFO, so in start order): kernels that start while one runs
+    // are slowed like the engine slows them.
+    std::array<std::vector<std::pair<double, double>>, workload::kStreamCount> collectives;
+    const double slowdown = 1 + compute_.comm_compute_slowdown();
+    for (workload::OpId id = 0; id < graph.size(); ++id) {
+      const Op& op = graph.op(id);
+      double start = 0;
+      for (const workload::OpId pred : graph.predecessors(id)) start = std::max(start, run.end_s[pred]);
+      double d = duration[id] + transfer_s(op, graph.info.rank);
+      if (is_kernel(op.kind) && slowdown > 1 && collective_running(collectives, start)) d *= slowdown;
+      run.start_s[id] = start;
+      run.end_s[id] = start + d;
+      if (op.kind == OpKind::kCollective) {
+        collectives[static_cast<size_t>(op.stream)].emplace_back(start, run.end_s[id]);
+      }
+      finish_s = std::max(finish_s, run.end_s[id]);
+    }
+    run.launch_s = run.start_s;
+    const report::Breakdown b = report::attribute_time(graph, run, 0, finish_s);
+    StageTime t{finish_s, b.compute_s, b.exposed_comm_s, b.bubble_s, b.offload_stall_s, b.idle_s, 0, 0};
+    // Memory as the engine counts it: each allocation and free when its op runs.
+    std::vector<workload::OpId> buffer_ops;
+    for (workload::OpId id = 0; id < graph.size(); ++id) {
+      const OpKind kind = graph.op(id).kind;
+      if (kind == OpKind::kAlloc || kind == OpKind::kFree) buffer_ops.push_back(id);
+    }
+    std::stable_sort(buffer_ops.begin(), buffer_ops.end(),
+                     [&run](workload::OpId x, workload::OpId y) { return run.start_s[x] < run.start_s[y]; });
+    double hbm = 0, host = 0;
+    for (const workload::OpId id : buffer_ops) {
+      const Op& op = graph.op(id);
+      double& in_use = op.buffer.space == workload::MemorySpace::kHbm ? hbm : host;
+      in_use += op.kind == OpKind::kAlloc ? op.bytes : -op.bytes;
+      t.peak_hbm_bytes = std::max(t.peak_hbm_bytes, hbm);
+      t.peak_host_bytes = std::max(t.peak_host_bytes, host);
+    }
+    return t;
+  }
+
+ private:
+  static bool is_kernel(OpKind kind) {
+    return kind == OpKind::kGemm || kind == OpKind::kAttentionForward || kind == OpKind::kAttentionBackward ||
+           kind == OpKind::kMemory || kind == OpKind::kOptimizerStep;
+  }
+
+  // Whether a collective of `intervals` (per stream, in start order) runs at time `t`.
+  static bool collective_running(
+      const std::array<std::vector<std::pair<double, double>>, workload::kStreamCount>& intervals, double t) {
+    for (const auto& stream : intervals) {
+      const auto after = std::upper_bound(stream.begin(), stream.end(), std::make_pair(t, kInfinity));
+      if (after != stream.begin() && std::prev(after)->second > t) return true;
+    }
+    return false;
+  }
+
+  // The network or host-link time of `op` on `rank` (0 for ops that move nothing).
+  double transfer_s(const Op& op, int64_t rank) {
+    switch (op.kind) {
+      case OpKind::kCollective:
+        return collective_s(op.collective.kind, plan_.group_size(op.collective.group.kind), op.bytes,
+                            group_tier(op.collective.group));
+      case OpKind::kSend:
+      case OpKind::kRecv: {
+        const Tier& tier = same_node(rank, op.p2p.peer) ? tiers_.intra : tiers_.inter;
+        return tier.latency_s + op.bytes / tier.bandwidth_bytes_per_s;
+      }
+      case OpKind::kCopy:
+        return tiers_.copy.latency_s + op.bytes / tiers_.copy.bandwidth_bytes_per_s;
+      default:
+        return 0;
+    }
+  }
+
+  bool same_node(int64_t a, int64_t b) const { return a / tiers_.gpus_per_node == b / tiers_.gpus_per_node; }
+
+  const Tier& group_tier(workload::GroupId group) {
+    const auto key = std::make_pair(static_cast<int>(group.kind), group.index);
+    auto it = intra_.find(key);
+    if (it == intra_.end()) {
+      const std::vector<int64_t> members = plan_.members(group);
+      bool intra = true;
+      for (const int64_t r : members) intra = intra && same_node(r, members.front());
+      it = intra_.emplace(key, intra).first;
+    }
+    return it->second ? tiers_.intra : tiers_.inter;
+  }
+
+  const workload::ParallelPlan& plan_;
+  const cost::ComputeModel& compute_;
+  Tiers tiers_;
+  std::map<std::pair<int, int32_t>, bool> intra_;  // per group: all members on one node
+};
+
+// The stages worth building: the first (embedding, most micro-batches in flight), the last (LM
+// head, loss) and the first stage with the most layers; others repeat one of these.
+std::vector<int64_t> stages_to_build(const workload::RankShapes& shapes) {
+  const workload::StageLayout layout = workload::partition_layers(shapes.layers, shapes.pp, shapes.vpp);
+  int64_t widest = 0, widest_layers = -1;
+  for (int64_t stage = 0; stage < shapes.pp; ++stage) {
+    int64_t layers = 0;
+    for (int64_t chunk = 0; chunk < shapes.vpp; ++chunk) {
+      layers += layout.layer_count[layout.virtual_stage(stage, chunk)];
+    }
+    if (layers > widest_layers) {
+      widest_layers = layers;
+      widest = stage;
+    }
+  }
+  const std::set<int64_t> stages{0, widest, shapes.pp - 1};
+  return {stages.begin(), stages.end()};
+}
+
+// Model and hardware FLOPs per iteration by the run report's convention (the graphs' model_flops
+// summed over every rank): the closed forms with the LM head over ceil(V/t)·t vocabulary rows, as
+// the graphs split the vocabulary.
+std::pair<double, double> report_flops(const config::Scenario& scenario) {
+  const IterationFlops flops = iteration_flops(scenario);
+  const int64_t tp = scenario.parallelism.tp;
+  const int64_t vocab = scenario.model.vocab;
+  const double padding = static_cast<double>((vocab + tp - 1) / tp * tp) / static_cast<double>(vocab) - 1;
+  const double model = flops.model + 3 * flops.forward_logits * padding;
+  double recomputed = flops.hardware - flops.model;
+  // FPDT's loss recomputes the logits (see iteration_flops).
+  if (scenario.parallelism.sequence_parallel == config::SequenceParallel::kFpdt) {
+    recomputed += flops.forward_logits * padding;
+  }
+  return {model, model + recomputed};
+}
+
+}  // namespace
+
+IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, WarningLog* warnings) {
+  const workload::ParallelPlan plan = workload::make_plan(scenario);
+  const workload::RankShapes shapes = workload::derive_shapes(scenario, plan);
+  const config::Schedule schedule = scenario.parallelism.schedule;
+  const int64_t m = shapes.micro_batches;
+  const int64_t pp = shapes.pp;
+
+  // Graphs of a few micro-batches stand for all m: every sum is affine in the micro-batch count, so
+  // two counts extrapolate exactly. The larger count reaches the schedule's steady state (pp
+  // micro-batches in flight for 1F1B, the full interleaved warm-up), so it has the full-size
+  // memory peak, except under GPipe whose peak grows with every micro-batch.
+  const int64_t step = schedule == config::Schedule::kInterleaved ? pp : 1;
+  const int64_t steady = schedule == config::Schedule::kInterleaved ? 2 * pp
+                         : schedule == config::Schedule::kGpipe     ? 2
+                                                                    : std::max<int64_t>(pp, 2);
+  const int64_t mb = std::min(m, steady);
+  const int64_t ma = mb - step;
+
+  const cost::ComputeModel compute(scenario.cluster.hardware, warnings);
+  StageTimer timer(scenario, plan, compute);
+  const auto time = [&](int64_t micro_batches, int64_t stage) {
+    config::Scenario reduced = scenario;
+    reduced.training.global_batch = micro_batches * scenario.training.micro_batch * shapes.dp;
+    const int64_t rank = plan.symmetry_classes()[static_cast<size_t>(stage)].representative;
+    return timer.time(workload::build_rank_graph(reduced, plan, rank));
+  };
+
+  const double md = static_cast<double>(m);
+  std::vector<StageTime> times;
+  std::vector<double> per_micro_batch_s;  // what one more micro-batch adds to each stage
+  for (const int64_t stage : stages_to_build(shapes)) {
+    const StageTime at_b = time(mb, stage);
+    if (ma >= 1) {
+      const StageTime at_a = time(ma, stage);
+      times.push_back(mb < m ? at_a.extrapolate(ma, at_b, mb, m) : at_b);
+      if (schedule == config::Schedule::kGpipe) {
+        times.back().peak_hbm_bytes = at_a.peak_hbm_bytes + (at_b.peak_hbm_bytes - at_a.peak_hbm_bytes) *
+                                                                static_cast<double>(m - ma) /
+                                                                static_cast<double>(mb - ma);
+      }
+      per_micro_batch_s.push_back((at_b.iteration_s - at_a.iteration_s) / static_cast<double>(mb - ma));
+    } else {
+      times.push_back(at_b);
+      per_micro_batch_s.push_back(at_b.iteration_s / md);
+    }
+  }
+
+  // Fill and drain: the schedule's formula bubble over the slowest stage's pace.
+  const double slowest_per_mb = *std::max_element(per_micro_batch_s.begin(), per_micro_batch_s.end());
+  const double fill_drain_s = pipeline_bubble_fraction(schedule, pp, m, shapes.vpp) * md * slowest_per_mb;
+
+  IterationTimeEstimate e;
+  double built_host_peak = 0;
+  for (const StageTime& t : times) {
+    if (t.iteration_s + fill_drain_s > e.iteration_s) {
+      e.iteration_s = t.iteration_s + fill_drain_s;
+      e.compute_s = t.compute_s;
+      e.exposed_comm_s = t.exposed_comm_s;
+      e.bubble_s = t.pipeline_wait_s + fill_drain_s;
+      e.offload_stall_s = t.offload_stall_s;
+      e.idle_s = t.idle_s;
+    }
+    e.peak_hbm_bytes = std::max(e.peak_hbm_bytes, t.peak_hbm_bytes);
+    built_host_peak = std::max(built_host_peak, t.peak_host_bytes);
+  }
+  // Stages not built repeat a built one's work with at most its host memory.
+  std::vector<double> class_host_peaks(static_cast<size_t>(pp), built_host_peak);
+  const std::vector<int64_t> built = stages_to_build(shapes);
+  for (size_t i = 0; i < built.size(); ++i) {
+    class_host_peaks[static_cast<size_t>(built[i])] = times[i].peak_host_bytes;
+  }
+  e.peak_host_bytes_per_node =
+      workload::peak_host_bytes_per_node(plan, class_host_peaks, scenario.cluster.topology.node.gpus);
+
+  const double gpus = static_cast<double>(plan.world_size());
+  std::tie(e.model_flops, e.hardware_flops) = report_flops(scenario);
+  e.tokens_per_s =
+      static_cast<double>(scenario.training.global_batch * scenario.model.seq_len) / e.iteration_s;
+  e.mfu = e.model_flops / (e.iteration_s * gpus * compute.peak_flops_per_s(scenario.training.dtype));
+  e.fits = e.peak_hbm_bytes <= scenario.cluster.hardware.gpu.hbm_capacity_bytes &&
+           e.peak_host_bytes_per_node <= scenario.cluster.topology.node.host_memory_bytes;
+  return e;
+}
+
+nlohmann::json to_json(const IterationTimeEstimate& e) {
+  return {{"iteration_time_s", e.iteration_s},
+          {"tokens_per_s", e.tokens_per_s},
+          {"mfu", e.mfu},
+          {"model_flops_per_iteration", e.model_flops},
+          {"hardware_flops_per_iteration", e.hardware_flops},
+          {"breakdown",
+           {{"compute_s", e.compute_s},
+            {"exposed_comm_s", e.exposed_comm_s},
+            {"bubble_s", e.bubble_s},
+            {"offload_stall_s", e.offload_stall_s},
+            {"idle_s", e.idle_s}}},
+          {"memory",
+           {{"peak_hbm_bytes", e.peak_hbm_bytes},
+            {"peak_host_bytes_per_node", e.peak_host_bytes_per_node},
+            {"fits", e.fits}}}};
+}
+
+}  // namespace trainsim::analytic

@@ -1,0 +1,59 @@
+#include "sim/search/memory_bound.h"
+
+#include <algorithm>
+
+#include "sim/analytic/memory.h"
+#include "sim/workload/activations.h"
+#include "sim/workload/layout.h"
+#include "sim/workload/model_state.h"
+#include "sim/workload/pipeline_schedule.h"
+#include "sim/workload/plan.h"
+#include "sim/workload/shapes.h"
+
+namespace trainsim::search {
+namespace {
+
+// The most layers whose activations `stage` holds at once: after each forward step of its schedule,
+// the layers of every (micro-batch, chunk) gone forward but not yet backward.
+int64_t most_layers_in_flight(const config::Scenario& scenario, const workload::RankShapes& s,
+                              const workload::StageLayout& layout, int64_t stage) {
+  int64_t in_flight = 0;
+  int64_t most = 0;
+  for (const workload::PipelineStep& step :
+       workload::pipeline_schedule(scenario.parallelism.schedule, s.pp, stage, s.vpp, s.micro_batches)) {
+    const int64_t layers = layout.layer_count[layout.virtual_stage(stage, step.chunk)];
+    in_flight += step.forward ? layers : -layers;
+    most = std::max(most, in_flight);
+  }
+  return most;
+}
+
+}  // namespace
+
+double memory_lower_bound_bytes(const config::Scenario& scenario) {
+  const workload::ParallelPlan plan = workload::make_plan(scenario);
+  const workload::RankShapes s = workload::derive_shapes(scenario, plan);
+  const workload::StageLayout layout = workload::partition_layers(s.layers, s.pp, s.vpp);
+  const workload::GroupKind shard_group = s.sp > 1 ? workload::GroupKind::kDpSp : workload::GroupKind::kDp;
+  const double shards = static_cast<double>(plan.group_size(shard_group));
+  const double optimizer_bytes =
+      workload::optimizer_bytes_per_param(scenario.training.optimizer, s.act_bytes);
+
+  const bool activations_on_host = s.scheme == config::SequenceParallel::kFpdt;
+  const workload::LayerActivationBytes act = workload::layer_activation_bytes(s);
+  const double per_layer = activations_on_host ? 0.0 : act.stash + (s.cpu_checkpointing ? 0.0 : act.input);
+
+  double bound = 0;
+  for (int64_t stage = 0; stage < s.pp; ++stage) {
+    const analytic::ZeroModelState state =
+        analytic::zero_model_state(static_cast<double>(workload::stage_params(s, layout, stage)), shards,
+                                   s.zero_stage, s.act_bytes, optimizer_bytes);
+    const double activations =
+        per_layer > 0 ? static_cast<double>(most_layers_in_flight(scenario, s, layout, stage)) * per_layer
+                      : 0.0;
+    bound = std::max(bound, state.total() + activations);
+  }
+  return bound;
+}
+
+}  // namespace trainsim::search

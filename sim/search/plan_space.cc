@@ -1,0 +1,189 @@
+#include "sim/search/plan_space.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/config/units.h"
+
+namespace trainsim::search {
+namespace {
+
+using config::Schedule;
+using config::SequenceParallel;
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= n; ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<SequenceParallel> kinds(int64_t tp, int64_t sp) {
+  if (sp > 1) return {SequenceParallel::kUlysses, SequenceParallel::kRing, SequenceParallel::kFpdt};
+  if (tp > 1) return {SequenceParallel::kNone, SequenceParallel::kMegatron};
+  return {SequenceParallel::kNone};
+}
+
+std::vector<int64_t> fpdt_chunks(SequenceParallel kind, int64_t seq_len) {
+  if (kind != SequenceParallel::kFpdt) return {0};
+  std::vector<int64_t> out;
+  for (int64_t u = 1; u <= kMaxFpdtChunks && seq_len / u > 0; u *= 2) out.push_back(seq_len / u);
+  return out;
+}
+
+struct ScheduleChoice {
+  Schedule schedule;
+  int64_t vpp;
+};
+
+std::vector<ScheduleChoice> schedules(int64_t pp, int64_t layers) {
+  std::vector<ScheduleChoice> out = {{Schedule::kOneFOneB, 1}};
+  if (pp == 1) return out;
+  out.push_back({Schedule::kGpipe, 1});
+  for (int64_t v : divisors(layers / pp)) {
+    if (v > 1) out.push_back({Schedule::kInterleaved, v});
+  }
+  return out;
+}
+
+}  // namespace
+
+PlanChoice PlanChoice::of(const config::Scenario& s) {
+  const config::Parallelism& p = s.parallelism;
+  PlanChoice c;
+  c.tp = p.tp;
+  c.pp = p.pp;
+  c.dp = p.dp;
+  c.sp = p.sp;
+  c.vpp = p.vpp;
+  c.schedule = p.schedule;
+  c.sequence_parallel = p.sequence_parallel;
+  c.fpdt_chunk_tokens = p.sequence_parallel == SequenceParallel::kFpdt ? p.fpdt.chunk_tokens : 0;
+  c.micro_batch = s.training.micro_batch;
+  c.zero_stage = p.zero_stage;
+  c.recompute = p.recompute;
+  return c;
+}
+
+void PlanChoice::apply(int64_t gpus, config::Scenario& s) const {
+  config::Parallelism& p = s.parallelism;
+  p.tp = tp;
+  p.pp = pp;
+  p.dp = dp;
+  p.sp = sp;
+  p.vpp = vpp;
+  p.schedule = schedule;
+  p.sequence_parallel = sequence_parallel;
+  if (sequence_parallel == SequenceParallel::kFpdt) p.fpdt.chunk_tokens = fpdt_chunk_tokens;
+  p.zero_stage = zero_stage;
+  p.recompute = recompute;
+  s.training.micro_batch = micro_batch;
+  s.cluster.gpus = gpus;
+}
+
+std::vector<std::string> PlanChoice::overrides(int64_t gpus) const {
+  std::vector<std::string> out = {
+      fmt::format("cluster.gpus={}", gpus),
+      fmt::format("parallelism.tp={}", tp),
+      fmt::format("parallelism.pp={}", pp),
+      fmt::format("parallelism.dp={}", dp),
+      fmt::format("parallelism.sp={}", sp),
+      fmt::format("parallelism.vpp={}", vpp),
+      fmt::format("parallelism.schedule={}", config::to_string(schedule)),
+      fmt::format("parallelism.sequence_parallel={}", config::to_string(sequence_parallel)),
+  };
+  if (sequence_parallel == SequenceParallel::kFpdt) {
+    out.push_back(fmt::format("parallelism.fpdt.chunk_tokens={}", config::format_count(fpdt_chunk_tokens)));
+  }
+  out.push_back(fmt::format("parallelism.zero_stage={}", zero_stage));
+  out.push_back(fmt::format("parallelism.recompute={}", config::to_string(recompute)));
+  out.push_back(fmt::format("training.micro_batch={}", micro_batch));
+  return out;
+}
+
+std::vector<std::string> PlanChoice::overrides_from(const config::Scenario& base, int64_t gpus) const {
+  const std::vector<std::string> unchanged = of(base).overrides(base.cluster.gpus);
+  std::vector<std::string> out;
+  for (const std::string& o : overrides(gpus)) {
+    if (std::find(unchanged.begin(), unchanged.end(), o) == unchanged.end()) out.push_back(o);
+  }
+  return out;
+}
+
+std::string PlanChoice::describe() const {
+  std::string out = fmt::format("tp{} pp{} dp{}", tp, pp, dp);
+  if (sp > 1) out += fmt::format(" sp{}", sp);
+  if (vpp > 1) out += fmt::format(" vpp{}", vpp);
+  out += fmt::format(" {}", config::to_string(schedule));
+  if (sequence_parallel != SequenceParallel::kNone)
+    out += fmt::format(" {}", config::to_string(sequence_parallel));
+  if (sequence_parallel == SequenceParallel::kFpdt) {
+    out += fmt::format(" chunk{}", config::format_count(fpdt_chunk_tokens));
+  }
+  out += fmt::format(" zero{} {} mb{}", zero_stage, config::to_string(recompute), micro_batch);
+  return out;
+}
+
+nlohmann::json PlanChoice::to_json() const {
+  nlohmann::json out = {{"tp", tp},
+                        {"pp", pp},
+                        {"dp", dp},
+                        {"sp", sp},
+                        {"vpp", vpp},
+                        {"schedule", config::to_string(schedule)},
+                        {"sequence_parallel", config::to_string(sequence_parallel)},
+                        {"zero_stage", zero_stage},
+                        {"recompute", config::to_string(recompute)},
+                        {"micro_batch", micro_batch}};
+  if (sequence_parallel == SequenceParallel::kFpdt) out["fpdt_chunk_tokens"] = fpdt_chunk_tokens;
+  return out;
+}
+
+PlanChoice PlanSpace::at(size_t index) const {
+  PlanChoice c = layouts.at(index / kVariantsPerLayout);
+  const size_t variant = index % kVariantsPerLayout;
+  c.zero_stage = kZeroStages[variant / kRecomputeModes.size()];
+  c.recompute = kRecomputeModes[variant % kRecomputeModes.size()];
+  return c;
+}
+
+PlanSpace enumerate_plans(const config::Scenario& s, int64_t gpus) {
+  PlanSpace space;
+  space.gpus = gpus;
+  const int64_t batch = s.training.global_batch;
+  for (int64_t tp : divisors(gpus)) {
+    for (int64_t pp : divisors(gpus / tp)) {
+      for (int64_t sp : divisors(gpus / (tp * pp))) {
+        const int64_t dp = gpus / (tp * pp * sp);
+        const std::vector<int64_t> micro_batches =
+            batch % dp == 0 ? divisors(batch / dp) : std::vector<int64_t>{1};
+        for (SequenceParallel kind : kinds(tp, sp)) {
+          for (int64_t chunk : fpdt_chunks(kind, s.model.seq_len)) {
+            for (const ScheduleChoice& sc : schedules(pp, s.model.layers)) {
+              for (int64_t mb : micro_batches) {
+                PlanChoice c;
+                c.tp = tp;
+                c.pp = pp;
+                c.dp = dp;
+                c.sp = sp;
+                c.vpp = sc.vpp;
+                c.schedule = sc.schedule;
+                c.sequence_parallel = kind;
+                c.fpdt_chunk_tokens = chunk;
+                c.micro_batch = mb;
+                c.zero_stage = s.parallelism.zero_stage;
+                c.recompute = s.parallelism.recompute;
+                space.layouts.push_back(c);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return space;
+}
+
+}  // namespace trainsim::search

@@ -1,0 +1,161 @@
+#include "sim/search/report.h"
+
+#include <fmt/format.h>
+
+#include "sim/common/version.h"
+#include "sim/config/units.h"
+
+namespace trainsim::search {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+constexpr const char* kBreakdownKeys[] = {"compute_s", "exposed_comm_s", "bubble_s", "offload_stall_s",
+                                          "idle_s"};
+
+std::string objective_name(Objective objective) {
+  return objective == Objective::kTime ? "time" : "tokens_per_dollar";
+}
+
+std::string shell_word(const std::string& word) {
+  return word.find_first_of(" '\"$*?") == std::string::npos ? word : "'" + word + "'";
+}
+
+json plan_json(const SimulatedPlan& p, size_t rank, const SearchResult& r) {
+  const json& run = p.run;
+  json out = {{"rank", rank},
+              {"plan", p.plan.to_json()},
+              {"description", p.plan.describe()},
+              {"overrides", p.overrides},
+              {"closed_form_s", p.closed_form_s},
+              {"memory_bound_bytes", p.memory_bound_bytes}};
+  for (const char* key : {"iteration_time_s", "tokens_per_s", "tflops_per_gpu", "mfu", "hfu", "breakdown",
+                          "memory", "warnings"}) {
+    out[key] = run.at(key);
+  }
+  if (r.price_per_gpu_hour_usd) {
+    const double price_per_s = *r.price_per_gpu_hour_usd / 3600.0 * static_cast<double>(r.gpus);
+    out["cost"] = {{"price_per_gpu_hour_usd", *r.price_per_gpu_hour_usd},
+                   {"usd_per_iteration", run.at("iteration_time_s").get<double>() * price_per_s},
+                   {"tokens_per_usd", run.at("tokens_per_s").get<double>() / price_per_s}};
+  }
+  out["scenario_yaml"] = p.scenario_yaml;
+  return out;
+}
+
+}  // namespace
+
+json to_json(const SearchResult& r) {
+  json invalid = json::array();
+  for (const RuleCount& c : r.invalid) {
+    invalid.push_back(
+        {{"rule", c.rule}, {"plans", c.plans}, {"example", c.example}, {"example_plan", c.example_plan}});
+  }
+  json failures = json::array();
+  for (const SimulationFailure& f : r.failures) {
+    failures.push_back({{"plan", f.plan.describe()}, {"error", f.error}});
+  }
+  json best = json::array();
+  for (size_t i = 0; i < r.best.size(); ++i) best.push_back(plan_json(r.best[i], i + 1, r));
+  return {
+      {"schema_version", 1},
+      {"provenance",
+       {{"tool", "trainsim"},
+        {"version", version()},
+        {"git_sha", git_sha()},
+        {"command_line", r.command_line}}},
+      {"search",
+       {{"scenario", r.scenario},
+        {"gpus", r.gpus},
+        {"objective", objective_name(r.objective)},
+        {"top", r.top},
+        {"margin", r.margin},
+        {"network", r.network},
+        {"price_per_gpu_hour_usd",
+         r.price_per_gpu_hour_usd ? json(*r.price_per_gpu_hour_usd) : json(nullptr)}}},
+      {"counts",
+       {{"enumerated", r.enumerated},
+        {"invalid", r.invalid_plans()},
+        {"over_memory_bound", r.over_memory_bound},
+        {"slower_bound", r.slower_bound},
+        {"simulated", r.simulated},
+        {"simulated_over_memory", r.simulated_over_memory},
+        {"simulation_failed", r.failures.size()},
+        {"ranked", r.feasible()}}},
+      {"invalid_by_rule", invalid},
+      {"failures", failures},
+      {"closed_form_spread", r.closed_form_spread},
+      {"timing",
+       {{"screening_s", r.screening_wall_s}, {"simulation_s", r.simulation_wall_s}, {"wall_s", r.wall_s}}},
+      {"best", best},
+  };
+}
+
+std::string render_table(const SearchResult& r, const std::string& scenario_path) {
+  std::string out = fmt::format("# trainsim search: {} on {} GPUs, objective {}, network {}\n", r.scenario,
+                                r.gpus, objective_name(r.objective), r.network);
+  out += fmt::format("{:<34} {:>10}\n", "plans enumerated", r.enumerated);
+  out += fmt::format("{:<34} {:>10}\n", "  invalid (rules below)", r.invalid_plans());
+  out += fmt::format("{:<34} {:>10}\n", "  over the memory lower bound", r.over_memory_bound);
+  out += fmt::format("{:<34} {:>10}   (closed form over {:.2f} x that of fitting plan #{})\n",
+                     "  slower by the closed-form bound", r.slower_bound, 1 + r.margin, r.top);
+  out += fmt::format("{:<34} {:>10}   ({} over memory, {} failed)\n", "  simulated", r.simulated,
+                     r.simulated_over_memory, r.failures.size());
+  out += fmt::format("{:<34} {:>10}\n", "ranked (simulated and fitting)", r.feasible());
+  out += fmt::format("{:<34} {:>10.1f} s (screening {:.1f} s, simulation {:.1f} s)\n", "wall time", r.wall_s,
+                     r.screening_wall_s, r.simulation_wall_s);
+  out += fmt::format("{:<34} {:>10.3f}   (simulated / closed-form time, max / min over ranked plans)\n",
+                     "closed-form spread", r.closed_form_spread);
+
+  if (!r.invalid.empty()) {
+    out += "\n# invalid plans by rule\n";
+    for (const RuleCount& c : r.invalid) {
+      out += fmt::format("{:>10}  {}\n{:>10}  e.g. {}: {}\n", c.plans, c.rule, "", c.example_plan, c.example);
+    }
+  }
+  for (const SimulationFailure& f : r.failures)
+    out += fmt::format("\nsimulation failed: {}: {}\n", f.plan.describe(), f.error);
+
+  out += fmt::format("\n# best {} of {} ranked plans (breakdown in % of the iteration)\n", r.best.size(),
+                     r.feasible());
+  out += fmt::format(
+      "{:>4} {:>4} {:>4} {:>5} {:>4} {:>4} {:<11} {:<8} {:>6} {:>4} {:<9} {:>4} {:>11} {:>12} {:>6} {:>8} "
+      "{:>7} {:>6} {:>6} {:>7} {:>5}",
+      "rank", "tp", "pp", "dp", "sp", "vpp", "schedule", "sp kind", "chunk", "zero", "recompute", "mb",
+      "iteration s", "tokens/s", "MFU", "HBM GiB", "compute", "comm", "bubble", "offload", "idle");
+  if (r.price_per_gpu_hour_usd) out += fmt::format(" {:>10} {:>10}", "USD/iter", "tokens/USD");
+  out += '\n';
+  for (size_t i = 0; i < r.best.size(); ++i) {
+    const SimulatedPlan& p = r.best[i];
+    const PlanChoice& c = p.plan;
+    const double t = p.run.at("iteration_time_s").get<double>();
+    out += fmt::format(
+        "{:>4} {:>4} {:>4} {:>5} {:>4} {:>4} {:<11} {:<8} {:>6} {:>4} {:<9} {:>4} {:>11.5g} {:>12.1f} "
+        "{:>5.1f}% {:>8.2f}",
+        i + 1, c.tp, c.pp, c.dp, c.sp, c.vpp, config::to_string(c.schedule),
+        config::to_string(c.sequence_parallel),
+        c.fpdt_chunk_tokens > 0 ? config::format_count(c.fpdt_chunk_tokens) : "-", c.zero_stage,
+        config::to_string(c.recompute), c.micro_batch, t, p.run.at("tokens_per_s").get<double>(),
+        100 * p.run.at("mfu").get<double>(), p.run.at("memory").at("peak_hbm_bytes").get<double>() / kGiB);
+    const int widths[] = {7, 6, 6, 7, 5};
+    for (size_t k = 0; k < std::size(kBreakdownKeys); ++k) {
+      const double v = p.run.at("breakdown").at(kBreakdownKeys[k]).get<double>();
+      out += fmt::format(" {:>{}.1f}", t > 0 ? 100 * v / t : 0.0, widths[k]);
+    }
+    if (r.price_per_gpu_hour_usd) {
+      const double price_per_s = *r.price_per_gpu_hour_usd / 3600.0 * static_cast<double>(r.gpus);
+      out += fmt::format(" {:>10.2f} {:>10.0f}", t * price_per_s,
+                         p.run.at("tokens_per_s").get<double>() / price_per_s);
+    }
+    out += '\n';
+  }
+  if (!r.best.empty()) {
+    out += "\n# the best plan: trainsim run " + shell_word(scenario_path);
+    for (const std::string& o : r.best.front().overrides) out += " --set " + shell_word(o);
+    out += "\n# (or save best[0].scenario_yaml of --format json next to the scenario)\n";
+  }
+  return out;
+}
+
+}  // namespace trainsim::search

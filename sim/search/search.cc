@@ -1,0 +1,363 @@
+#include "sim/search/search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "sim/analytic/iteration_time.h"
+#include "sim/common/isolated.h"
+#include "sim/config/diagnostics.h"
+#include "sim/engine/scenario_run.h"
+#include "sim/report/run_report.h"
+#include "sim/search/candidate.h"
+#include "sim/search/memory_bound.h"
+#include "sim/workload/errors.h"
+
+namespace trainsim::search {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// Screening tasks per child in flight: enough to balance uneven chunks.
+constexpr size_t kChunksPerJob = 4;
+// Plans simulated per round while fewer than K fit (independent of --jobs, so the set of simulated
+// plans, and the output, is the same whatever the parallelism).
+constexpr size_t kMinRound = 8;
+// Seconds between progress lines while a round of simulations runs.
+constexpr double kProgressInterval_s = 10;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string display_path(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec) return path.string();
+  const std::string relative = path.lexically_proximate(cwd).string();
+  return relative.size() < path.string().size() ? relative : path.string();
+}
+
+std::string network_name(engine::NetworkModel network) {
+  return network == engine::NetworkModel::kIdeal ? "ideal" : "simgrid";
+}
+
+// A plan that survived screening.
+struct Survivor {
+  size_t index = 0;
+  double memory_bound_bytes = 0;
+  double closed_form_s = 0;
+};
+
+// What screening found, merged over chunks.
+struct Screening {
+  std::map<std::string, RuleCount> invalid;
+  std::map<std::string, size_t> invalid_first_index;  // of each rule's example
+  int64_t over_memory = 0;
+  std::vector<Survivor> survivors;
+
+  void add_invalid(const std::string& rule, int64_t plans, const std::string& message, size_t index,
+                   const std::string& plan) {
+    RuleCount& r = invalid[rule];
+    r.rule = rule;
+    r.plans += plans;
+    const auto first = invalid_first_index.find(rule);
+    if (first == invalid_first_index.end() || index < first->second) {
+      invalid_first_index[rule] = index;
+      r.example = message;
+      r.example_plan = plan;
+    }
+  }
+};
+
+// Screens layouts [begin, end) in the calling process; returns what Screening::merge reads.
+json screen_chunk(const CandidateBuilder& builder, const PlanSpace& space, size_t begin, size_t end) {
+  const double capacity = builder.base().cluster.hardware.gpu.hbm_capacity_bytes;
+  json invalid = json::array();
+  json survivors = json::array();
+  int64_t over_memory = 0;
+  for (size_t layout = begin; layout < end; ++layout) {
+    const size_t first = layout * kVariantsPerLayout;
+    const CandidateCheck check = builder.check(space.layouts[layout], space.gpus);
+    if (!check.scenario) {
+      invalid.push_back({first, kVariantsPerLayout, check.rejection.rule, check.rejection.message});
+      continue;
+    }
+    for (size_t variant = 0; variant < kVariantsPerLayout; ++variant) {
+      const size_t index = first + variant;
+      const PlanChoice plan = space.at(index);
+      config::Scenario s = *check.scenario;
+      s.parallelism.zero_stage = plan.zero_stage;
+      s.parallelism.recompute = plan.recompute;
+      try {
+        const double bound = memory_lower_bound_bytes(s);
+        if (bound > capacity) {
+          ++over_memory;
+          continue;
+        }
+        WarningLog warnings;
+        const analytic::IterationTimeEstimate estimate = analytic::estimate_iteration_time(s, &warnings);
+        survivors.push_back({index, bound, estimate.iteration_s});
+      } catch (const workload::PlanError& e) {
+        const std::string message = e.what();  // "setting: message"
+        invalid.push_back({index, 1, rule_of(message), message});
+      }
+    }
+  }
+  return {{"invalid", invalid}, {"over_memory", over_memory}, {"survivors", survivors}};
+}
+
+Screening screen(const CandidateBuilder& builder, const PlanSpace& space, int jobs) {
+  const size_t layouts = space.layouts.size();
+  const size_t chunks = std::min(layouts, static_cast<size_t>(jobs) * kChunksPerJob);
+  const auto bounds = [&](size_t chunk) {
+    return std::make_pair(chunk * layouts / chunks, (chunk + 1) * layouts / chunks);
+  };
+  Screening out;
+  IsolatedOptions options;
+  options.jobs = jobs;
+  run_isolated(
+      chunks, options,
+      [&](size_t chunk) {
+        const auto [begin, end] = bounds(chunk);
+        return screen_chunk(builder, space, begin, end);
+      },
+      [&](size_t chunk, IsolatedResult result) {
+        if (!result.ok) {
+          const auto [begin, end] = bounds(chunk);
+          throw std::runtime_error(fmt::format("screening plans {}..{} failed: {}",
+                                               begin * kVariantsPerLayout, end * kVariantsPerLayout - 1,
+                                               result.error));
+        }
+        for (const json& row : result.value.at("invalid")) {
+          const size_t index = row[0].get<size_t>();
+          out.add_invalid(row[2].get<std::string>(), row[1].get<int64_t>(), row[3].get<std::string>(), index,
+                          space.at(index).describe());
+        }
+        out.over_memory += result.value.at("over_memory").get<int64_t>();
+        for (const json& row : result.value.at("survivors")) {
+          out.survivors.push_back({row[0].get<size_t>(), row[1].get<double>(), row[2].get<double>()});
+        }
+      });
+  std::sort(out.survivors.begin(), out.survivors.end(), [](const Survivor& a, const Survivor& b) {
+    return a.closed_form_s != b.closed_form_s ? a.closed_form_s < b.closed_form_s : a.index < b.index;
+  });
+  return out;
+}
+
+// Simulates one plan in the calling (child) process: the run report, or {"invalid": rule, message}.
+json simulate(const CandidateBuilder& builder, const PlanChoice& plan, int64_t gpus, const SearchOptions& o) {
+  spdlog::set_level(spdlog::level::err);  // the child's own log: keep the parent's progress readable
+  const CandidateCheck check = builder.check(plan, gpus);
+  if (!check.scenario) return {{"invalid", check.rejection.rule}, {"message", check.rejection.message}};
+  engine::RunOptions options;
+  options.network = o.network;
+  try {
+    const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(*check.scenario, options);
+    return {{"run", report::make_run_report(*check.scenario, *run,
+                                            {o.command_line, network_name(o.network), false, 1})}};
+  } catch (const workload::PlanError& e) {
+    const std::string message = e.what();  // "setting: message"
+    return {{"invalid", rule_of(message)}, {"message", message}};
+  }
+}
+
+double objective_value(const json& run, Objective objective, std::optional<double> price, int64_t gpus) {
+  if (objective == Objective::kTime) return run.at("iteration_time_s").get<double>();
+  return run.at("tokens_per_s").get<double>() * 3600.0 / (static_cast<double>(gpus) * *price);
+}
+
+bool better(const SimulatedPlan& a, const SimulatedPlan& b, Objective objective) {
+  if (a.objective_value != b.objective_value) {
+    return objective == Objective::kTime ? a.objective_value < b.objective_value
+                                         : a.objective_value > b.objective_value;
+  }
+  return a.index < b.index;
+}
+
+// Simulates the screened plans in closed-form order, round by round, until the closed-form bound
+// prunes the rest (see search.h); counts what it simulated into `result` and plans the workload
+// rejects only now into `screening`. Returns the simulated plans that fit.
+std::vector<SimulatedPlan> simulate_in_order(const CandidateBuilder& builder, const PlanSpace& space,
+                                             const SearchOptions& o, Screening& screening,
+                                             SearchResult& result) {
+  const std::vector<Survivor>& order = screening.survivors;
+  std::vector<SimulatedPlan> fitting;
+  size_t next = 0;
+  size_t fitting_in_order = 0;  // fitting plans among order[0, next)
+  double limit = std::numeric_limits<double>::infinity();
+  Clock::time_point last_progress = Clock::now();
+  while (next < order.size() && order[next].closed_form_s <= limit) {
+    size_t end = next;
+    if (fitting_in_order >= static_cast<size_t>(o.top)) {
+      while (end < order.size() && order[end].closed_form_s <= limit) ++end;
+    } else {
+      end = std::min(order.size(), next + std::max(kMinRound, static_cast<size_t>(o.top) - fitting_in_order));
+    }
+    std::vector<SimulatedPlan> round(end - next);
+    size_t done_in_round = 0;
+    IsolatedOptions options;
+    options.jobs = o.jobs;
+    run_isolated(
+        end - next, options,
+        [&](size_t i) { return simulate(builder, space.at(order[next + i].index), o.gpus, o); },
+        [&](size_t i, IsolatedResult r) {
+          const Survivor& s = order[next + i];
+          SimulatedPlan& p = round[i];
+          p.index = s.index;
+          p.plan = space.at(s.index);
+          p.memory_bound_bytes = s.memory_bound_bytes;
+          p.closed_form_s = s.closed_form_s;
+          if (!r.ok) {
+            p.run = json{{"error", r.error}};
+          } else {
+            p.run = std::move(r.value);
+          }
+          if (++done_in_round == round.size() || seconds_since(last_progress) >= kProgressInterval_s) {
+            spdlog::info("search: simulating plans {}..{} of {} (closed form up to {:.4g} s): {} done",
+                         next + 1, end, order.size(), order[end - 1].closed_form_s, done_in_round);
+            last_progress = Clock::now();
+          }
+        });
+    for (size_t i = 0; i < round.size(); ++i) {
+      SimulatedPlan& p = round[i];
+      if (p.run.contains("error")) {
+        ++result.simulated;
+        result.failures.push_back({p.index, p.plan, p.run.at("error").get<std::string>()});
+      } else if (p.run.contains("invalid")) {
+        screening.add_invalid(p.run.at("invalid").get<std::string>(), 1,
+                              p.run.at("message").get<std::string>(), p.index, p.plan.describe());
+      } else {
+        ++result.simulated;
+        p.run = json(p.run.at("run"));
+        if (!p.run.at("memory").at("fits").get<bool>()) {
+          ++result.simulated_over_memory;
+          continue;
+        }
+        p.objective_value = objective_value(p.run, o.objective, result.price_per_gpu_hour_usd, o.gpus);
+        p.scenario_yaml = builder.yaml(p.plan, o.gpus);
+        p.overrides = p.plan.overrides_from(builder.base(), o.gpus);
+        if (++fitting_in_order == static_cast<size_t>(o.top)) limit = (1 + o.margin) * p.closed_form_s;
+        fitting.push_back(std::move(p));
+      }
+    }
+    next = end;
+    spdlog::info("search: simulated the first {} of {} plans in closed-form order; {} fit", next,
+                 order.size(), fitting.size());
+  }
+  result.slower_bound = static_cast<int64_t>(order.size() - next);
+  return fitting;
+}
+
+// max / min of simulated over closed-form time among `plans` (1 for fewer than two).
+double closed_form_spread(const std::vector<SimulatedPlan>& plans) {
+  if (plans.size() < 2) return 1;
+  double r_min = std::numeric_limits<double>::infinity();
+  double r_max = 0;
+  for (const SimulatedPlan& p : plans) {
+    const double r = p.run.at("iteration_time_s").get<double>() / p.closed_form_s;
+    r_min = std::min(r_min, r);
+    r_max = std::max(r_max, r);
+  }
+  return r_max / r_min;
+}
+
+void check_options(const config::Scenario& base, const SearchOptions& o) {
+  if (o.gpus < 1) throw std::invalid_argument(fmt::format("--gpus must be at least 1, not {}", o.gpus));
+  if (o.top < 1) throw std::invalid_argument(fmt::format("--top must be at least 1, not {}", o.top));
+  if (o.jobs < 1) throw std::invalid_argument(fmt::format("--jobs must be at least 1, not {}", o.jobs));
+  if (!(o.margin >= 0))
+    throw std::invalid_argument(fmt::format("--margin must be at least 0, not {}", o.margin));
+  const config::Topology& topology = base.cluster.topology;
+  if (o.gpus > topology.total_gpus()) {
+    throw std::invalid_argument(fmt::format(
+        "--gpus {}: topology {} has {} GPUs ({} nodes of {}); search on at most {} GPUs or choose a larger "
+        "topology with --set cluster.topology=FILE",
+        o.gpus, topology.name, topology.total_gpus(), topology.fabric.nodes, topology.node.gpus,
+        topology.total_gpus()));
+  }
+  const config::HardwareProfile& hardware = base.cluster.hardware;
+  if (o.objective == Objective::kTokensPerDollar && !hardware.cost.price_per_gpu_hour_usd) {
+    config::throw_config_error(
+        {display_path(hardware.path)}, "cost.price_per_gpu_hour",
+        fmt::format("the hardware profile {} has no price, which --objective tokens_per_dollar needs; add "
+                    "`cost: {{price_per_gpu_hour: 2.50USD}}` with its source under sources, or search with "
+                    "--objective time",
+                    hardware.name));
+  }
+}
+
+}  // namespace
+
+double default_margin(engine::NetworkModel network) {
+  return network == engine::NetworkModel::kIdeal ? kDefaultMarginIdeal : kDefaultMarginSimgrid;
+}
+
+int64_t SearchResult::invalid_plans() const {
+  int64_t n = 0;
+  for (const RuleCount& r : invalid) n += r.plans;
+  return n;
+}
+
+int64_t SearchResult::feasible() const {
+  return simulated - simulated_over_memory - static_cast<int64_t>(failures.size());
+}
+
+SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
+  check_options(base, o);
+  const Clock::time_point start = Clock::now();
+  SearchResult result;
+  result.scenario = base.name;
+  result.command_line = o.command_line;
+  result.gpus = o.gpus;
+  result.objective = o.objective;
+  result.top = o.top;
+  result.margin = o.margin;
+  result.network = network_name(o.network);
+  result.price_per_gpu_hour_usd = base.cluster.hardware.cost.price_per_gpu_hour_usd;
+
+  const CandidateBuilder builder(base);
+  const PlanSpace space = enumerate_plans(base, o.gpus);
+  result.enumerated = static_cast<int64_t>(space.size());
+  spdlog::info("search: {} plans ({} layouts x {} ZeRO/recompute variants) of {} on {} GPUs", space.size(),
+               space.layouts.size(), kVariantsPerLayout, base.name, o.gpus);
+
+  Screening screening = screen(builder, space, o.jobs);
+  result.screening_wall_s = seconds_since(start);
+  result.over_memory_bound = screening.over_memory;
+  spdlog::info(
+      "search: screened in {:.1f} s: {} invalid, {} over the memory bound, {} to rank by closed form",
+      result.screening_wall_s,
+      result.enumerated - screening.over_memory - static_cast<int64_t>(screening.survivors.size()),
+      screening.over_memory, screening.survivors.size());
+
+  const Clock::time_point simulation_start = Clock::now();
+  std::vector<SimulatedPlan> fitting = simulate_in_order(builder, space, o, screening, result);
+  result.simulation_wall_s = seconds_since(simulation_start);
+  result.closed_form_spread = closed_form_spread(fitting);
+  if (result.closed_form_spread > 1 + o.margin) {
+    spdlog::warn(
+        "search: simulated / closed-form time varies by a factor {:.2f} among the simulated plans, more than "
+        "1 + margin = {:.2f}; a pruned plan may be better than those found: rerun with --margin {:.2f}",
+        result.closed_form_spread, 1 + o.margin, std::ceil((result.closed_form_spread - 1) * 20 + 1) / 20);
+  }
+
+  std::sort(fitting.begin(), fitting.end(),
+            [&](const SimulatedPlan& a, const SimulatedPlan& b) { return better(a, b, o.objective); });
+  if (fitting.size() > static_cast<size_t>(o.top)) fitting.resize(static_cast<size_t>(o.top));
+  result.best = std::move(fitting);
+  for (auto& [rule, count] : screening.invalid) result.invalid.push_back(std::move(count));
+  std::stable_sort(result.invalid.begin(), result.invalid.end(),
+                   [](const RuleCount& a, const RuleCount& b) { return a.plans > b.plans; });
+  result.wall_s = seconds_since(start);
+  return result;
+}
+
+}  // namespace trainsim::search

@@ -1,0 +1,158 @@
+#include "sim/sweep/evaluate.h"
+
+#include <fmt/format.h>
+
+#include "sim/analytic/iteration_time.h"
+#include "sim/common/version.h"
+#include "sim/report/run_report.h"
+#include "sim/workload/errors.h"
+
+namespace trainsim::sweep {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// `error` with its files named relative to the sweep file's directory, so that a result reads the
+// same whatever directory the sweep ran from.
+config::ConfigError relative_to_sweep(const config::ConfigError& error, const SweepFile& sweep) {
+  std::vector<config::Diagnostic> out = error.diagnostics();
+  for (config::Diagnostic& d : out) {
+    if (d.location.file.empty()) continue;
+    const std::filesystem::path file = std::filesystem::absolute(d.location.file).lexically_normal();
+    d.location.file = file.lexically_relative(sweep.path.parent_path()).string();
+  }
+  return config::ConfigError(std::move(out));
+}
+
+json point_json(const Point& point) {
+  return {{"index", point.index}, {"id", point.id}, {"values", point.values()}};
+}
+
+json with_status(json result, const Point& point, const EvaluateOptions& options, const std::string& status,
+                 const std::string& reason) {
+  result["point"] = point_json(point);
+  result["mode"] = mode_name(options.mode);
+  result["status"] = status;
+  result["reason"] = reason;
+  return result;
+}
+
+// The closed-form counterpart of the run report: same keys where the estimate has the number.
+json analytic_report(const config::Scenario& s, const analytic::IterationTimeEstimate& e,
+                     const WarningLog& warnings, const std::string& command_line) {
+  const double gpus = static_cast<double>(s.cluster.gpus);
+  const double peak = *s.cluster.hardware.peak_flops_per_s(s.training.dtype);
+  json warning_list = json::array();
+  for (const std::string& w : warnings.messages()) warning_list.push_back(w);
+  return {
+      {"schema_version", 1},
+      {"provenance",
+       {{"tool", "trainsim"},
+        {"version", version()},
+        {"git_sha", git_sha()},
+        {"command_line", command_line},
+        {"inputs",
+         {{"scenario", {{"path", s.path.filename().string()}, {"hash", s.content_hash}}},
+          {"topology", {{"name", s.cluster.topology.name}, {"hash", s.cluster.topology.content_hash}}},
+          {"hardware", {{"name", s.cluster.hardware.name}, {"hash", s.cluster.hardware.content_hash}}}}},
+        {"options", {{"network", "analytic"}}}}},
+      {"scenario", s.name},
+      {"gpus", s.cluster.gpus},
+      {"iteration_time_s", e.iteration_s},
+      {"tokens_per_s", e.tokens_per_s},
+      {"tflops_per_gpu", e.model_flops / (e.iteration_s * gpus) / 1e12},
+      {"mfu", e.mfu},
+      {"hfu", e.hardware_flops / (e.iteration_s * gpus * peak)},
+      {"breakdown",
+       {{"compute_s", e.compute_s},
+        {"exposed_comm_s", e.exposed_comm_s},
+        {"bubble_s", e.bubble_s},
+        {"offload_stall_s", e.offload_stall_s},
+        {"idle_s", e.idle_s}}},
+      {"memory",
+       {{"peak_hbm_bytes", e.peak_hbm_bytes},
+        {"hbm_capacity_bytes", s.cluster.hardware.gpu.hbm_capacity_bytes},
+        {"peak_host_bytes_per_node", e.peak_host_bytes_per_node},
+        {"host_capacity_bytes_per_node", s.cluster.topology.node.host_memory_bytes},
+        {"fits", e.fits}}},
+      {"analytic", analytic::to_json(e)},
+      {"warnings", warning_list},
+  };
+}
+
+// Why an estimate does not fit, like report::infeasibility says it of a simulation.
+std::string analytic_infeasibility(const json& r) {
+  const json& m = r.at("memory");
+  std::string out;
+  const double hbm = m.at("peak_hbm_bytes").get<double>(), cap = m.at("hbm_capacity_bytes").get<double>();
+  if (hbm > cap) {
+    out = fmt::format(
+        "the fullest rank needs {:.2f} GiB of HBM at its peak but the GPU has {:.2f} GiB (over by "
+        "{:.2f} GiB)",
+        hbm / kGiB, cap / kGiB, (hbm - cap) / kGiB);
+  }
+  const double host = m.at("peak_host_bytes_per_node").get<double>();
+  const double host_cap = m.at("host_capacity_bytes_per_node").get<double>();
+  if (host > host_cap) {
+    if (!out.empty()) out += "; ";
+    out += fmt::format("a node needs {:.2f} GiB of host memory but has {:.2f} GiB (over by {:.2f} GiB)",
+                       host / kGiB, host_cap / kGiB, (host - host_cap) / kGiB);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string mode_name(Mode mode) { return mode == Mode::kAnalytic ? "analytic" : "simulated"; }
+
+std::string network_name(engine::NetworkModel network) {
+  return network == engine::NetworkModel::kIdeal ? "ideal" : "simgrid";
+}
+
+std::string run_command(const SweepFile& sweep, const Point& point, const EvaluateOptions& options) {
+  std::string out = "trainsim run " + sweep.base_text;
+  for (const Setting& s : point.settings(sweep)) out += fmt::format(" --set {}={}", s.key, s.value);
+  if (options.network == engine::NetworkModel::kIdeal) out += " --network ideal";
+  return out + " --format json";
+}
+
+json failed_result(const Point& point, const EvaluateOptions& options, const std::string& reason) {
+  return with_status(json::object(), point, options, "failed", reason);
+}
+
+json evaluate_point(const SweepFile& sweep, const Point& point, const EvaluateOptions& options) {
+  config::Scenario scenario;
+  try {
+    scenario = load_point_scenario(sweep, point.settings(sweep));
+  } catch (const config::ConfigError& e) {
+    return with_status(json::object(), point, options, "invalid", relative_to_sweep(e, sweep).what());
+  }
+  const std::string command = run_command(sweep, point, options);
+  try {
+    json result;
+    std::string why;
+    if (options.mode == Mode::kAnalytic) {
+      WarningLog warnings;
+      const analytic::IterationTimeEstimate e = analytic::estimate_iteration_time(scenario, &warnings);
+      result = analytic_report(scenario, e, warnings, command);
+      why = analytic_infeasibility(result);
+    } else {
+      engine::RunOptions run_options;
+      run_options.network = options.network;
+      const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(scenario, run_options);
+      result = report::make_run_report(scenario, *run, {command, network_name(options.network), false, 1});
+      why = report::infeasibility(result);
+    }
+    return with_status(std::move(result), point, options, why.empty() ? "ok" : "infeasible", why);
+  } catch (const workload::PlanError& e) {
+    return with_status(json{{"scenario", scenario.name}, {"gpus", scenario.cluster.gpus}}, point, options,
+                       "invalid", fmt::format("{}: {}", e.setting(), e.what()));
+  } catch (const std::exception& e) {
+    return with_status(json{{"scenario", scenario.name}, {"gpus", scenario.cluster.gpus}}, point, options,
+                       "failed", e.what());
+  }
+}
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,149 @@
+// load_point_scenario (declared in sweep_file.h).
+//
+// A point's settings reach the scenario loader as a small scenario file that `extends` the base and
+// holds them as nested keys, which the loader treats exactly like --set layers (keys here win, maps
+// merge, lists replace). They are not passed as --set overrides because the loader's override
+// layering (config/loader.cc, override_layers) inserts each layer at the front of a vector of
+// YAML::Node, whose assignment rebinds shared nodes, so with four or more overrides some layers end
+// up as copies of others and settings are silently lost.
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "sim/config/loader.h"
+#include "sim/sweep/sweep_file.h"
+
+namespace trainsim::sweep {
+namespace {
+
+// Keys whose values are paths (resolved against the file that writes them).
+bool is_path_key(const std::string& key) { return key == "cluster.topology" || key == "cluster.hardware"; }
+
+// The settings as a tree of nested keys.
+struct Branch {
+  std::map<std::string, Branch> children;
+  const Setting* leaf = nullptr;
+};
+
+void emit(YAML::Emitter& out, const Branch& branch, const std::filesystem::path& dir) {
+  out << YAML::BeginMap;
+  for (const auto& [key, child] : branch.children) {
+    out << YAML::Key << key << YAML::Value;
+    if (child.leaf == nullptr) {
+      emit(out, child, dir);
+      continue;
+    }
+    const YAML::Node value = YAML::Load(child.leaf->value);
+    if (is_path_key(child.leaf->key) && value.IsScalar() &&
+        std::filesystem::path(value.Scalar()).is_relative()) {
+      out << (dir / value.Scalar()).lexically_normal().string();
+    } else {
+      out << value;
+    }
+  }
+  out << YAML::EndMap;
+}
+
+// A file that removes itself.
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(const std::string& content) {
+    std::string name = (std::filesystem::temp_directory_path() / "trainsim-sweep-point-XXXXXX.yaml").string();
+    const int fd = ::mkstemps(name.data(), 5);
+    if (fd < 0) throw std::runtime_error(fmt::format("cannot create {}: {}", name, std::strerror(errno)));
+    path_ = name;
+    size_t done = 0;
+    while (done < content.size()) {
+      const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(fd);
+        throw std::runtime_error(fmt::format("cannot write {}: {}", name, std::strerror(errno)));
+      }
+      done += static_cast<size_t>(n);
+    }
+    ::close(fd);
+  }
+  ~TemporaryFile() { ::unlink(path_.c_str()); }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The setting a diagnostic about `path` concerns: the one at that key, inside it, or below it.
+const Setting* setting_for(const std::string& path, const std::vector<Setting>& settings) {
+  for (const Setting& s : settings) {
+    if (s.key == path) return &s;
+  }
+  for (const Setting& s : settings) {
+    if (s.key.rfind(path + ".", 0) == 0 || path.rfind(s.key + ".", 0) == 0) return &s;
+  }
+  return settings.empty() ? nullptr : &settings.front();
+}
+
+}  // namespace
+
+config::Scenario load_point_scenario(const SweepFile& sweep, const std::vector<Setting>& settings) {
+  config::Diagnostics diagnostics;
+  Branch root;
+  for (const Setting& s : settings) {
+    Branch* at = &root;
+    size_t start = 0;
+    bool clash = false;
+    for (size_t dot = 0; dot != std::string::npos; start = dot + 1) {
+      dot = s.key.find('.', start);
+      const std::string part =
+          s.key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      at = &at->children[part];
+      if (at->leaf != nullptr) clash = true;
+    }
+    try {
+      YAML::Load(s.value);
+    } catch (const YAML::Exception& e) {
+      diagnostics.error(s.location, s.key, fmt::format("invalid value: {}", e.msg));
+      continue;
+    }
+    if (clash || !at->children.empty()) {
+      diagnostics.error(s.location, s.key, "this key is also set as a whole above or below; set it once");
+      continue;
+    }
+    at->leaf = &s;
+  }
+  diagnostics.throw_if_any();
+  YAML::Emitter out;
+  out << YAML::BeginMap << YAML::Key << "schema_version" << YAML::Value << 1 << YAML::Key << "extends"
+      << YAML::Value << sweep.base.string() << YAML::EndMap;
+  std::string text = std::string(out.c_str()) + "\n";
+  if (!root.children.empty()) {
+    YAML::Emitter body;
+    emit(body, root, sweep.path.parent_path());
+    text += std::string(body.c_str()) + "\n";
+  }
+  const TemporaryFile file(text);
+  config::Scenario scenario;
+  try {
+    scenario = config::load_scenario(file.path());
+  } catch (const config::ConfigError& e) {
+    std::vector<config::Diagnostic> located = e.diagnostics();
+    for (config::Diagnostic& d : located) {
+      if (std::filesystem::path(d.location.file).filename() != file.path().filename()) continue;
+      const Setting* s = setting_for(d.path, settings);
+      d.location = s != nullptr ? s->location : config::Location{sweep.display_name};
+    }
+    throw config::ConfigError(std::move(located));
+  }
+  scenario.path = sweep.base;
+  scenario.content_hash = sweep.base_content_hash;
+  return scenario;
+}
+
+}  // namespace trainsim::sweep

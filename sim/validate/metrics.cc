@@ -1,0 +1,180 @@
+#include "sim/validate/metrics.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "sim/config/diagnostics.h"
+#include "sim/report/run_report.h"
+#include "sim/validate/case_scenario.h"
+#include "sim/validate/comm_study.h"
+#include "sim/workload/builder.h"
+#include "sim/workload/errors.h"
+#include "sim/workload/plan.h"
+#include "sim/workload/summary.h"
+
+namespace trainsim::validate {
+namespace {
+
+using workload::OpKind;
+using workload::Phase;
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// Does the plan of `scenario` fit, as the run report judges it, from the graphs' memory timelines.
+bool fits(const config::Scenario& scenario) {
+  const workload::ParallelPlan plan = workload::make_plan(scenario);
+  const std::vector<workload::Graph> graphs = workload::build_class_graphs(scenario, plan);
+  const workload::WorkloadSummary summary = workload::summarize(scenario, plan, graphs);
+  double hbm = 0;
+  for (const workload::ClassSummary& c : summary.classes) hbm = std::max(hbm, c.memory.peak_hbm_bytes);
+  return hbm <= scenario.cluster.hardware.gpu.hbm_capacity_bytes &&
+         summary.peak_host_bytes_per_node <= scenario.cluster.topology.node.host_memory_bytes;
+}
+
+double report_metric(Metric metric, const config::Scenario& s, const nlohmann::json& report) {
+  const double peak = *s.cluster.hardware.peak_flops_per_s(s.training.dtype);
+  const double t = report.at("iteration_time_s").get<double>();
+  const double gpus = report.at("gpus").get<double>();
+  switch (metric) {
+    case Metric::kIterationTime:
+      return t;
+    case Metric::kTflopsPerGpu:
+      return report.at("tflops_per_gpu").get<double>();
+    case Metric::kHardwareTflopsPerGpu:
+      return report.at("hfu").get<double>() * peak / 1e12;
+    case Metric::kMfu:
+      return report.at("mfu").get<double>();
+    case Metric::kHfu:
+      return report.at("hfu").get<double>();
+    case Metric::kMegatronDeepspeedMfu:
+      return megatron_deepspeed_flops(s) / (t * gpus * peak);
+    case Metric::kMegatronDeepspeedTflops:
+      return megatron_deepspeed_flops(s) / (t * gpus) / 1e12;
+    default:
+      break;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+nlohmann::json simulate(const Case& c) {
+  const config::Scenario s = load_case_scenario(c.scenario);
+  engine::RunOptions options;
+  options.network =
+      c.network == Network::kIdeal ? engine::NetworkModel::kIdeal : engine::NetworkModel::kSimgrid;
+  const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(s, options);
+  const nlohmann::json report =
+      report::make_run_report(s, *run, {"trainsim validate", std::string(to_string(c.network)), false, 1});
+  nlohmann::json out;
+  if (c.metric == Metric::kLayerForward || c.metric == Metric::kLayerBackward) {
+    const LayerTimes layers = layer_times(*run);
+    out["simulated"] = c.metric == Metric::kLayerForward ? layers.forward_s : layers.backward_s;
+    out["layers_measured"] = layers.layers;
+  } else {
+    out["simulated"] = report_metric(c.metric, s, report);
+  }
+  out["iteration_time_s"] = report.at("iteration_time_s");
+  out["breakdown"] = report.at("breakdown");
+  out["fits"] = report.at("memory").at("fits");
+  const std::string why = report::infeasibility(report);
+  if (!why.empty()) out["infeasible"] = why;
+  return out;
+}
+
+}  // namespace
+
+double megatron_deepspeed_flops(const config::Scenario& scenario) {
+  const config::Model& m = scenario.model;
+  const double b = static_cast<double>(scenario.training.global_batch);
+  const double s = static_cast<double>(m.seq_len);
+  const double h = static_cast<double>(m.hidden);
+  const double l = static_cast<double>(m.layers);
+  const double heads = static_cast<double>(m.heads);
+  const double head_dim = static_cast<double>(m.hidden / m.heads);
+  const int64_t gqa = m.heads / m.kv_heads;
+  const double projections = b * l * static_cast<double>(1 + 2 / gqa + 1) * h * h * s;
+  const double attention = b * l * 2 * head_dim * heads * s * s;
+  const double mlp = b * l * (m.activation == config::Activation::kSwiglu ? 3.0 : 2.0) *
+                     static_cast<double>(m.ffn_hidden) * h * s;
+  const double logits = b * static_cast<double>(m.vocab) * h * s;
+  const double forward = projections + attention + mlp + logits;
+  double macs = 3 * forward;
+  if (scenario.parallelism.recompute == config::Recompute::kFull) macs += forward;
+  if (scenario.parallelism.recompute == config::Recompute::kSelective) macs += attention;
+  return 2 * macs;
+}
+
+LayerTimes layer_times(const engine::ScenarioRun& run) {
+  size_t critical = 0;
+  for (size_t i = 0; i < run.ranks.size(); ++i) {
+    if (run.ranks[i] == run.result.critical_rank) critical = i;
+  }
+  const workload::Graph& graph = run.graphs[critical];
+  const engine::RankRun& timeline = run.result.ranks[critical];
+  struct Span {
+    double begin = std::numeric_limits<double>::infinity();
+    double end = -std::numeric_limits<double>::infinity();
+  };
+  std::map<int32_t, Span> forward, backward;
+  const auto& ops = graph.ops();
+  for (size_t id = 0; id < ops.size(); ++id) {
+    const workload::Op& op = ops[id];
+    if (op.layer < 0 || op.micro_batch != 0) continue;
+    if (op.kind == OpKind::kAlloc || op.kind == OpKind::kFree || op.kind == OpKind::kStreamWait) continue;
+    if (op.stream == workload::Stream::kDpComm) continue;
+    std::map<int32_t, Span>* spans = nullptr;
+    if (op.phase == Phase::kForward) spans = &forward;
+    if (op.phase == Phase::kBackward || op.phase == Phase::kRecompute) spans = &backward;
+    if (spans == nullptr) continue;
+    Span& span = (*spans)[op.layer];
+    span.begin = std::min(span.begin, timeline.start_s[id]);
+    span.end = std::max(span.end, timeline.end_s[id]);
+  }
+  std::vector<double> f, b;
+  for (const auto& [layer, span] : forward) f.push_back(span.end - span.begin);
+  for (const auto& [layer, span] : backward) b.push_back(span.end - span.begin);
+  return {median(f), median(b), static_cast<int64_t>(f.size())};
+}
+
+int64_t max_sequence_tokens(const Case& c) {
+  int64_t longest = 0;
+  for (int64_t tokens = c.search->from_tokens; tokens <= c.search->to_tokens; tokens *= 2) {
+    YAML::Node extra(YAML::NodeType::Map);
+    extra["model"]["seq_len"] = tokens;
+    config::Scenario s;
+    try {
+      s = load_case_scenario(c.scenario, extra);
+      if (!fits(s)) break;
+    } catch (const config::ConfigError&) {
+      if (tokens == c.search->from_tokens) throw;
+      break;
+    } catch (const workload::PlanError&) {
+      if (tokens == c.search->from_tokens) throw;
+      break;
+    }
+    longest = tokens;
+  }
+  return longest;
+}
+
+nlohmann::json measure(const Case& c) {
+  switch (c.metric) {
+    case Metric::kMaxSequenceTokens:
+      return {{"simulated", max_sequence_tokens(c)}};
+    case Metric::kCommVolumeRatio: {
+      const double volume = rank_volume_bytes(load_case_scenario(c.scenario));
+      const double baseline = rank_volume_bytes(load_case_scenario(*c.baseline));
+      return {
+          {"simulated", volume / baseline}, {"volume_bytes", volume}, {"baseline_volume_bytes", baseline}};
+    }
+    default:
+      return simulate(c);
+  }
+}
+
+}  // namespace trainsim::validate

@@ -1,0 +1,344 @@
+#include "sim/validate/report.h"
+
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "sim/common/version.h"
+#include "sim/config/units.h"
+#include "sim/validate/statistics.h"
+
+namespace trainsim::validate {
+namespace {
+
+using nlohmann::json;
+
+// The simulated value of a result, when it has a finite one.
+std::optional<double> simulated_value(const CaseResult& r) {
+  if (!r.ok || !r.measurement.contains("simulated") || !r.measurement.at("simulated").is_number()) {
+    return std::nullopt;
+  }
+  const double v = r.measurement.at("simulated").get<double>();
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+std::string failure_of(const CaseResult& r) {
+  return r.ok ? std::string("the measurement has no finite value") : r.error;
+}
+
+json case_json(const Case& c, const CaseResult& r) {
+  json j{{"id", c.id},
+         {"suite", c.suite},
+         {"file", c.display_file},
+         {"source", {{"paper", c.paper}, {"where", c.where}}},
+         {"confidence", to_string(c.confidence)},
+         {"metric", to_string(c.metric)},
+         {"unit", unit_of(c.metric)},
+         {"comparison", to_string(c.comparison)},
+         {"published", c.published},
+         {"tolerance", {{c.tolerance.relative ? "relative" : "absolute", c.tolerance.value}}},
+         {"scored", is_scored(c)},
+         {"network", to_string(c.network)}};
+  if (c.calculon) {
+    j["calculon"] = *c.calculon;
+    j["calculon_relative_error"] = relative_error(*c.calculon, c.published);
+  }
+  if (const std::optional<double> v = simulated_value(r)) {
+    j["simulated"] = *v;
+    j["relative_error"] = relative_error(*v, c.published);
+    j["pass"] = within_tolerance(c, *v);
+    for (const char* key : {"iteration_time_s", "breakdown", "fits", "infeasible", "layers_measured",
+                            "volume_bytes", "baseline_volume_bytes"}) {
+      if (r.measurement.contains(key)) j[key] = r.measurement.at(key);
+    }
+  } else {
+    j["error"] = failure_of(r);
+  }
+  for (const char* key : {"wall_s", "cpu_s"}) {
+    if (r.ok && r.measurement.contains(key)) j[key] = r.measurement.at(key);
+  }
+  json assumptions = json::object();
+  for (const Assumption& a : c.assumptions) assumptions[a.key] = a.text;
+  j["assumptions"] = assumptions;
+  return j;
+}
+
+std::string value_text(const std::string& metric, double v) {
+  if (metric == "iteration_time_s" || metric == "layer_forward_s" || metric == "layer_backward_s") {
+    return v >= 1 ? fmt::format("{:.3f} s", v) : fmt::format("{:.2f} ms", 1e3 * v);
+  }
+  if (metric == "max_sequence_tokens") return config::format_count(static_cast<int64_t>(v));
+  if (metric == "comm_volume_ratio") return fmt::format("{:.3f}", v);
+  if (metric == "mfu" || metric == "hfu" || metric == "megatron_deepspeed_mfu") {
+    return fmt::format("{:.1f}%", 100 * v);
+  }
+  return fmt::format("{:.1f} TF/s", v);
+}
+
+// The shape check's verdict on `values` (in the check's case order).
+json evaluate_shape(const ShapeCheck& check, const std::vector<std::optional<double>>& values,
+                    const std::string& metric) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!values[i]) {
+      return {{"pass", false}, {"detail", fmt::format("case {} has no value", check.cases[i])}};
+    }
+  }
+  std::string detail;
+  bool pass = true;
+  switch (check.kind) {
+    case ShapeKind::kRising:
+      for (size_t i = 0; i < values.size(); ++i) {
+        if (i > 0) {
+          const bool rises = *values[i] > *values[i - 1];
+          pass = pass && rises;
+          detail += rises ? " < " : " !< ";
+        }
+        detail += value_text(metric, *values[i]);
+      }
+      break;
+    case ShapeKind::kBelow: {
+      const double gap = *values[1] - *values[0];
+      pass = gap >= check.min_gap && gap <= check.max_gap;
+      detail = fmt::format("{} below {} by {:.4g} (allowed {:.4g} to {:.4g})", value_text(metric, *values[0]),
+                           value_text(metric, *values[1]), gap, check.min_gap, check.max_gap);
+      break;
+    }
+    case ShapeKind::kRatioAtLeast: {
+      const double ratio = *values[0] / *values[1];
+      pass = ratio >= check.ratio;
+      detail = fmt::format("{} / {} = {:.3g} (at least {:.3g})", value_text(metric, *values[0]),
+                           value_text(metric, *values[1]), ratio, check.ratio);
+      break;
+    }
+  }
+  return {{"pass", pass}, {"detail", detail}};
+}
+
+std::string percent(const json& v) {
+  return v.is_number() ? fmt::format("{:.2f}%", 100 * v.get<double>()) : std::string("-");
+}
+
+}  // namespace
+
+json make_report(const ValidationSet& set, const std::vector<CaseResult>& results,
+                 const ReportContext& context) {
+  json cases = json::array();
+  std::map<std::string, size_t> index;
+  double cpu_s = 0;
+  for (size_t i = 0; i < set.cases.size(); ++i) {
+    cases.push_back(case_json(set.cases[i], results[i]));
+    index[set.cases[i].id] = i;
+    if (results[i].ok) cpu_s += results[i].measurement.value("cpu_s", 0.0);
+  }
+
+  json summary = json::object();
+  json gate{{"applied", context.gate}, {"thresholds", json::object()}, {"violations", json::array()}};
+  for (const Suite& suite : set.suites) {
+    size_t total = 0, scored = 0, passed = 0, failed = 0, errors = 0;
+    std::vector<double> abs_errors, calculon_errors;
+    std::vector<GatedCase> gated;
+    for (size_t i = 0; i < set.cases.size(); ++i) {
+      const Case& c = set.cases[i];
+      if (c.suite != suite.name) continue;
+      ++total;
+      const std::optional<double> v = simulated_value(results[i]);
+      if (!v) {
+        ++errors;
+      } else if (within_tolerance(c, *v)) {
+        ++passed;
+      } else {
+        ++failed;
+      }
+      if (!is_scored(c)) continue;
+      ++scored;
+      if (v) abs_errors.push_back(std::abs(relative_error(*v, c.published)));
+      if (c.calculon) calculon_errors.push_back(std::abs(relative_error(*c.calculon, c.published)));
+      gated.push_back({c.id,
+                       v ? std::optional<double>(std::abs(relative_error(*v, c.published))) : std::nullopt,
+                       failure_of(results[i])});
+    }
+    if (total == 0) continue;
+    json s{{"cases", total}, {"scored", scored}, {"passed", passed}, {"failed", failed}, {"errors", errors}};
+    const ErrorSummary e = summarize_errors(abs_errors);
+    s["median_abs_error"] = e.cases > 0 ? json(e.median_abs_error) : json();
+    s["p90_abs_error"] = e.cases > 0 ? json(e.p90_abs_error) : json();
+    s["max_abs_error"] = e.cases > 0 ? json(e.max_abs_error) : json();
+    if (!calculon_errors.empty()) {
+      const ErrorSummary c = summarize_errors(calculon_errors);
+      s["calculon"] = {
+          {"cases", c.cases}, {"median_abs_error", c.median_abs_error}, {"max_abs_error", c.max_abs_error}};
+    }
+    summary[suite.name] = s;
+    if (suite.gate) {
+      gate["thresholds"][suite.name] = {{"median_abs_error", suite.gate->median_abs_error},
+                                        {"max_abs_error", suite.gate->max_abs_error}};
+      for (const std::string& v : gate_violations(suite.name, *suite.gate, gated))
+        gate["violations"].push_back(v);
+    }
+  }
+  gate["pass"] = gate["violations"].empty();
+
+  json shapes = json::array();
+  for (const Suite& suite : set.suites) {
+    for (const ShapeCheck& check : suite.shape_checks) {
+      bool present = true;
+      std::vector<std::optional<double>> simulated, published;
+      std::string metric;
+      for (const std::string& id : check.cases) {
+        const auto it = index.find(id);
+        if (it == index.end()) {
+          present = false;  // the case was filtered out (--suite)
+          break;
+        }
+        simulated.push_back(simulated_value(results[it->second]));
+        published.push_back(set.cases[it->second].published);
+        metric = std::string(to_string(set.cases[it->second].metric));
+      }
+      if (!present) continue;
+      shapes.push_back({{"suite", suite.name},
+                        {"name", check.name},
+                        {"kind", to_string(check.kind)},
+                        {"source", check.source},
+                        {"cases", check.cases},
+                        {"simulated", evaluate_shape(check, simulated, metric)},
+                        {"published", evaluate_shape(check, published, metric)}});
+    }
+  }
+
+  return {{"schema_version", 1},
+          {"provenance",
+           {{"tool", "trainsim"},
+            {"version", version()},
+            {"git_sha", git_sha()},
+            {"simgrid_version", simgrid_version()},
+            {"command_line", context.command_line},
+            {"jobs", context.jobs}}},
+          {"wall_s", context.wall_s},
+          {"cpu_s", cpu_s},
+          {"cases", cases},
+          {"summary", summary},
+          {"shape_checks", shapes},
+          {"gate", gate}};
+}
+
+std::string render_table(const json& report) {
+  std::string out = fmt::format(
+      "# trainsim validate: {} case{} in {} suite{} ({} jobs, {:.1f} s wall, {:.1f} s CPU in the cases)\n",
+      report.at("cases").size(), report.at("cases").size() == 1 ? "" : "s", report.at("summary").size(),
+      report.at("summary").size() == 1 ? "" : "s", report.at("provenance").at("jobs").get<int>(),
+      report.at("wall_s").get<double>(), report.at("cpu_s").get<double>());
+  const std::string header = fmt::format(
+      "{:<44} {:<6} {:<11} {:<34} {:>2} {:>11} {:>11} {:>8} {:>11} {:>8} {:>9} {:>9} {:>9} {:>9}\n", "# case",
+      "status", "confidence", "source", "", "published", "simulated", "error", "calculon", "c.error",
+      "compute", "exp.comm", "bubble", "offload");
+  std::string suite;
+  for (const json& c : report.at("cases")) {
+    if (c.at("suite") != suite) {
+      suite = c.at("suite").get<std::string>();
+      out += fmt::format("\n# suite {} ({})\n", suite, c.at("source").at("paper").get<std::string>());
+      out += header;
+    }
+    const std::string metric = c.at("metric").get<std::string>();
+    const std::string comparison = c.at("comparison") == "at_least"  ? ">="
+                                   : c.at("comparison") == "at_most" ? "<="
+                                                                     : "=";
+    const bool has_value = c.contains("simulated");
+    const std::string status = !has_value ? "error" : c.at("pass").get<bool>() ? "pass" : "FAIL";
+    std::string breakdown;
+    if (c.contains("breakdown")) {
+      const json& b = c.at("breakdown");
+      breakdown = fmt::format(" {:>9.4g} {:>9.4g} {:>9.4g} {:>9.4g}", b.at("compute_s").get<double>(),
+                              b.at("exposed_comm_s").get<double>(), b.at("bubble_s").get<double>(),
+                              b.at("offload_stall_s").get<double>());
+    }
+    out += fmt::format(
+        "{:<44} {:<6} {:<11} {:<34} {:>2} {:>11} {:>11} {:>8} {:>11} {:>8}{}\n",
+        c.at("id").get<std::string>(), status, c.at("confidence").get<std::string>(),
+        c.at("source").at("where").get<std::string>(), comparison,
+        value_text(metric, c.at("published").get<double>()),
+        has_value ? value_text(metric, c.at("simulated").get<double>()) : std::string("-"),
+        has_value ? fmt::format("{:+.1f}%", 100 * c.at("relative_error").get<double>()) : std::string("-"),
+        c.contains("calculon") ? value_text(metric, c.at("calculon").get<double>()) : std::string("-"),
+        c.contains("calculon") ? fmt::format("{:+.1f}%", 100 * c.at("calculon_relative_error").get<double>())
+                               : std::string("-"),
+        breakdown);
+    if (c.contains("error")) out += fmt::format("    error: {}\n", c.at("error").get<std::string>());
+    if (c.contains("infeasible")) {
+      out += fmt::format("    note: the simulated plan does not fit: {}\n",
+                         c.at("infeasible").get<std::string>());
+    }
+  }
+
+  out +=
+      fmt::format("\n{:<22} {:>5} {:>6} {:>5} {:>5} {:>6} {:>10} {:>10} {:>10} {:>17}\n", "# suite", "cases",
+                  "scored", "pass", "fail", "errors", "median|e|", "p90|e|", "max|e|", "calculon med/max");
+  for (const auto& [name, s] : report.at("summary").items()) {
+    const std::string calculon = s.contains("calculon")
+                                     ? fmt::format("{}/{}", percent(s.at("calculon").at("median_abs_error")),
+                                                   percent(s.at("calculon").at("max_abs_error")))
+                                     : std::string("-");
+    out +=
+        fmt::format("{:<22} {:>5} {:>6} {:>5} {:>5} {:>6} {:>10} {:>10} {:>10} {:>17}\n", name,
+                    s.at("cases").get<int>(), s.at("scored").get<int>(), s.at("passed").get<int>(),
+                    s.at("failed").get<int>(), s.at("errors").get<int>(), percent(s.at("median_abs_error")),
+                    percent(s.at("p90_abs_error")), percent(s.at("max_abs_error")), calculon);
+  }
+
+  if (!report.at("shape_checks").empty()) out += "\n# shape checks (simulated; published)\n";
+  for (const json& check : report.at("shape_checks")) {
+    out += fmt::format(
+        "{:<4} {}: {}\n     simulated: {}\n     published: {}{}\n",
+        check.at("simulated").at("pass").get<bool>() ? "pass" : "FAIL", check.at("suite").get<std::string>(),
+        check.at("name").get<std::string>(), check.at("simulated").at("detail").get<std::string>(),
+        check.at("published").at("detail").get<std::string>(),
+        check.at("published").at("pass").get<bool>() ? "" : " (the published data does not hold it)");
+  }
+
+  const json& gate = report.at("gate");
+  if (!gate.at("thresholds").empty()) {
+    out += fmt::format("\n# gate{}: ",
+                       gate.at("applied").get<bool>() ? "" : " (not applied; --gate applies it)");
+    std::string sep;
+    for (const auto& [name, t] : gate.at("thresholds").items()) {
+      out += fmt::format("{}{} median |error| <= {}, every case <= {}", sep, name,
+                         percent(t.at("median_abs_error")), percent(t.at("max_abs_error")));
+      sep = "; ";
+    }
+    out += fmt::format(" -> {}\n", gate.at("pass").get<bool>() ? "holds" : "violated");
+    for (const json& v : gate.at("violations")) out += fmt::format("  {}\n", v.get<std::string>());
+  }
+  return out;
+}
+
+std::string render_csv(const json& report) {
+  std::string out =
+      "id,suite,metric,comparison,confidence,published,simulated,relative_error,pass,calculon,"
+      "calculon_relative_error,compute_s,exposed_comm_s,bubble_s,offload_stall_s,error\n";
+  const auto number = [](const json& c, const char* key) {
+    return c.contains(key) ? fmt::format("{:.9g}", c.at(key).get<double>()) : std::string();
+  };
+  for (const json& c : report.at("cases")) {
+    std::string breakdown = ",,,";
+    if (c.contains("breakdown")) {
+      const json& b = c.at("breakdown");
+      breakdown = fmt::format("{:.9g},{:.9g},{:.9g},{:.9g}", b.at("compute_s").get<double>(),
+                              b.at("exposed_comm_s").get<double>(), b.at("bubble_s").get<double>(),
+                              b.at("offload_stall_s").get<double>());
+    }
+    std::string error = c.contains("error") ? c.at("error").get<std::string>() : std::string();
+    std::string quoted = "\"";
+    for (char ch : error) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    quoted += "\"";
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.at("id").get<std::string>(),
+                       c.at("suite").get<std::string>(), c.at("metric").get<std::string>(),
+                       c.at("comparison").get<std::string>(), c.at("confidence").get<std::string>(),
+                       number(c, "published"), number(c, "simulated"), number(c, "relative_error"),
+                       c.contains("pass") ? (c.at("pass").get<bool>() ? "true" : "false") : "",
+                       number(c, "calculon"), number(c, "calculon_relative_error"), breakdown,
+                       error.empty() ? std::string() : quoted);
+  }
+  return out;
+}
+
+}  // namespace trainsim::validate

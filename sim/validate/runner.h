@@ -1,0 +1,35 @@
+// Running validation cases: each case is measured in its own forked child (SimGrid allows one
+// simulation per process), a bounded number at a time.
+#ifndef TRAINSIM_SIM_VALIDATE_RUNNER_H_
+#define TRAINSIM_SIM_VALIDATE_RUNNER_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/validate/case.h"
+
+namespace trainsim::validate {
+
+struct CaseResult {
+  bool ok = false;
+  nlohmann::json measurement;  // measure()'s result when ok, plus wall_s and cpu_s (host time spent)
+  std::string error;           // otherwise: why the case produced no value
+};
+
+struct RunnerOptions {
+  int jobs = 1;             // children at once, >= 1
+  double time_limit_s = 0;  // per case; 0 = none
+};
+
+// Measures every case (metrics.h measure()) in a forked child and returns the results in case order.
+// `progress` (if given) is called in the calling process as each case finishes, in completion order.
+// A case that throws, crashes or overruns the time limit yields a result with its error.
+std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunnerOptions& options,
+                                  const std::function<void(size_t, const CaseResult&)>& progress = {});
+
+}  // namespace trainsim::validate
+
+#endif  // TRAINSIM_SIM_VALIDATE_RUNNER_H_

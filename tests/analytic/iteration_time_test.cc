@@ -1,0 +1,179 @@
+// The closed-form iteration time against the simulator (contention-free network, so both see the
+// same alpha-beta links and only the event-level scheduling differs) and its direction under plan
+// changes.
+#include "sim/analytic/iteration_time.h"
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+
+#include "sim/common/isolated.h"
+#include "sim/config/loader.h"
+#include "sim/engine/scenario_run.h"
+#include "sim/report/run_report.h"
+#include "sim/workload/builder.h"
+#include "sim/workload/summary.h"
+
+namespace trainsim::analytic {
+namespace {
+
+config::Scenario load(const std::string& name, const std::vector<std::string>& sets = {}) {
+  std::vector<config::Override> overrides;
+  for (const std::string& s : sets) overrides.push_back(config::parse_override(s));
+  return config::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name, overrides);
+}
+
+IterationTimeEstimate estimate(const config::Scenario& scenario) {
+  WarningLog warnings;
+  return estimate_iteration_time(scenario, &warnings);
+}
+
+struct Case {
+  std::string file;
+  std::vector<std::string> sets;
+};
+
+// Shipped scenarios small enough to simulate in a test (05 at a shorter sequence: the same FPDT
+// loop with fewer chunks).
+const std::vector<Case> kCases = {
+    {"00-gpt3-125m-1gpu.yaml", {}},
+    {"01-gpt3-1.3b-dp8.yaml", {}},
+    {"02-megatron-22b-tp8.yaml", {}},
+    {"04-llama3-8b-ulysses-8xh100.yaml", {}},
+    {"05-llama3-8b-fpdt-2m-4xa100.yaml", {"model.seq_len=256Ki"}},
+    {"06-llama3-70b-256xh100.yaml", {}},
+    {"01-gpt3-1.3b-dp8.yaml", {"parallelism.pp=4", "parallelism.dp=2"}},
+    {"01-gpt3-1.3b-dp8.yaml", {"parallelism.pp=2", "parallelism.dp=4", "parallelism.schedule=gpipe"}},
+    {"01-gpt3-1.3b-dp8.yaml",
+     {"parallelism={tp: 2, pp: 2, dp: 2, vpp: 3, schedule: interleaved, zero_stage: 1}"}},
+    {"06-llama3-70b-256xh100.yaml", {"parallelism={vpp: 1, schedule: 1f1b}", "training.global_batch=64"}},
+    {"04-llama3-8b-ulysses-8xh100.yaml", {"parallelism.sequence_parallel=ring"}},
+    {"01-gpt3-1.3b-dp8.yaml", {"parallelism.zero_stage=3", "parallelism.recompute=full"}},
+};
+
+// Iteration time within this fraction of the simulation's, for every case above.
+constexpr double kTimeTolerance = 0.10;
+// Peak HBM within this fraction (the estimate walks allocations in issue order; the engine tracks
+// them as the streams run them).
+constexpr double kMemoryTolerance = 0.05;
+
+TEST(IterationTime, AgreesWithTheSimulatorOnShippedScenarios) {
+  std::vector<nlohmann::json> simulated(kCases.size());
+  run_isolated(
+      kCases.size(), {2, 120},
+      [](size_t i) {
+        const config::Scenario s = load(kCases[i].file, kCases[i].sets);
+        engine::RunOptions options;
+        options.network = engine::NetworkModel::kIdeal;
+        const auto run = engine::run_scenario(s, options);
+        return report::make_run_report(s, *run, {"", "ideal", false, 1});
+      },
+      [&](size_t i, IsolatedResult r) {
+        ASSERT_TRUE(r.ok) << kCases[i].file << ": " << r.error;
+        simulated[i] = std::move(r.value);
+      });
+  for (size_t i = 0; i < kCases.size(); ++i) {
+    SCOPED_TRACE(kCases[i].file);
+    const IterationTimeEstimate e = estimate(load(kCases[i].file, kCases[i].sets));
+    const nlohmann::json& sim = simulated[i];
+    const nlohmann::json& b = sim["breakdown"];
+    const double t = sim["iteration_time_s"].get<double>();
+    std::cout << fmt::format(
+        "{:<36.36} sim {:10.4f} est {:10.4f} ({:+6.1f}%) | compute {:.4f}/{:.4f} comm {:.4f}/{:.4f} "
+        "bubble {:.4f}/{:.4f} offload {:.4f}/{:.4f} idle {:.4f} | hbm {:.2f}/{:.2f} GiB\n",
+        kCases[i].file + fmt::format("{}", fmt::join(kCases[i].sets, " ")), t, e.iteration_s,
+        100 * (e.iteration_s - t) / t, b["compute_s"].get<double>(), e.compute_s,
+        b["exposed_comm_s"].get<double>(), e.exposed_comm_s, b["bubble_s"].get<double>(), e.bubble_s,
+        b["offload_stall_s"].get<double>(), e.offload_stall_s, b["idle_s"].get<double>(),
+        sim["memory"]["peak_hbm_bytes"].get<double>() / (1 << 30), e.peak_hbm_bytes / (1 << 30));
+    EXPECT_NEAR(e.iteration_s, t, kTimeTolerance * t);
+    EXPECT_NEAR(e.peak_hbm_bytes, sim["memory"]["peak_hbm_bytes"].get<double>(),
+                kMemoryTolerance * sim["memory"]["peak_hbm_bytes"].get<double>());
+    EXPECT_EQ(e.fits, sim["memory"]["fits"].get<bool>());
+    EXPECT_NEAR(e.mfu, sim["mfu"].get<double>(), kTimeTolerance * sim["mfu"].get<double>());
+  }
+}
+
+TEST(IterationTime, FlopsFollowTheRunReport) {
+  // 02 splits GPT's 50257-token vocabulary over 8 TP ranks (padded rows count, as in the graphs);
+  // 03 recomputes selectively, 05 fully and with FPDT's chunked recomputation.
+  for (const Case& c : std::vector<Case>{{"01-gpt3-1.3b-dp8.yaml", {}},
+                                         {"02-megatron-22b-tp8.yaml", {}},
+                                         {"03-gpt3-175b-64xa100.yaml", {}},
+                                         {"05-llama3-8b-fpdt-2m-4xa100.yaml", {"model.seq_len=256Ki"}},
+                                         {"06-llama3-70b-256xh100.yaml", {}}}) {
+    SCOPED_TRACE(c.file);
+    const config::Scenario s = load(c.file, c.sets);
+    const workload::ParallelPlan plan = workload::make_plan(s);
+    const workload::WorkloadSummary summary =
+        workload::summarize(s, plan, workload::build_class_graphs(s, plan));
+    const IterationTimeEstimate e = estimate(s);
+    EXPECT_NEAR(e.model_flops, summary.iteration.model, 1e-9 * summary.iteration.model);
+    EXPECT_NEAR(e.hardware_flops, summary.iteration.hardware, 1e-9 * summary.iteration.hardware);
+  }
+}
+
+TEST(IterationTime, SplitAddsUpAndMfuFollowsFromIt) {
+  const config::Scenario s = load("06-llama3-70b-256xh100.yaml");
+  const IterationTimeEstimate e = estimate(s);
+  EXPECT_NEAR(e.iteration_s, e.compute_s + e.exposed_comm_s + e.bubble_s + e.offload_stall_s + e.idle_s,
+              1e-9 * e.iteration_s);
+  EXPECT_NEAR(e.tokens_per_s, 512.0 * 8192 / e.iteration_s, 1e-6 * e.tokens_per_s);
+  EXPECT_NEAR(e.mfu, e.model_flops / (e.iteration_s * 256 * 989e12), 1e-3 * e.mfu);
+}
+
+TEST(IterationTime, MoreTensorParallelismMeansLessComputeAndMoreCommunicationPerGpu) {
+  // GPT-3 1.3B on 8 GPUs: tp 2 x dp 4 against tp 8 x dp 1, same batch.
+  const IterationTimeEstimate tp2 =
+      estimate(load("01-gpt3-1.3b-dp8.yaml", {"parallelism.tp=2", "parallelism.dp=4"}));
+  const IterationTimeEstimate tp8 =
+      estimate(load("01-gpt3-1.3b-dp8.yaml", {"parallelism.tp=8", "parallelism.dp=1"}));
+  EXPECT_GT(tp8.exposed_comm_s, tp2.exposed_comm_s);
+  EXPECT_LT(tp8.peak_hbm_bytes, tp2.peak_hbm_bytes);
+}
+
+TEST(IterationTime, DeeperPipelinesHaveMoreBubbleAndMoreMicroBatchesLess) {
+  const auto with = [](int pp, int global_batch) {
+    return estimate(load("01-gpt3-1.3b-dp8.yaml",
+                         {fmt::format("parallelism.pp={}", pp), fmt::format("parallelism.dp={}", 8 / pp),
+                          fmt::format("training.global_batch={}", global_batch)}));
+  };
+  const IterationTimeEstimate pp1 = with(1, 64), pp2 = with(2, 64), pp4 = with(4, 64);
+  EXPECT_EQ(pp1.bubble_s, 0);
+  EXPECT_GT(pp2.bubble_s, 0);
+  EXPECT_GT(pp4.bubble_s / pp4.iteration_s, pp2.bubble_s / pp2.iteration_s);
+  const IterationTimeEstimate pp4_more = with(4, 256);
+  EXPECT_LT(pp4_more.bubble_s / pp4_more.iteration_s, pp4.bubble_s / pp4.iteration_s);
+  EXPECT_GT(pp4_more.iteration_s, pp4.iteration_s);
+}
+
+TEST(IterationTime, LargerMicroBatchesRaiseMemory) {
+  const IterationTimeEstimate mb1 = estimate(load("01-gpt3-1.3b-dp8.yaml", {"training.micro_batch=1"}));
+  const IterationTimeEstimate mb8 = estimate(load("01-gpt3-1.3b-dp8.yaml", {"training.micro_batch=8"}));
+  EXPECT_GT(mb8.peak_hbm_bytes, mb1.peak_hbm_bytes);
+  // Bigger GEMMs run closer to peak and fewer micro-batches mean fewer launches: not slower.
+  EXPECT_LE(mb8.compute_s, mb1.compute_s * 1.001);
+}
+
+TEST(IterationTime, OverflowingPlansDoNotFit) {
+  const IterationTimeEstimate e =
+      estimate(load("01-gpt3-1.3b-dp8.yaml", {"training.micro_batch=64", "training.global_batch=512"}));
+  EXPECT_FALSE(e.fits);
+  EXPECT_GT(e.peak_hbm_bytes, 80.0 * (1 << 30));
+}
+
+TEST(IterationTime, UnexpressiblePlansThrowPlanError) {
+  config::Scenario s = load("02-megatron-22b-tp8.yaml");
+  s.parallelism.tp = 7;  // 64 heads are not divisible by 7
+  s.parallelism.dp = 1;
+  s.cluster.gpus = 7;
+  EXPECT_ANY_THROW(estimate(s));
+}
+
+}  // namespace
+}  // namespace trainsim::analytic

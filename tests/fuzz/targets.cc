@@ -1,0 +1,201 @@
+#include "tests/fuzz/targets.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "calibrate/nccl_tests/import.h"
+#include "calibrate/nccl_tests/parsers.h"
+#include "calibrate/profile/writer.h"
+#include "sim/config/emit.h"
+#include "sim/config/limits.h"
+#include "sim/config/loader.h"
+#include "sim/config/units.h"
+#include "sim/platform/analysis.h"
+#include "sim/platform/topology_graph.h"
+#include "sim/sweep/expand.h"
+#include "sim/sweep/sweep_file.h"
+
+namespace trainsim::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Where a fuzzed input stands: beside the shipped inputs of its kind, so relative references
+// (../topologies/x.yaml, extends: base.yaml) reach real files.
+fs::path beside(const char* folder, const char* name) {
+  return fs::path(TRAINSIM_SOURCE_DIR) / folder / name;
+}
+
+// Topologies up to this size are also built into a graph (generators, routing, connectivity).
+constexpr int64_t kGraphGpus = 1024;
+
+// A scenario loads or fails with located errors; one that loads prints (`trainsim show`) as YAML
+// that loads back to the same YAML.
+void scenario_target(std::string_view input) {
+  const fs::path path = beside("scenarios", "fuzz-input.yaml");
+  config::Scenario scenario;
+  try {
+    scenario = config::load_scenario_text(std::string(input), path);
+  } catch (const config::ConfigError&) {
+    return;
+  }
+  const std::string shown = config::to_yaml(scenario);
+  config::Scenario reloaded;
+  try {
+    reloaded = config::load_scenario_text(shown, path);
+  } catch (const config::ConfigError& e) {
+    finding(fmt::format("the shown scenario does not load back:\n{}\n--- shown:\n{}", e.what(), shown));
+  }
+  if (config::to_yaml(reloaded) != shown) {
+    finding(fmt::format("the shown scenario loads back to another one:\n{}\n--- then:\n{}", shown,
+                        config::to_yaml(reloaded)));
+  }
+}
+
+// A topology loads or fails with located errors; a small one that loads builds into a connected
+// graph whose summary (`trainsim topo`) can be computed.
+void topology_target(std::string_view input) {
+  config::Topology topology;
+  try {
+    topology = config::load_topology_text(std::string(input), beside("topologies", "fuzz-input.yaml"));
+  } catch (const config::ConfigError&) {
+    return;
+  }
+  if (topology.total_gpus() > kGraphGpus) return;
+  try {
+    const platform::TopologyGraph graph(topology);
+    platform::summarize(graph);
+  } catch (const config::ConfigError&) {  // fabric parameters that cannot be realised (documented)
+  }
+}
+
+void hardware_target(std::string_view input) {
+  try {
+    config::load_hardware_text(std::string(input), beside("calibrate/profiles", "fuzz-input.yaml"));
+  } catch (const config::ConfigError&) {
+  }
+}
+
+// Every quantity kind and the count syntax. What parses formats back to a spelling that parses to
+// the same value.
+void units_target(std::string_view input) {
+  using config::QuantityKind;
+  for (const QuantityKind kind : {QuantityKind::kBytes, QuantityKind::kBandwidth, QuantityKind::kDuration,
+                                  QuantityKind::kFlopRate, QuantityKind::kFrequency}) {
+    std::string error;
+    const std::optional<double> value = config::parse_quantity(input, kind, &error);
+    if (!value) {
+      if (error.empty()) finding(fmt::format("parse_quantity refused \"{}\" without a message", input));
+      continue;
+    }
+    if (!std::isfinite(*value) || *value < 0) {
+      finding(fmt::format("parse_quantity(\"{}\") = {}: not a finite, non-negative quantity", input, *value));
+    }
+    const std::string spelt = config::format_quantity(*value, kind);
+    const std::optional<double> again = config::parse_quantity(spelt, kind, &error);
+    if (!again || std::abs(*again - *value) > 1e-9 * *value) {
+      finding(fmt::format("\"{}\" = {} formats as \"{}\", which parses to {}", input, *value, spelt,
+                          again ? fmt::format("{}", *again) : error));
+    }
+  }
+  std::string error;
+  const std::optional<int64_t> count = config::parse_count(input, &error);
+  if (count) {
+    const std::string spelt = config::format_count(*count);
+    const std::optional<int64_t> again = config::parse_count(spelt, &error);
+    if (!again || *again != *count) {
+      finding(fmt::format("count \"{}\" = {} formats as \"{}\", which does not parse back", input, *count,
+                          spelt));
+    }
+  } else if (error.empty()) {
+    finding(fmt::format("parse_count refused \"{}\" without a message", input));
+  }
+}
+
+// A log reads (text or JSON, as read_nccl_tests decides) or fails with a located error; one that
+// reads imports into a profile that loads back.
+void nccl_tests_target(std::string_view input) {
+  static const config::HardwareProfile base =
+      config::load_hardware(beside("calibrate/profiles", "h100-sxm5-80gb.yaml"));
+  calibrate::NcclTestsLog log;
+  try {
+    const size_t first = input.find_first_not_of(" \t\r\n");
+    log = first != std::string_view::npos && input[first] == '{'
+              ? calibrate::parse_nccl_tests_json(input, "all_reduce_perf.fuzz.json")
+              : calibrate::parse_nccl_tests_text(input, "all_reduce_perf.fuzz.log");
+  } catch (const config::ConfigError&) {
+    return;
+  }
+  calibrate::describe(log);
+  calibrate::ImportOptions options;
+  options.base_label = "h100-sxm5-80gb.yaml";
+  const calibrate::ProfileDocument doc = calibrate::import_nccl_tests(base, {log}, options);
+  const std::string text = calibrate::profile_file_text(doc);
+  try {
+    config::load_hardware_text(text, beside("calibrate/profiles", "fuzz-imported.yaml"));
+  } catch (const config::ConfigError& e) {
+    finding(fmt::format("the imported profile does not load:\n{}\n--- profile:\n{}", e.what(), text));
+  }
+}
+
+// Where a fuzzed sweep file is written: sweep files are read from disk and name their base scenario
+// relative to themselves, so this is a scratch copy of the source tree's layout (links to each
+// scenarios/*.yaml, to topologies/ and calibrate/), removed at exit: <scratch>/scenarios/sweeps/.
+fs::path sweep_input_path() {
+  const fs::path root = fs::temp_directory_path() / fmt::format("trainsim-fuzz-sweep-{}", ::getpid());
+  const fs::path source(TRAINSIM_SOURCE_DIR);
+  fs::create_directories(root / "scenarios" / "sweeps");
+  for (const fs::directory_entry& e : fs::directory_iterator(source / "scenarios")) {
+    if (e.is_regular_file()) fs::create_symlink(e.path(), root / "scenarios" / e.path().filename());
+  }
+  fs::create_directory_symlink(source / "topologies", root / "topologies");
+  fs::create_directory_symlink(source / "calibrate", root / "calibrate");
+  static const fs::path kRoot = root;
+  std::atexit([] {
+    std::error_code ec;
+    fs::remove_all(kRoot, ec);
+  });
+  return root / "scenarios" / "sweeps" / "fuzz-input.yaml";
+}
+
+// A sweep file expands into its points or fails with located errors.
+void sweep_target(std::string_view input) {
+  static const fs::path path = sweep_input_path();
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(input.data(), static_cast<std::streamsize>(input.size()));
+  try {
+    sweep::expand(sweep::load_sweep(path));
+  } catch (const config::ConfigError&) {
+  }
+}
+
+}  // namespace
+
+const std::vector<FuzzTarget>& fuzz_targets() {
+  static const std::vector<FuzzTarget> kTargets = {
+      {"scenario", scenario_target}, {"topology", topology_target},     {"hardware", hardware_target},
+      {"units", units_target},       {"nccl_tests", nccl_tests_target}, {"sweep", sweep_target},
+  };
+  return kTargets;
+}
+
+const FuzzTarget* find_fuzz_target(std::string_view name) {
+  for (const FuzzTarget& t : fuzz_targets()) {
+    if (name == t.name) return &t;
+  }
+  return nullptr;
+}
+
+void finding(const std::string& what) {
+  std::cerr << "fuzz finding: " << what << std::endl;
+  std::abort();
+}
+
+}  // namespace trainsim::fuzz

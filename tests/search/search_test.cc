@@ -1,0 +1,260 @@
+// trainsim search: the plan space, the candidate checks, the memory bound and, on a case small enough
+// to simulate every plan, the search against brute force.
+#include "sim/search/search.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/common/isolated.h"
+#include "sim/config/emit.h"
+#include "sim/config/loader.h"
+#include "sim/engine/scenario_run.h"
+#include "sim/report/run_report.h"
+#include "sim/search/candidate.h"
+#include "sim/search/memory_bound.h"
+#include "sim/search/plan_space.h"
+#include "sim/search/report.h"
+#include "sim/workload/errors.h"
+
+namespace trainsim::search {
+namespace {
+
+using config::Recompute;
+using config::Schedule;
+using config::SequenceParallel;
+using nlohmann::json;
+
+std::filesystem::path fixture(const std::string& name) {
+  return std::filesystem::path(TRAINSIM_SOURCE_DIR) / "tests/search/fixtures" / name;
+}
+
+// The tiny model on 2 GPUs; `hardware` replaces the profile.
+config::Scenario tiny(const std::string& hardware = "") {
+  std::vector<config::Override> overrides;
+  if (!hardware.empty())
+    overrides.push_back(config::parse_override("cluster.hardware=" + fixture(hardware).string()));
+  return config::load_scenario(fixture("tiny.yaml"), overrides);
+}
+
+TEST(PlanSpace, CoversEveryDegreeScheduleKindAndMicroBatch) {
+  const config::Scenario base = tiny();
+  const PlanSpace space = enumerate_plans(base, 2);
+  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> degrees;
+  std::set<SequenceParallel> kinds;
+  std::set<std::pair<Schedule, int64_t>> schedules;
+  std::set<int64_t> chunks, micro_batches;
+  for (const PlanChoice& c : space.layouts) {
+    EXPECT_EQ(c.tp * c.pp * c.sp * c.dp, 2) << c.describe();
+    EXPECT_EQ(base.training.global_batch % (c.micro_batch * c.dp), 0) << c.describe();
+    degrees.insert({c.tp, c.pp, c.sp, c.dp});
+    kinds.insert(c.sequence_parallel);
+    schedules.insert({c.schedule, c.vpp});
+    if (c.sequence_parallel == SequenceParallel::kFpdt) chunks.insert(c.fpdt_chunk_tokens);
+    micro_batches.insert(c.micro_batch);
+  }
+  EXPECT_EQ(degrees, (std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
+                         {2, 1, 1, 1}, {1, 2, 1, 1}, {1, 1, 2, 1}, {1, 1, 1, 2}}));
+  EXPECT_EQ(kinds.size(), 5u);  // none, megatron (tp 2), ulysses, ring, fpdt (sp 2)
+  EXPECT_EQ(schedules, (std::set<std::pair<Schedule, int64_t>>{
+                           {Schedule::kOneFOneB, 1}, {Schedule::kGpipe, 1}, {Schedule::kInterleaved, 2}}));
+  EXPECT_EQ(chunks, (std::set<int64_t>{4, 8, 16, 32, 64, 128, 256}));  // 256 / u, u = 1 .. 64
+  EXPECT_EQ(micro_batches, (std::set<int64_t>{1, 2}));
+  // tp 2: {none, megatron} x 2 micro-batches; pp 2: {1f1b, gpipe, interleaved} x 2; sp 2: {ulysses,
+  // ring, 7 FPDT chunks} x 2; dp 2: micro-batch 1.
+  EXPECT_EQ(space.layouts.size(), 4u + 6u + 18u + 1u);
+  ASSERT_EQ(space.size(), space.layouts.size() * 12);
+  std::set<std::pair<int, Recompute>> variants;
+  for (size_t i = 0; i < kVariantsPerLayout; ++i)
+    variants.insert({space.at(i).zero_stage, space.at(i).recompute});
+  EXPECT_EQ(variants.size(), 12u);
+}
+
+TEST(Candidate, RuleDropsNumbersAndHint) {
+  EXPECT_EQ(
+      rule_of("parallelism: tp 3 must divide the 64 attention heads; choose tp among the divisors of 64"),
+      "parallelism: tp N must divide the N attention heads");
+  EXPECT_EQ(
+      rule_of("parallelism: fpdt.chunk_tokens 48Ki must divide seq_len 1Mi (u = seq_len / chunk_tokens)"),
+      "parallelism: fpdt.chunk_tokens N must divide seq_len N (u = seq_len / chunk_tokens)");
+}
+
+TEST(Candidate, IsTheScenarioTheLoaderGives) {
+  const config::Scenario base = tiny();
+  const CandidateBuilder builder(base);
+  PlanChoice c;
+  c.pp = 2;
+  c.vpp = 2;
+  c.schedule = Schedule::kInterleaved;
+  c.zero_stage = 1;
+  c.recompute = Recompute::kSelective;
+  c.micro_batch = 1;
+  const CandidateCheck check = builder.check(c, 2);
+  ASSERT_TRUE(check.scenario) << check.rejection.message;
+  // The same plan written as a scenario file that extends the fixture.
+  const std::filesystem::path file = std::filesystem::path(TRAINSIM_BINARY_DIR) / "tests/search/plan.yaml";
+  std::filesystem::create_directories(file.parent_path());
+  std::ofstream(file) << "schema_version: 1\nextends: " << fixture("tiny.yaml").string()
+                      << "\nparallelism: {pp: 2, dp: 1, vpp: 2, schedule: interleaved, zero_stage: 1, "
+                         "recompute: selective}\n";
+  config::Scenario loaded = config::load_scenario(file);
+  loaded.path = base.path;  // to_yaml writes file references relative to the scenario
+  EXPECT_EQ(config::to_yaml(*check.scenario), config::to_yaml(loaded));
+  EXPECT_EQ(check.scenario->cluster.hardware.name, "small-gpu");
+  EXPECT_EQ(c.overrides_from(base, 2),
+            (std::vector<std::string>{"parallelism.pp=2", "parallelism.dp=1", "parallelism.vpp=2",
+                                      "parallelism.schedule=interleaved", "parallelism.zero_stage=1",
+                                      "parallelism.recompute=selective"}));
+}
+
+TEST(Candidate, IsRejectedByTheScenarioRules) {
+  const CandidateBuilder builder(tiny());
+  PlanChoice c;  // interleaving without pipeline stages
+  c.dp = 2;
+  c.vpp = 2;
+  c.schedule = Schedule::kInterleaved;
+  const CandidateCheck check = builder.check(c, 2);
+  ASSERT_FALSE(check.scenario);
+  EXPECT_EQ(check.rejection.rule, "parallelism: schedule interleaved needs pp > N");
+  EXPECT_THAT(check.rejection.message, testing::HasSubstr("needs pp > 1"));
+}
+
+TEST(Search, TokensPerDollarWithoutAPriceNamesTheProfileAndKey) {
+  SearchOptions options;
+  options.gpus = 2;
+  options.objective = Objective::kTokensPerDollar;
+  try {
+    run_search(tiny(), options);
+    FAIL() << "no error";
+  } catch (const config::ConfigError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u);
+    EXPECT_EQ(e.diagnostics()[0].path, "cost.price_per_gpu_hour");
+    EXPECT_THAT(e.diagnostics()[0].location.file, testing::HasSubstr("small-gpu.yaml"));
+    EXPECT_THAT(e.what(), testing::HasSubstr("profile small-gpu has no price"));
+  }
+}
+
+TEST(Search, RejectsOptionsOutOfRange) {
+  const config::Scenario base = tiny();
+  for (const auto& [gpus, top, jobs, margin] :
+       {std::make_tuple(8, 1, 1, 0.5), std::make_tuple(0, 1, 1, 0.5), std::make_tuple(2, 0, 1, 0.5),
+        std::make_tuple(2, 1, 0, 0.5), std::make_tuple(2, 1, 1, -1.0)}) {
+    SearchOptions options;
+    options.gpus = gpus;
+    options.top = top;
+    options.jobs = jobs;
+    options.margin = margin;
+    EXPECT_THROW(run_search(base, options), std::invalid_argument) << gpus << " " << top << " " << jobs;
+  }
+}
+
+// Every plan of the tiny case simulated: the search must find the same best plans, the memory bound
+// must never exceed a simulated peak, and the counts must add up.
+TEST(Search, FindsTheBestPlansBruteForceFinds) {
+  const config::Scenario base = tiny();
+  const PlanSpace space = enumerate_plans(base, 2);
+  const CandidateBuilder builder(base);
+  std::vector<size_t> valid;
+  int64_t invalid = 0;
+  for (size_t layout = 0; layout < space.layouts.size(); ++layout) {
+    if (builder.check(space.layouts[layout], 2).scenario) {
+      for (size_t v = 0; v < kVariantsPerLayout; ++v) valid.push_back(layout * kVariantsPerLayout + v);
+    } else {
+      invalid += static_cast<int64_t>(kVariantsPerLayout);
+    }
+  }
+  std::map<size_t, json> truth;  // plan index -> {time, fits, peak, bound}
+  IsolatedOptions isolated;
+  isolated.jobs = 2;
+  run_isolated(
+      valid.size(), isolated,
+      [&](size_t i) -> json {
+        const config::Scenario s = *builder.check(space.at(valid[i]), 2).scenario;
+        try {
+          const double bound = memory_lower_bound_bytes(s);
+          engine::RunOptions options;
+          options.network = engine::NetworkModel::kIdeal;
+          const auto run = engine::run_scenario(s, options);
+          const json report = report::make_run_report(s, *run, {"", "ideal", false, 1});
+          return {{"time", report.at("iteration_time_s")},
+                  {"fits", report.at("memory").at("fits")},
+                  {"peak", report.at("memory").at("peak_hbm_bytes")},
+                  {"bound", bound}};
+        } catch (const workload::PlanError& e) {
+          return {{"invalid", e.what()}};
+        }
+      },
+      [&](size_t i, IsolatedResult r) {
+        ASSERT_TRUE(r.ok) << space.at(valid[i]).describe() << ": " << r.error;
+        truth[valid[i]] = r.value;
+      });
+
+  const double capacity = base.cluster.hardware.gpu.hbm_capacity_bytes;
+  std::vector<std::pair<double, size_t>> ranking;  // (time, index) of the plans that fit
+  int64_t over_bound = 0;
+  for (const auto& [index, t] : truth) {
+    if (t.contains("invalid")) {
+      ++invalid;
+      continue;
+    }
+    EXPECT_LE(t.at("bound").get<double>(), t.at("peak").get<double>()) << space.at(index).describe();
+    if (t.at("bound").get<double>() > capacity) ++over_bound;
+    if (t.at("fits").get<bool>()) ranking.emplace_back(t.at("time").get<double>(), index);
+  }
+  std::sort(ranking.begin(), ranking.end());
+  ASSERT_GE(ranking.size(), 3u);
+  ASSERT_GT(over_bound, 0) << "the case should exercise the memory bound";
+
+  SearchOptions options;
+  options.gpus = 2;
+  options.top = 3;
+  options.jobs = 2;
+  options.network = engine::NetworkModel::kIdeal;
+  options.margin = default_margin(options.network);
+  const SearchResult result = run_search(base, options);
+  ASSERT_EQ(result.best.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(result.best[k].index, ranking[k].second)
+        << "rank " << k + 1 << ": search " << result.best[k].plan.describe() << ", brute force "
+        << space.at(ranking[k].second).describe();
+    EXPECT_DOUBLE_EQ(result.best[k].run.at("iteration_time_s").get<double>(), ranking[k].first);
+  }
+  EXPECT_EQ(result.enumerated, static_cast<int64_t>(space.size()));
+  EXPECT_EQ(result.invalid_plans(), invalid);
+  EXPECT_EQ(result.over_memory_bound, over_bound);
+  EXPECT_EQ(result.invalid_plans() + result.over_memory_bound + result.slower_bound + result.simulated,
+            result.enumerated);
+  EXPECT_EQ(result.simulated_over_memory + static_cast<int64_t>(result.failures.size()) + result.feasible(),
+            result.simulated);
+  EXPECT_GT(result.slower_bound, 0) << "the case should exercise the time bound";
+  EXPECT_LE(result.closed_form_spread, 1 + options.margin);
+}
+
+TEST(Search, GivesTheSameResultWhateverTheJobs) {
+  const config::Scenario base = tiny("small-gpu-priced.yaml");
+  json results[2];
+  for (int jobs : {1, 2}) {
+    SearchOptions options;
+    options.gpus = 2;
+    options.top = 2;
+    options.jobs = jobs;
+    options.objective = Objective::kTokensPerDollar;
+    options.network = engine::NetworkModel::kIdeal;
+    results[jobs - 1] = to_json(run_search(base, options));
+    results[jobs - 1].erase("timing");
+  }
+  EXPECT_EQ(results[0].dump(), results[1].dump());
+  ASSERT_EQ(results[0].at("best").size(), 2u);
+  const json& best = results[0].at("best")[0];
+  EXPECT_DOUBLE_EQ(best.at("cost").at("tokens_per_usd").get<double>(),
+                   best.at("tokens_per_s").get<double>() * 3600 / (2 * 2.50));
+}
+
+}  // namespace
+}  // namespace trainsim::search

@@ -1,0 +1,94 @@
+// Small real cases end to end: cases measured in forked children agree with a direct simulation of
+// the same scenario; the maximum-sequence search and the communication study on small models.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/common/isolated.h"
+#include "sim/engine/scenario_run.h"
+#include "sim/validate/case_scenario.h"
+#include "sim/validate/comm_study.h"
+#include "sim/validate/metrics.h"
+#include "sim/validate/runner.h"
+
+namespace trainsim::validate {
+namespace {
+
+const std::filesystem::path kSource(TRAINSIM_SOURCE_DIR);
+
+TEST(ValidationEndToEnd, CasesMatchADirectSimulation) {
+  const ValidationSet set = load_validation_set(kSource / "tests/validate/fixtures/gate-holds");
+  ASSERT_EQ(set.cases.size(), 2u);
+  size_t progress_calls = 0;
+  const std::vector<CaseResult> results =
+      run_cases(set.cases, {2, 120}, [&](size_t, const CaseResult&) { ++progress_calls; });
+  EXPECT_EQ(progress_calls, 2u);
+  ASSERT_TRUE(results[0].ok) << results[0].error;
+  ASSERT_TRUE(results[1].ok) << results[1].error;
+  const double iteration_s = results[0].measurement.at("simulated").get<double>();
+  const double layer_s = results[1].measurement.at("simulated").get<double>();
+  EXPECT_GT(iteration_s, 0);
+  EXPECT_DOUBLE_EQ(results[0].measurement.at("iteration_time_s").get<double>(), iteration_s);
+  EXPECT_GT(layer_s, 0);
+  EXPECT_LT(12 * layer_s, results[1].measurement.at("iteration_time_s").get<double>());  // 12 layers
+  EXPECT_EQ(results[1].measurement.at("layers_measured").get<int>(), 12);
+  EXPECT_LE(results[0].measurement.at("breakdown").at("compute_s").get<double>(), iteration_s);
+
+  // The same scenario simulated directly (in a child: one simulation per process).
+  double direct_s = 0;
+  run_isolated(
+      1, {1, 120},
+      [&](size_t) {
+        const config::Scenario s = load_case_scenario(set.cases[0].scenario);
+        engine::RunOptions options;
+        options.network = engine::NetworkModel::kIdeal;
+        return nlohmann::json(engine::run_scenario(s, options)->result.iteration_time_s);
+      },
+      [&](size_t, IsolatedResult r) {
+        ASSERT_TRUE(r.ok) << r.error;
+        direct_s = r.value.get<double>();
+      });
+  EXPECT_DOUBLE_EQ(direct_s, iteration_s);
+}
+
+TEST(ValidationEndToEnd, MaxSequenceSearchStopsAtTheLastFittingLength) {
+  Case c;
+  c.metric = Metric::kMaxSequenceTokens;
+  c.scenario.file = kSource / "scenarios/00-gpt3-125m-1gpu.yaml";
+  c.search = SequenceSearch{256, 1 << 22};
+  const int64_t longest = max_sequence_tokens(c);
+  ASSERT_GE(longest, 512);
+  EXPECT_LT(longest, 1 << 22);            // 125M at micro-batch 8 does not fit 4Mi tokens on 80 GiB
+  EXPECT_EQ(longest & (longest - 1), 0);  // a doubling of `from`
+  c.search->to_tokens = longest / 2;
+  EXPECT_EQ(max_sequence_tokens(c), longest / 2);  // every shorter length fits too
+}
+
+TEST(ValidationEndToEnd, CommStudyReproducesThePaperRatios) {
+  const std::filesystem::path file = kSource / "scenarios/validation/comm/base/neox-19m.yaml";
+  const CommStudy study =
+      study_comm([&](const YAML::Node& extra) { return load_scenario_with(file, extra); });
+  ASSERT_EQ(study.schemes.size(), 6u);
+  const auto volume = [&](const std::string& scheme) {
+    for (const SchemeComm& s : study.schemes) {
+      if (s.scheme == scheme) {
+        EXPECT_TRUE(s.error.empty()) << s.error;
+        EXPECT_NEAR(s.volume_bytes, s.expected_volume_bytes, 1e-6 * s.volume_bytes) << scheme;
+        return s.volume_bytes;
+      }
+    }
+    ADD_FAILURE() << "no scheme " << scheme;
+    return 0.0;
+  };
+  EXPECT_NEAR(volume("ZeRO-3") / volume("DP"), 1.5, 1e-9);
+  EXPECT_NEAR(volume("ZeRO-1") / volume("DP"), 1.0, 1e-9);
+  EXPECT_GT(volume("TP"), 0);
+  EXPECT_GT(volume("PP"), 0);
+  EXPECT_THAT(study.sweep_seq_lens, ::testing::ElementsAre(512, 1024, 2048, 4096, 8192));
+  ASSERT_EQ(study.sweep.size(), 6u * 5u);
+  const nlohmann::json j = to_json(study);
+  EXPECT_DOUBLE_EQ(j.at("schemes")[3].at("published_ratio_to_dp").get<double>(), 1.5);
+  EXPECT_THAT(render_table(study), ::testing::HasSubstr("# message-size histogram"));
+}
+
+}  // namespace
+}  // namespace trainsim::validate

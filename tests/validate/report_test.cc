@@ -1,0 +1,154 @@
+// The validation report from known results (nothing simulated): per-case errors, per-suite
+// summaries, shape checks, the gate, and the table and CSV renderings.
+#include "sim/validate/report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/validate/metrics.h"
+
+namespace trainsim::validate {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+Case make_case(const std::string& id, const std::string& suite, double published) {
+  Case c;
+  c.id = id;
+  c.suite = suite;
+  c.paper = "paper";
+  c.where = "Table 1";
+  c.confidence = Confidence::kS2;
+  c.metric = Metric::kIterationTime;
+  c.published = published;
+  c.tolerance = {true, 0.1};
+  return c;
+}
+
+CaseResult value(double simulated) {
+  return {true,
+          {{"simulated", simulated},
+           {"breakdown",
+            {{"compute_s", 1.0}, {"exposed_comm_s", 0.5}, {"bubble_s", 0.25}, {"offload_stall_s", 0.0}}},
+           {"cpu_s", 2.0}},
+          ""};
+}
+
+struct Fixture {
+  ValidationSet set;
+  std::vector<CaseResult> results;
+};
+
+Fixture make_fixture() {
+  Fixture f;
+  f.set.cases = {make_case("a", "gated", 10), make_case("b", "gated", 10), make_case("c", "gated", 10),
+                 make_case("d", "other", 2), make_case("e", "other", 4)};
+  f.set.cases[2].calculon = 10.5;
+  f.set.cases[4].confidence = Confidence::kUnconfirmed;
+  Suite gated{{}, "gated", "", Gate{0.05, 0.12}, {}};
+  Suite other{{}, "other", "", std::nullopt, {}};
+  other.shape_checks.push_back({ShapeKind::kRising, "rises", "fig", {"d", "e"}, 0, 0, 0});
+  other.shape_checks.push_back({ShapeKind::kBelow, "d below e", "fig", {"d", "e"}, 0.5, 1.0, 0});
+  other.shape_checks.push_back({ShapeKind::kRatioAtLeast, "e twice d", "fig", {"e", "d"}, 0, 0, 2});
+  f.set.suites = {gated, other};
+  f.results = {value(10.2), value(8.5), CaseResult{false, {}, "the task's process died of signal 6"},
+               value(2.0), value(3.0)};
+  return f;
+}
+
+TEST(ValidationReport, CasesCarryErrorsAndCalculon) {
+  const Fixture f = make_fixture();
+  const json r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
+  ASSERT_EQ(r.at("cases").size(), 5u);
+  const json& a = r.at("cases")[0];
+  EXPECT_EQ(a.at("id"), "a");
+  EXPECT_NEAR(a.at("relative_error").get<double>(), 0.02, 1e-12);
+  EXPECT_TRUE(a.at("pass").get<bool>());
+  EXPECT_DOUBLE_EQ(a.at("breakdown").at("bubble_s").get<double>(), 0.25);
+  const json& c = r.at("cases")[2];
+  EXPECT_FALSE(c.contains("simulated"));
+  EXPECT_THAT(c.at("error").get<std::string>(), HasSubstr("signal 6"));
+  EXPECT_NEAR(c.at("calculon_relative_error").get<double>(), 0.05, 1e-12);
+  EXPECT_DOUBLE_EQ(r.at("cpu_s").get<double>(), 8.0);
+}
+
+TEST(ValidationReport, SummaryPerSuiteOverScoredCases) {
+  const Fixture f = make_fixture();
+  const json r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
+  const json& gated = r.at("summary").at("gated");
+  EXPECT_EQ(gated.at("cases"), 3);
+  EXPECT_EQ(gated.at("passed"), 1);
+  EXPECT_EQ(gated.at("failed"), 1);
+  EXPECT_EQ(gated.at("errors"), 1);
+  EXPECT_NEAR(gated.at("median_abs_error").get<double>(), 0.085, 1e-12);  // of 0.02 and 0.15
+  EXPECT_NEAR(gated.at("max_abs_error").get<double>(), 0.15, 1e-12);
+  EXPECT_NEAR(gated.at("calculon").at("median_abs_error").get<double>(), 0.05, 1e-12);
+  const json& other = r.at("summary").at("other");
+  EXPECT_EQ(other.at("scored"), 1);  // e is unconfirmed
+  EXPECT_NEAR(other.at("median_abs_error").get<double>(), 0.0, 1e-12);
+}
+
+TEST(ValidationReport, GateViolationsAreNamed) {
+  const Fixture f = make_fixture();
+  const json r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
+  const json& gate = r.at("gate");
+  EXPECT_TRUE(gate.at("applied").get<bool>());
+  EXPECT_FALSE(gate.at("pass").get<bool>());
+  std::vector<std::string> violations = gate.at("violations");
+  ASSERT_EQ(violations.size(), 3u);
+  EXPECT_EQ(violations[0], "gated: median |error| 8.50% exceeds 5.00%");
+  EXPECT_EQ(violations[1], "gated: case b: |error| 15.00% exceeds the 12.00% allowed for every case");
+  EXPECT_THAT(violations[2], HasSubstr("case c has no simulated value"));
+}
+
+TEST(ValidationReport, ShapeChecksOnSimulatedAndPublishedValues) {
+  const Fixture f = make_fixture();
+  const json r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, false});
+  const json& checks = r.at("shape_checks");
+  ASSERT_EQ(checks.size(), 3u);
+  EXPECT_TRUE(checks[0].at("simulated").at("pass").get<bool>());   // 2 < 3
+  EXPECT_TRUE(checks[0].at("published").at("pass").get<bool>());   // 2 < 4
+  EXPECT_TRUE(checks[1].at("simulated").at("pass").get<bool>());   // gap 1.0
+  EXPECT_FALSE(checks[1].at("published").at("pass").get<bool>());  // gap 2.0 > 1.0
+  EXPECT_FALSE(checks[2].at("simulated").at("pass").get<bool>());  // 3 / 2 < 2
+  EXPECT_TRUE(checks[2].at("published").at("pass").get<bool>());   // 4 / 2
+}
+
+TEST(ValidationReport, TableAndCsvShowEveryCase) {
+  const Fixture f = make_fixture();
+  const json r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
+  const std::string table = render_table(r);
+  EXPECT_THAT(table, HasSubstr("# suite gated"));
+  EXPECT_THAT(table, HasSubstr("error: the task's process died of signal 6"));
+  EXPECT_THAT(table, HasSubstr("gated: median |error| 8.50% exceeds 5.00%"));
+  EXPECT_THAT(table, HasSubstr("FAIL other: e twice d"));
+  const std::string csv = render_csv(r);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 6);
+  EXPECT_THAT(csv, HasSubstr("a,gated,iteration_time_s,equal,S2,10,10.2,0.02,true,,,1,0.5,0.25,0,\n"));
+}
+
+TEST(ValidationMetrics, MegatronDeepspeedFlopsFollowTheCalculator) {
+  config::Scenario s;
+  s.model.layers = 2;
+  s.model.hidden = 64;
+  s.model.heads = 8;
+  s.model.kv_heads = 2;  // GQA 4: 2 // 4 = 0 drops the K/V projections
+  s.model.ffn_hidden = 256;
+  s.model.vocab = 1000;
+  s.model.seq_len = 128;
+  s.model.activation = config::Activation::kSwiglu;
+  s.training.global_batch = 3;
+  s.parallelism.recompute = config::Recompute::kNone;
+  const double b = 3, l = 2, h = 64, sq = 128;
+  const double forward =
+      b * l * 2 * h * h * sq + b * l * 2 * 8 * 8 * sq * sq + b * l * 3 * 256 * h * sq + b * 1000 * h * sq;
+  EXPECT_DOUBLE_EQ(megatron_deepspeed_flops(s), 2 * 3 * forward);
+  s.parallelism.recompute = config::Recompute::kFull;
+  EXPECT_DOUBLE_EQ(megatron_deepspeed_flops(s), 2 * 4 * forward);
+  s.parallelism.recompute = config::Recompute::kSelective;
+  EXPECT_DOUBLE_EQ(megatron_deepspeed_flops(s), 2 * (3 * forward + b * l * 2 * 8 * 8 * sq * sq));
+}
+
+}  // namespace
+}  // namespace trainsim::validate

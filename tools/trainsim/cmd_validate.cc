@@ -1,0 +1,130 @@
+// trainsim validate [DIR]: runs the validation cases (published measurements) in parallel and
+// reports the simulated value of each against the published one, the error statistics per suite,
+// the shape checks and, with --gate, the CI thresholds.
+#include <chrono>
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "sim/validate/case_scenario.h"
+#include "sim/validate/report.h"
+#include "sim/validate/runner.h"
+#include "tools/trainsim/cli.h"
+
+namespace trainsim::cli {
+namespace {
+
+// Exit code when a gate is violated or a case produced no value.
+constexpr int kExitValidationFailed = 1;
+// No single case should take this long; one that does is stopped and reported.
+constexpr double kCaseTimeLimitS = 900;
+
+struct ValidateArgs {
+  std::filesystem::path dir = "scenarios/validation";
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string format = "table";
+  std::vector<std::string> suites;
+  bool gate = false;
+};
+
+// Loads every case's scenario (and baseline) up front, so that all input errors are reported at
+// once, before anything runs. Throws config::ConfigError.
+void check_scenarios(const validate::ValidationSet& set) {
+  std::vector<config::Diagnostic> diagnostics;
+  for (const validate::Case& c : set.cases) {
+    for (const validate::ScenarioRef* ref : {&c.scenario, c.baseline ? &*c.baseline : nullptr}) {
+      if (ref == nullptr) continue;
+      try {
+        validate::load_case_scenario(*ref);
+      } catch (const config::ConfigError& e) {
+        diagnostics.insert(diagnostics.end(), e.diagnostics().begin(), e.diagnostics().end());
+      }
+    }
+  }
+  if (!diagnostics.empty()) throw config::ConfigError(std::move(diagnostics));
+}
+
+int validate_command(const ValidateArgs& args, const Context& context) {
+  validate::ValidationSet set = validate::load_validation_set(args.dir);
+  if (!args.suites.empty()) {
+    std::set<std::string> known;
+    for (const validate::Suite& s : set.suites) known.insert(s.name);
+    for (const std::string& s : args.suites) {
+      if (known.count(s) == 0) {
+        spdlog::error("--suite {}: no such suite in {}; suites: {}", s, args.dir.string(),
+                      fmt::join(known, ", "));
+        return kExitUsage;
+      }
+    }
+    const std::set<std::string> wanted(args.suites.begin(), args.suites.end());
+    std::erase_if(set.cases, [&](const validate::Case& c) { return wanted.count(c.suite) == 0; });
+    std::erase_if(set.suites, [&](const validate::Suite& s) { return wanted.count(s.name) == 0; });
+  }
+  check_scenarios(set);
+
+  spdlog::info("running {} validation cases, {} at a time", set.cases.size(), args.jobs);
+  const auto start = std::chrono::steady_clock::now();
+  size_t done = 0;
+  const std::vector<validate::CaseResult> results = validate::run_cases(
+      set.cases, {args.jobs, kCaseTimeLimitS}, [&](size_t i, const validate::CaseResult& r) {
+        ++done;
+        if (r.ok) {
+          spdlog::info("[{}/{}] {} ({:.1f} s)", done, set.cases.size(), set.cases[i].id,
+                       r.measurement.value("wall_s", 0.0));
+        } else {
+          spdlog::error("[{}/{}] {}: {}", done, set.cases.size(), set.cases[i].id, r.error);
+        }
+      });
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  const nlohmann::json report =
+      validate::make_report(set, results, {context.command_line, args.jobs, wall_s, args.gate});
+  if (args.format == "json") {
+    std::cout << report.dump(2) << '\n';
+  } else if (args.format == "csv") {
+    std::cout << validate::render_csv(report);
+  } else {
+    std::cout << validate::render_table(report);
+  }
+
+  int rc = kExitOk;
+  for (const nlohmann::json& c : report.at("cases")) {
+    if (c.contains("error")) rc = kExitValidationFailed;
+  }
+  if (args.gate) {
+    for (const nlohmann::json& v : report.at("gate").at("violations")) {
+      spdlog::error("gate: {}", v.get<std::string>());
+      rc = kExitValidationFailed;
+    }
+  }
+  return rc;
+}
+
+}  // namespace
+
+void register_validate(CLI::App& app, Context& context) {
+  auto args = std::make_shared<ValidateArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("validate", "Reproduce published training measurements and report the error");
+  cmd->add_option("DIR", args->dir, "A folder of validation cases (searched recursively) or one case file")
+      ->capture_default_str();
+  cmd->add_option("-j,--jobs", args->jobs, "Cases simulated at once, each in its own process")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--format", args->format, "Output format")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->capture_default_str();
+  cmd->add_option("--suite", args->suites, "Only this suite (repeatable)");
+  cmd->add_flag("--gate", args->gate,
+                "Apply the CI thresholds of each suite that has a gate (median and per-case |error|)");
+  cmd->footer(
+      "Every case is a published measurement (scenarios/validation/README.md). Errors are relative:\n"
+      "(simulated - published) / published. Exits 1 when a case produced no value or, with --gate, when a\n"
+      "gate is violated (each violation is named); 3 when a case file is invalid.");
+  cmd->callback([args, &context] { context.exit_code = validate_command(*args, context); });
+}
+
+}  // namespace trainsim::cli

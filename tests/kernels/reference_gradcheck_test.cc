@@ -65,10 +65,11 @@ TEST(ReferenceGradients, BlockAttentionMatchesFiniteDifferences) {
     const auto k = random_tensor<double>(s.kv_elements(), rng);
     const auto v = random_tensor<double>(s.kv_elements(), rng);
     const auto dout = random_tensor<double>(s.q_elements(), rng);
-    const Forward forward = [&](const std::vector<double>& qq, const std::vector<double>& kk,
-                                const std::vector<double>& vv) {
-      std::vector<double> out(qq.size()), lse(static_cast<size_t>(s.lse_elements()));
-      reference::attention_forward<double>(s, options, {qq, kk, vv}, out, lse);
+    // `shape` names the binding `s` for the lambda (capturing structured bindings needs clang 16).
+    const Forward forward = [&, &shape = s](const std::vector<double>& qq, const std::vector<double>& kk,
+                                            const std::vector<double>& vv) {
+      std::vector<double> out(qq.size()), lse(static_cast<size_t>(shape.lse_elements()));
+      reference::attention_forward<double>(shape, options, {qq, kk, vv}, out, lse);
       return out;
     };
     std::vector<double> out(q.size()), lse(static_cast<size_t>(s.lse_elements()));

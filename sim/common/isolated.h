@@ -21,8 +21,8 @@ struct IsolatedResult {
 };
 
 struct IsolatedOptions {
-  int jobs = 1;              // children in flight at once, >= 1
-  double time_limit_s = 0;   // per task; 0 = none. An overrunning child is killed (SIGKILL).
+  int jobs = 1;             // children in flight at once, >= 1
+  double time_limit_s = 0;  // per task; 0 = none. An overrunning child is killed (SIGKILL).
 };
 
 // Runs task(i) for i in [0, count), each in a fork()ed child, and calls on_done(i, result) in the

@@ -137,7 +137,7 @@ struct GemmShape {
 struct AttentionShape {
   int32_t batch, heads, kv_heads, q_len, kv_len, head_dim;  // heads: query heads; kv_heads: K/V heads (GQA)
   bool causal;                                              // causal mask (diagonal block)
-  bool fused;  // flash-style kernel (scores never materialised) vs unfused softmax(QK^T)V
+  bool fused;            // flash-style kernel (scores never materialised) vs unfused softmax(QK^T)V
   bool dropout = false;  // attention dropout on the probabilities (unfused kernel only)
 };
 

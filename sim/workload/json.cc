@@ -50,7 +50,7 @@ nlohmann::json to_json(const Graph& graph, const ParallelPlan& plan) {
         const AttentionShape& a = op.attention;
         o["attention"] = {{"batch", a.batch},   {"heads", a.heads},   {"kv_heads", a.kv_heads},
                           {"q_len", a.q_len},   {"kv_len", a.kv_len}, {"head_dim", a.head_dim},
-                          {"causal", a.causal}, {"fused", a.fused}, {"dropout", a.dropout}};
+                          {"causal", a.causal}, {"fused", a.fused},   {"dropout", a.dropout}};
         break;
       }
       case OpKind::kCollective:

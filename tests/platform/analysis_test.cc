@@ -87,21 +87,24 @@ double cut_between_halves(const TopologyGraph& graph) {
     reverse[e] = r;
     reverse[r] = e;
   };
+  double total = 0;  // more than any cut: the capacity of the source and sink arcs
   for (size_t l = 0; l < graph.store().link_count(); ++l) {
     const Link& link = graph.store().link(static_cast<int>(l));
     if (link.kind != LinkKind::kNic && link.kind != LinkKind::kFabric) continue;
     arc(graph.store().first(link.index), graph.store().second(link.index), link.bandwidth_bytes_per_s);
     arc(graph.store().second(link.index), graph.store().first(link.index), link.bandwidth_bytes_per_s);
+    total += 2 * link.bandwidth_bytes_per_s;
   }
   const size_t source = n;
   const size_t sink = n + 1;
   for (size_t v = 0; v < n; ++v) {
     const Vertex& vertex = graph.store().vertex(v);
     if (vertex.kind != VertexKind::kNic) continue;
+    // Not 1e30: flows of ~1e10 added to it would round away, and the flow would not balance.
     if (vertex.node < graph.node_count() / 2) {
-      arc(source, v, 1e30);
+      arc(source, v, total);
     } else {
-      arc(v, sink, 1e30);
+      arc(v, sink, total);
     }
   }
   return boost::push_relabel_max_flow(flow, source, sink);

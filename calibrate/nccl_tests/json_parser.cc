@@ -92,6 +92,8 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& fil
     config::throw_config_error(
         location_of(text, e.byte == 0 ? 0 : e.byte - 1, file), "",
         fmt::format("invalid nccl-tests JSON{}: {}", truncated ? " (the file is truncated)" : "", e.what()));
+  } catch (const json::out_of_range& e) {  // a number beyond double or 64-bit range: a garbled file
+    config::throw_config_error({file}, "", fmt::format("invalid nccl-tests JSON: {}", e.what()));
   }
   const JsonReader r(file);
   NcclTestsLog log;

@@ -85,7 +85,10 @@ json to_json(const SearchResult& r) {
         {"ranked", r.feasible()}}},
       {"invalid_by_rule", invalid},
       {"failures", failures},
-      {"closed_form_spread", r.closed_form_spread},
+      {"closed_form",
+       {{"ratio_min", r.closed_form_ratio_min},
+        {"ratio_max", r.closed_form_ratio_max},
+        {"spread", r.closed_form_spread}}},
       {"timing",
        {{"screening_s", r.screening_wall_s}, {"simulation_s", r.simulation_wall_s}, {"wall_s", r.wall_s}}},
       {"best", best},
@@ -105,8 +108,9 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
   out += fmt::format("{:<34} {:>10}\n", "ranked (simulated and fitting)", r.feasible());
   out += fmt::format("{:<34} {:>10.1f} s (screening {:.1f} s, simulation {:.1f} s)\n", "wall time", r.wall_s,
                      r.screening_wall_s, r.simulation_wall_s);
-  out += fmt::format("{:<34} {:>10.3f}   (simulated / closed-form time, max / min over ranked plans)\n",
-                     "closed-form spread", r.closed_form_spread);
+  out += fmt::format(
+      "{:<34} {:>10.3f}   (simulated / closed-form time from {:.3f} to {:.3f} over ranked plans)\n",
+      "closed-form spread", r.closed_form_spread, r.closed_form_ratio_min, r.closed_form_ratio_max);
 
   if (!r.invalid.empty()) {
     out += "\n# invalid plans by rule\n";
@@ -145,7 +149,7 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
     }
     if (r.price_per_gpu_hour_usd) {
       const double price_per_s = *r.price_per_gpu_hour_usd / 3600.0 * static_cast<double>(r.gpus);
-      out += fmt::format(" {:>10.2f} {:>10.0f}", t * price_per_s,
+      out += fmt::format(" {:>10.4g} {:>10.0f}", t * price_per_s,
                          p.run.at("tokens_per_s").get<double>() / price_per_s);
     }
     out += '\n';

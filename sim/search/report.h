@@ -11,9 +11,10 @@
 namespace trainsim::search {
 
 // {schema_version, provenance, search (options), counts, invalid_by_rule, failures, timing,
-// closed_form_spread, best: [{rank, plan, overrides, closed_form_s, memory_bound_bytes,
-// iteration_time_s, tokens_per_s, tflops_per_gpu, mfu, hfu, breakdown, memory, cost, warnings,
-// scenario_yaml}]}. Everything but `timing` is the same for the same inputs, whatever --jobs.
+// closed_form {ratio_min, ratio_max, spread}, best: [{rank, plan, description, overrides,
+// closed_form_s, memory_bound_bytes, iteration_time_s, tokens_per_s, tflops_per_gpu, mfu, hfu,
+// breakdown, memory, cost (with a price), warnings, scenario_yaml}]}. Everything but `timing` and
+// the command line in `provenance` is the same for the same inputs, whatever --jobs.
 nlohmann::json to_json(const SearchResult& result);
 
 // Counts, timing, invalid plans by rule, the best plans with their breakdowns and the command that

@@ -256,17 +256,16 @@ std::vector<SimulatedPlan> simulate_in_order(const CandidateBuilder& builder, co
   return fitting;
 }
 
-// max / min of simulated over closed-form time among `plans` (1 for fewer than two).
-double closed_form_spread(const std::vector<SimulatedPlan>& plans) {
-  if (plans.size() < 2) return 1;
-  double r_min = std::numeric_limits<double>::infinity();
-  double r_max = 0;
+// The range and spread of simulated over closed-form time among `plans` into `result`.
+void closed_form_ratios(const std::vector<SimulatedPlan>& plans, SearchResult& result) {
+  if (plans.empty()) return;
+  result.closed_form_ratio_min = std::numeric_limits<double>::infinity();
   for (const SimulatedPlan& p : plans) {
     const double r = p.run.at("iteration_time_s").get<double>() / p.closed_form_s;
-    r_min = std::min(r_min, r);
-    r_max = std::max(r_max, r);
+    result.closed_form_ratio_min = std::min(result.closed_form_ratio_min, r);
+    result.closed_form_ratio_max = std::max(result.closed_form_ratio_max, r);
   }
-  return r_max / r_min;
+  result.closed_form_spread = result.closed_form_ratio_max / result.closed_form_ratio_min;
 }
 
 void check_options(const config::Scenario& base, const SearchOptions& o) {
@@ -341,7 +340,7 @@ SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
   const Clock::time_point simulation_start = Clock::now();
   std::vector<SimulatedPlan> fitting = simulate_in_order(builder, space, o, screening, result);
   result.simulation_wall_s = seconds_since(simulation_start);
-  result.closed_form_spread = closed_form_spread(fitting);
+  closed_form_ratios(fitting, result);
   if (result.closed_form_spread > 1 + o.margin) {
     spdlog::warn(
         "search: simulated / closed-form time varies by a factor {:.2f} among the simulated plans, more than "

@@ -54,6 +54,7 @@ def is_image(path, extension):
 
 def render(out):
     """Every kind to PNG and SVG, in this process (matplotlib is imported once)."""
+    sys.dont_write_bytecode = True  # nothing written into the source tree
     loader = importlib.machinery.SourceFileLoader("plot", PLOT)
     spec = importlib.util.spec_from_loader("plot", loader)
     plot = importlib.util.module_from_spec(spec)

@@ -1,11 +1,10 @@
 // The loader refuses input files it could not read in bounded time and memory: devices and pipes
 // (/dev/zero never ends, a FIFO may block forever) and files above kMaxInputFileBytes.
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

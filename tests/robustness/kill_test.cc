@@ -2,19 +2,18 @@
 // SIGKILL (no cleanup possible) leaves the destination absent; SIGINT and SIGTERM also remove the
 // temporary file, exit 130 / 143 and say how to rerun. Covers `run --trace` (killed mid-run and
 // mid-write of the trace) and `calibrate run --quick` on the CPU backend (killed mid-measurement).
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <signal.h>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -64,7 +63,8 @@ class KillTest : public testing::Test {
     const auto deadline = Clock::now() + std::chrono::seconds(60);
     while (!ready()) {
       int status = 0;
-      ASSERT_EQ(::waitpid(pid_, &status, WNOHANG), 0) << "trainsim ended before " << what << ":\n" << stderr_text();
+      ASSERT_EQ(::waitpid(pid_, &status, WNOHANG), 0) << "trainsim ended before " << what << ":\n"
+                                                      << stderr_text();
       ASSERT_LT(Clock::now(), deadline) << "timed out waiting for " << what;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -109,7 +109,8 @@ class KillTest : public testing::Test {
   }
 
   std::vector<std::string> run_trace_args(const fs::path& trace) const {
-    return {"run", "scenarios/03-gpt3-175b-64xa100.yaml", "--network", "ideal", "--trace", trace.string(), "-q"};
+    return {"run", "scenarios/03-gpt3-175b-64xa100.yaml", "--network", "ideal", "--trace", trace.string(),
+            "-q"};
   }
 
   fs::path dir_;
@@ -151,8 +152,8 @@ TEST_F(KillTest, SigtermDuringTheSimulationCleansUp) {
 }
 
 std::vector<std::string> calibrate_args(const fs::path& profile) {
-  return {"calibrate", "run", "--quick", "--backend", "cpu", "--gpus", "2", "--no-progress", "--out",
-          profile.string()};
+  return {"calibrate", "run", "--quick",       "--backend", "cpu",
+          "--gpus",    "2",   "--no-progress", "--out",     profile.string()};
 }
 
 TEST_F(KillTest, SigkillDuringACalibrationLeavesNoProfile) {
@@ -172,8 +173,8 @@ TEST_F(KillTest, SigintDuringACalibrationLeavesNoProfileAndSaysHowToRerun) {
   ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
   EXPECT_EQ(WEXITSTATUS(status), 130);
   EXPECT_TRUE(files().empty()) << "left behind: " << testing::PrintToString(files());
-  EXPECT_NE(stderr_text().find("trainsim calibrate run: interrupted (SIGINT); the profile " + profile.string() +
-                               " was not written; rerun: trainsim calibrate run --quick"),
+  EXPECT_NE(stderr_text().find("trainsim calibrate run: interrupted (SIGINT); the profile " +
+                               profile.string() + " was not written; rerun: trainsim calibrate run --quick"),
             std::string::npos)
       << stderr_text();
 }

@@ -49,12 +49,17 @@ struct Capabilities {
 // repetition runs the case back to back until it lasts at least `min_repetition_s` (so short
 // kernels are not lost in timer resolution and launch gaps) and reports the mean per run; each run
 // reads the next of a rotating set of buffers, together larger than the device's last-level cache,
-// so no run finds its inputs cached by the previous one.
+// so no run finds its inputs cached by the previous one. On a GPU the case then runs back to back
+// for `settle_s` more before the first timed repetition, with no synchronisation in between, so a
+// power-capped device has settled at the clock that case sustains (an H200 at its 700 W cap was
+// seen running large bf16 GEMMs at 1.45-1.56 GHz instead of 1.98 GHz): samples do not depend on
+// what ran before them.
 struct TimingPolicy {
   int warmup = 2;
   int repetitions = 10;
   double min_repetition_s = 0;
   int max_runs_per_repetition = 1000;
+  double settle_s = 0;
 };
 
 // Fixed overheads around kernels, one entry per timed repetition.

@@ -121,8 +121,9 @@ CalibrationPlan make_plan(const PlanOptions& options, const Capabilities& caps) 
   CalibrationPlan plan;
 
   // Policies: nccl-tests' habit of a few warm-up runs and tens of timed ones; shorter on the CPU,
-  // whose reference kernels run for milliseconds.
-  plan.compute_policy = gpu ? TimingPolicy{2, options.quick ? 8 : 12, 2e-3, 1000}
+  // whose reference kernels run for milliseconds. GPU kernels settle for 250 ms first: a power
+  // cap takes effect within tens of milliseconds of sustained load.
+  plan.compute_policy = gpu ? TimingPolicy{2, options.quick ? 8 : 12, 2e-3, 1000, 0.25}
                             : TimingPolicy{1, options.quick ? 5 : 10, 2e-3, 1000};
   plan.collective_policy = gpu ? TimingPolicy{5, options.quick ? 10 : 20, 1e-3, 200}
                                : TimingPolicy{1, options.quick ? 5 : 10, 1e-3, 200};

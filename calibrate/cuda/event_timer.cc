@@ -1,6 +1,7 @@
 #include "calibrate/cuda/event_timer.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device.h"
@@ -60,7 +61,12 @@ std::vector<double> time_with_events_on(const std::vector<int>& devices,
   enqueue(next());
   record(probe_end[0]);
   synchronize();
-  const int runs = runs_per_repetition(slowest_s(probe_start[0], probe_end[0]), policy);
+  const double probe_s = slowest_s(probe_start[0], probe_end[0]);
+  const int runs = runs_per_repetition(probe_s, policy);
+  if (policy.settle_s > 0 && probe_s > 0) {
+    const double settle_runs = std::min(std::ceil(policy.settle_s / probe_s), 1e6);
+    for (int i = 0; i < static_cast<int>(settle_runs); ++i) enqueue(next());
+  }
 
   const size_t repetitions = static_cast<size_t>(std::max(1, policy.repetitions));
   std::vector<std::vector<Event>> starts = make_events(repetitions);

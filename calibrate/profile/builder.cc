@@ -109,17 +109,21 @@ class Builder {
       }
       g.hbm_bandwidth_bytes_per_s = round_significant(device_copy_rate());
       source("gpu.hbm.bandwidth",
-             fmt::format("measured: best {} rate, bytes read plus bytes written, not a datasheet peak",
-                         cpu_ ? "host memcpy" : "device-to-device copy"));
+             fmt::format(
+                 "measured: {} rate at the largest size, bytes read plus bytes written, not a datasheet peak",
+                 cpu_ ? "host memcpy" : "device-to-device copy"));
     }
   }
 
+  // The rate of the largest device copy, bytes read plus written: smaller ones can run from the
+  // last-level cache (an H200's 1-16 MiB copies beat its HBM datasheet bandwidth).
   double device_copy_rate() const {
-    double best = 0;
+    const DeviceCopyMeasurement* largest = nullptr;
     for (const DeviceCopyMeasurement& d : m_.device_copies)
-      best = std::max(best, 2.0 * d.bytes / d.summary.median_s);
-    if (best <= 0) throw std::invalid_argument("the calibration measured no device copy");
-    return best;
+      if (largest == nullptr || d.bytes > largest->bytes) largest = &d;
+    if (largest == nullptr || !(largest->summary.median_s > 0))
+      throw std::invalid_argument("the calibration measured no device copy");
+    return 2.0 * largest->bytes / largest->summary.median_s;
   }
 
   // Single-GPU copies: the bandwidth is the rate achieved at the largest size (where the latency no
@@ -224,7 +228,7 @@ class Builder {
     c.memory_efficiency =
         o_.base ? fraction(device_copy_rate(), g.hbm_bandwidth_bytes_per_s, "memory_efficiency") : 1.0;
     source("compute.memory_efficiency",
-           o_.base ? fmt::format("measured: best {} rate (read + write) / gpu.hbm.bandwidth",
+           o_.base ? fmt::format("measured: {} rate at the largest size (read + write) / gpu.hbm.bandwidth",
                                  cpu_ ? "memcpy" : "device-to-device copy")
                    : "measured: gpu.hbm.bandwidth is itself the measured copy rate, so the fraction is 1");
     c.kernel_launch_s = round_significant(m_.launch.median_s);
@@ -358,12 +362,16 @@ class Builder {
     }
     if (!f.host_cpu.empty()) lines.push_back("Host CPU: " + f.host_cpu + ".");
     lines.push_back(fmt::format(
-        "Timing: {}; each case {} warm-up runs, then the median of {} repetitions of at least {} "
+        "Timing: {}; each case {} warm-up runs{}, then the median of {} repetitions of at least {} "
         "(collectives: "
         "{} and {}; copies: {} and {}); every run reads the next of a rotating set of buffers larger than "
         "twice "
         "the {} last-level cache. Wall time {:.1f} s.",
         cpu_ ? "std::chrono steady_clock" : "CUDA events", m_.compute_policy.warmup,
+        m_.compute_policy.settle_s > 0
+            ? fmt::format(" and {} back to back (clocks settle under the power cap)",
+                          quantity(m_.compute_policy.settle_s, QuantityKind::kDuration))
+            : "",
         m_.compute_policy.repetitions, quantity(m_.compute_policy.min_repetition_s, QuantityKind::kDuration),
         m_.collective_policy.warmup, m_.collective_policy.repetitions, m_.copy_policy.warmup,
         m_.copy_policy.repetitions, quantity(f.cache_bytes, QuantityKind::kBytes), m_.wall_s));

@@ -4,7 +4,11 @@
 // GEMM and a device-to-device copy. Exit status: 0 all verified, 1 a verification failed, 2 no
 // device or bad arguments, 3 an error.
 //
-//   trainsim-kernel-bench [--output FILE] [--quick] [--seed N]
+//   trainsim-kernel-bench [--output FILE] [--quick] [--seed N] [--only SECTION[,SECTION...]]
+//
+// Sections: ceilings, gemm, nccl, merge, attention-check, attention, fpdt (default: all). With
+// `--only attention` the first attention launch of each pass is the 8K-token forward / backward,
+// which is what a profiler run targets.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,6 +19,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <cuda_fp8.h>
@@ -42,7 +47,15 @@ struct Options {
   std::string output;
   bool quick = false;
   uint64_t seed = 2026;
+  std::vector<std::string> only;  // sections to run; empty: all
+
+  bool runs(const std::string& section) const {
+    return only.empty() || std::find(only.begin(), only.end(), section) != only.end();
+  }
 };
+
+const std::vector<std::string> kSections = {"ceilings",        "gemm",      "nccl", "merge",
+                                            "attention-check", "attention", "fpdt"};
 
 struct Ceilings {
   double gemm_tflops = 0.0;
@@ -447,13 +460,24 @@ void bench_fpdt(Report& report, const Ceilings& ceilings, const FpdtShape& shape
     if (!all_finite(dq) || !all_finite(dk) || !all_finite(dv)) {
       bwd_check.fail("NaN or infinity in dq, dk or dv");
     }
+    // The first query sees one key, so its dq is exactly zero: every row is judged against the
+    // largest reference value of all the sampled rows.
     const reference::BackwardInputs<float> in{q, k, v, out, lse, dout};
+    std::vector<std::vector<double>> dq_rows;
+    double dq_scale = 0.0;
     for (const int64_t i : rows) {
-      for (int64_t h = 0; h < whole.heads && bwd_check.ok(); ++h) {
-        bwd_check.row(dq.data() + (i * whole.heads + h) * whole.head_dim,
-                      reference::attention_backward_dq_row<float>(whole, causal, in, 0, h, i),
-                      "dq(i=" + std::to_string(i) + ")");
+      for (int64_t h = 0; h < whole.heads; ++h) {
+        dq_rows.push_back(reference::attention_backward_dq_row<float>(whole, causal, in, 0, h, i));
+        for (const double x : dq_rows.back()) {
+          dq_scale = std::max(dq_scale, std::abs(x));
+        }
       }
+    }
+    for (size_t r = 0; r < dq_rows.size() && bwd_check.ok(); ++r) {
+      const int64_t i = rows[r / static_cast<size_t>(whole.heads)];
+      const int64_t h = static_cast<int64_t>(r) % whole.heads;
+      bwd_check.row(dq.data() + (i * whole.heads + h) * whole.head_dim, dq_rows[r],
+                    "dq(i=" + std::to_string(i) + ", h=" + std::to_string(h) + ")", dq_scale);
     }
     const int64_t last = whole.kv_len - 1;
     for (int64_t hk = 0; hk < whole.kv_heads && bwd_check.ok(); ++hk) {
@@ -502,52 +526,74 @@ int run(const Options& options) {
   report.note(header.str());
   const auto start = std::chrono::steady_clock::now();
 
+  // Each section runs guarded: one that throws becomes a FAILED row and the next still runs (an
+  // error that poisons the CUDA context makes the later ones fail fast, each with its message).
+  auto guarded = [&report, &options](const std::string& key, const std::string& section, const auto& body) {
+    if (!options.runs(key)) {
+      return;
+    }
+    try {
+      body();
+    } catch (const std::exception& error) {
+      report.failed(section, error.what());
+    }
+  };
   Ceilings ceilings;
-  ceilings.gemm_tflops = measure_gemm_ceiling(report, options.seed);
-  ceilings.copy_gbps = measure_copy_ceiling(report);
-  measure_host_links(report);
+  guarded("ceilings", "ceiling: cuBLASLt GEMM bf16",
+          [&] { ceilings.gemm_tflops = measure_gemm_ceiling(report, options.seed); });
+  guarded("ceilings", "ceiling: device copy", [&] { ceilings.copy_gbps = measure_copy_ceiling(report); });
+  guarded("ceilings", "pinned copies", [&] { measure_host_links(report); });
   std::ostringstream ceiling_note;
   ceiling_note << "- ceilings measured in this run: GEMM " << ceilings.gemm_tflops << " TFLOP/s, copy "
                << ceilings.copy_gbps
                << " GB/s; 'of ceiling' is against the GEMM for TFLOP/s rows, the copy for GB/s rows";
   report.note(ceiling_note.str());
 
+  // The library-backed kernels first, then ours, so a fault in ours leaves the others measured.
   uint64_t seed = options.seed + 100;
-  sweep_attention(report, seed);
-  check_nccl(report);
+  const int64_t tokens = 16384;
+  const GemmTypes bf16{DataType::kBFloat16, DataType::kBFloat16};
+  const std::vector<std::tuple<std::string, GemmShape, GemmTypes>> gemms = {
+      {"QKV projection X·Wᵀ", linear_forward(tokens, 4096, 6144), bf16},
+      {"FFN up X·Wᵀ", linear_forward(tokens, 4096, 14336), bf16},
+      {"FFN down dX = dY·W", linear_input_grad(tokens, 14336, 4096), bf16},
+      {"FFN up dW = dYᵀ·X", linear_weight_grad(tokens, 4096, 14336), bf16},
+      {"FFN up X·Wᵀ", linear_forward(tokens, 4096, 14336), {DataType::kFloat8E4M3, DataType::kBFloat16}}};
+  for (const auto& [name, shape, types] : gemms) {
+    if (gemm_supported(shape, types, device.compute_major, device.compute_minor)) {
+      guarded("gemm", "GEMM " + name, [&] { bench_gemm(report, ceilings, name, shape, types, seed += 10); });
+    }
+  }
+  guarded("nccl", "NCCL", [&] { check_nccl(report); });
   const std::vector<int64_t> lengths =
       options.quick ? std::vector<int64_t>{8192, 16384} : std::vector<int64_t>{8192, 16384, 32768, 65536};
+  guarded("merge", "merge", [&] { bench_merge(report, ceilings, {1, lengths.back(), 8, 128}, seed += 10); });
+  guarded("attention-check", "attention full check", [&] { sweep_attention(report, seed += 1000); });
   for (const bool backward : {false, true}) {
+    const std::string section = backward ? "attention backward" : "attention forward";
     for (const int64_t n : lengths) {
-      bench_attention(report, ceilings, {1, n, n, 8, 2, 128}, false, DataType::kBFloat16, backward,
-                      n >= 32768 ? 5 : 10, seed += 10);
+      guarded("attention", section, [&] {
+        bench_attention(report, ceilings, {1, n, n, 8, 2, 128}, false, DataType::kBFloat16, backward,
+                        n >= 32768 ? 5 : 10, seed += 10);
+      });
     }
-    bench_attention(report, ceilings, {1, lengths.back(), lengths.back(), 8, 2, 128}, true,
-                    DataType::kBFloat16, backward, 5, seed += 10);
-    bench_attention(report, ceilings, {1, 16384, 16384, 16, 16, 64}, false, DataType::kBFloat16, backward, 10,
-                    seed += 10);
-    bench_attention(report, ceilings, {1, 16384, 16384, 8, 2, 128}, false, DataType::kFloat16, backward, 10,
-                    seed += 10);
+    guarded("attention", section, [&] {
+      bench_attention(report, ceilings, {1, lengths.back(), lengths.back(), 8, 2, 128}, true,
+                      DataType::kBFloat16, backward, 5, seed += 10);
+    });
+    guarded("attention", section, [&] {
+      bench_attention(report, ceilings, {1, 16384, 16384, 16, 16, 64}, false, DataType::kBFloat16, backward,
+                      10, seed += 10);
+    });
+    guarded("attention", section, [&] {
+      bench_attention(report, ceilings, {1, 16384, 16384, 8, 2, 128}, false, DataType::kFloat16, backward, 10,
+                      seed += 10);
+    });
   }
-  bench_merge(report, ceilings, {1, lengths.back(), 8, 128}, seed += 10);
-
-  const int64_t tokens = 16384;
-  bench_gemm(report, ceilings, "QKV projection X·Wᵀ", linear_forward(tokens, 4096, 6144),
-             {DataType::kBFloat16, DataType::kBFloat16}, seed += 10);
-  bench_gemm(report, ceilings, "FFN up X·Wᵀ", linear_forward(tokens, 4096, 14336),
-             {DataType::kBFloat16, DataType::kBFloat16}, seed += 10);
-  bench_gemm(report, ceilings, "FFN down dX = dY·W", linear_input_grad(tokens, 14336, 4096),
-             {DataType::kBFloat16, DataType::kBFloat16}, seed += 10);
-  bench_gemm(report, ceilings, "FFN up dW = dYᵀ·X", linear_weight_grad(tokens, 4096, 14336),
-             {DataType::kBFloat16, DataType::kBFloat16}, seed += 10);
-  const GemmShape fp8_shape = linear_forward(tokens, 4096, 14336);
-  const GemmTypes fp8{DataType::kFloat8E4M3, DataType::kBFloat16};
-  if (gemm_supported(fp8_shape, fp8, device.compute_major, device.compute_minor)) {
-    bench_gemm(report, ceilings, "FFN up X·Wᵀ", fp8_shape, fp8, seed += 10);
-  }
-
   const int64_t chunk = options.quick ? 16384 : 65536;
-  bench_fpdt(report, ceilings, {1, 8, 2, 128, {chunk, chunk, chunk, chunk}}, 2, seed += 10);
+  guarded("fpdt", "FPDT", [&] {
+    bench_fpdt(report, ceilings, {1, 8, 2, 128, {chunk, chunk, chunk, chunk}}, 2, seed += 10);
+  });
 
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::ostringstream footer;
@@ -582,8 +628,18 @@ int main(int argc, char** argv) {
       options.quick = true;
     } else if (arg == "--seed" && i + 1 < argc) {
       options.seed = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--only" && i + 1 < argc) {
+      std::istringstream list(argv[++i]);
+      for (std::string section; std::getline(list, section, ',');) {
+        if (std::find(trainsim::kernels::bench::kSections.begin(), trainsim::kernels::bench::kSections.end(),
+                      section) == trainsim::kernels::bench::kSections.end()) {
+          std::cerr << "trainsim-kernel-bench: unknown section '" << section << "' in --only\n";
+          return 2;
+        }
+        options.only.push_back(section);
+      }
     } else {
-      std::cerr << "usage: trainsim-kernel-bench [--output FILE] [--quick] [--seed N]\n";
+      std::cerr << "usage: trainsim-kernel-bench [--output FILE] [--quick] [--seed N] [--only SECTION,...]\n";
       return 2;
     }
   }

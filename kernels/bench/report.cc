@@ -1,6 +1,8 @@
 #include "kernels/bench/report.h"
 
+#include <cmath>
 #include <iomanip>
+#include <iostream>
 #include <sstream>
 
 namespace trainsim::kernels::bench {
@@ -8,7 +10,7 @@ namespace trainsim::kernels::bench {
 namespace {
 
 std::string fixed(double value, int digits) {
-  if (value == 0.0) {
+  if (value == 0.0 || !std::isfinite(value)) {  // not applicable, or no ceiling measured in this run
     return "";
   }
   std::ostringstream s;
@@ -17,6 +19,16 @@ std::string fixed(double value, int digits) {
 }
 
 }  // namespace
+
+void Report::add(Row row) {
+  std::cerr << "bench: " << row.kernel << " | " << row.shape << " | " << row.time_ms << " ms | " << row.tflops
+            << " TFLOP/s | " << row.gbps << " GB/s | " << row.verified << std::endl;
+  rows_.push_back(std::move(row));
+}
+
+void Report::failed(const std::string& section, const std::string& error) {
+  add({section, "", 0.0, 0.0, 0.0, 0.0, "FAILED: " + error});
+}
 
 bool Report::all_verified() const {
   for (const Row& row : rows_) {

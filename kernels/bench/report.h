@@ -21,9 +21,12 @@ struct Row {
 
 class Report {
  public:
-  void add(Row row) { rows_.push_back(std::move(row)); }
+  // Appends a row and echoes it to stderr at once, so a run that dies later still shows it.
+  void add(Row row);
   // Free-form lines printed above the table (device, ceilings, seeds).
   void note(std::string line) { notes_.push_back(std::move(line)); }
+  // Records a section that threw (e.g. a CUDA error) as a FAILED row, so the run goes on to the next.
+  void failed(const std::string& section, const std::string& error);
   // True when no row's verification starts with "FAILED".
   bool all_verified() const;
   void print(std::ostream& out) const;

@@ -10,8 +10,9 @@
 
 namespace trainsim::kernels::bench {
 
-void Check::row(const float* got, const std::vector<double>& want, const std::string& where) {
-  double scale = 1e-30;
+void Check::row(const float* got, const std::vector<double>& want, const std::string& where,
+                double scale_floor) {
+  double scale = std::max(1e-30, scale_floor);
   for (const double w : want) {
     scale = std::max(scale, std::abs(w));
   }

@@ -18,8 +18,11 @@ namespace trainsim::kernels::bench {
 class Check {
  public:
   explicit Check(double tolerance) : tolerance_(tolerance) {}
-  // Compares a row (or entry) with its reference.
-  void row(const float* got, const std::vector<double>& want, const std::string& where);
+  // Compares a row with its reference, relative to the largest |want| of the row or to `scale_floor`,
+  // whichever is larger (a floor from other rows judges a row whose reference is exactly zero, such as
+  // dq of the first query under a causal mask).
+  void row(const float* got, const std::vector<double>& want, const std::string& where,
+           double scale_floor = 0.0);
   void value(double got, double want, double scale, const std::string& where);
   void fail(const std::string& why);
   // "ok" or a one-line reason.

@@ -142,6 +142,24 @@ TEST(MeasuredProfile, WithoutABaseThePeaksAreTheBestMeasuredRatesNamedAsSuch) {
   testing::expect_same_profile(config::load_hardware(file), p);
 }
 
+TEST(MeasuredProfile, MemoryEfficiencyComesFromTheLargestDeviceCopyNotACachedSmallOne) {
+  FakeBackend backend(1);
+  SilentProgress progress;
+  Measurements m =
+      run_calibration(backend, make_plan({false, 1, std::nullopt}, backend.capabilities()), progress);
+  ASSERT_GE(m.device_copies.size(), 2u);
+  for (DeviceCopyMeasurement& d : m.device_copies) {
+    if (d.bytes < 64.0 * 1024 * 1024) d.summary.median_s /= 3;  // served from the last-level cache
+  }
+  BuildOptions o = options();
+  o.base = config::load_hardware(testing::source_dir() / "calibrate/profiles/h100-sxm5-80gb.yaml");
+  o.base_label = "h100-sxm5-80gb.yaml";
+  const ProfileDocument doc = build_measured_profile(m, o);
+  EXPECT_NEAR(doc.profile.compute.memory_efficiency,
+              FakeBackend::kDeviceCopyBytesPerS / o.base->gpu.hbm_bandwidth_bytes_per_s, 1e-4);
+  EXPECT_NE(doc.profile.source_of("compute.memory_efficiency").find("largest size"), std::string::npos);
+}
+
 TEST(MeasuredProfile, AMeasuredRateAboveTheBasePeakIsReported) {
   FakeBackend backend(1);
   SilentProgress progress;

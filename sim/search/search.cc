@@ -10,10 +10,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "sim/analytic/iteration_time.h"
 #include "sim/common/isolated.h"
 #include "sim/config/diagnostics.h"
 #include "sim/engine/scenario_run.h"
+#include "sim/estimate/iteration_time.h"
 #include "sim/report/run_report.h"
 #include "sim/search/candidate.h"
 #include "sim/search/memory_bound.h"
@@ -103,7 +103,7 @@ json screen_chunk(const CandidateBuilder& builder, const PlanSpace& space, size_
           continue;
         }
         WarningLog warnings;
-        const analytic::IterationTimeEstimate estimate = analytic::estimate_iteration_time(s, &warnings);
+        const estimate::IterationTimeEstimate estimate = estimate::estimate_iteration_time(s, &warnings);
         survivors.push_back({index, bound, estimate.iteration_s});
       } catch (const workload::PlanError& e) {
         const std::string message = e.what();  // "setting: message"

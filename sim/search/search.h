@@ -4,7 +4,7 @@
 // 2. Screen every plan, in forked children: the scenario decoder's rules (candidate.h; a layout the
 //    rules reject takes its ZeRO and recompute variants with it), then the memory lower bound
 //    (memory_bound.h) against the GPU's HBM, then the closed-form iteration time
-//    (analytic/iteration_time.h).
+//    (estimate/iteration_time.h).
 // 3. Simulate in order of closed-form time, each plan in its own forked child (SimGrid allows one
 //    simulation per process), until K simulated plans fit in memory; let E be the closed-form time
 //    of the K-th of them. Then simulate every remaining plan whose closed-form time is at most
@@ -15,7 +15,7 @@
 // across plans by less than a factor 1 + margin, a pruned plan c (closed form > (1 + margin) E)
 // has simulated time r(c) x closed(c) > r(c) (1 + margin) E > r(b) x closed(b) for every one of
 // the K fitting plans b with closed(b) <= E, so c cannot be among the best K. The closed form
-// (analytic/iteration_time.h) times the same operation graphs with the same cost model and
+// (estimate/iteration_time.h) times the same operation graphs with the same cost model and
 // alpha-beta communication and adds the formula bubble; it leaves out congestion and the exact
 // pipeline interplay, which move plans of one model and cluster alike. Measured spreads of r:
 //   ideal network  1.052 over eleven Llama-3-70B plans on 512 H100s (pp 1 to 16; 1F1B, interleaved,

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "sim/analytic/iteration_time.h"
 #include "sim/common/version.h"
+#include "sim/estimate/iteration_time.h"
 #include "sim/report/run_report.h"
 #include "sim/workload/errors.h"
 
@@ -40,7 +40,7 @@ json with_status(json result, const Point& point, const EvaluateOptions& options
 }
 
 // The closed-form counterpart of the run report: same keys where the estimate has the number.
-json analytic_report(const config::Scenario& s, const analytic::IterationTimeEstimate& e,
+json analytic_report(const config::Scenario& s, const estimate::IterationTimeEstimate& e,
                      const WarningLog& warnings, const std::string& command_line) {
   const double gpus = static_cast<double>(s.cluster.gpus);
   const double peak = *s.cluster.hardware.peak_flops_per_s(s.training.dtype);
@@ -77,7 +77,7 @@ json analytic_report(const config::Scenario& s, const analytic::IterationTimeEst
         {"peak_host_bytes_per_node", e.peak_host_bytes_per_node},
         {"host_capacity_bytes_per_node", s.cluster.topology.node.host_memory_bytes},
         {"fits", e.fits}}},
-      {"analytic", analytic::to_json(e)},
+      {"analytic", estimate::to_json(e)},
       {"warnings", warning_list},
   };
 }
@@ -135,7 +135,7 @@ json evaluate_point(const SweepFile& sweep, const Point& point, const EvaluateOp
     std::string why;
     if (options.mode == Mode::kAnalytic) {
       WarningLog warnings;
-      const analytic::IterationTimeEstimate e = analytic::estimate_iteration_time(scenario, &warnings);
+      const estimate::IterationTimeEstimate e = estimate::estimate_iteration_time(scenario, &warnings);
       result = analytic_report(scenario, e, warnings, command);
       why = analytic_infeasibility(result);
     } else {

@@ -24,7 +24,7 @@ namespace trainsim::sweep {
 
 enum class Mode {
   kSimulate,  // the engine (one simulation per process: evaluate in a forked child)
-  kAnalytic,  // the closed-form estimate (sim/analytic/iteration_time.h)
+  kAnalytic,  // the closed-form estimate (sim/estimate/iteration_time.h)
 };
 
 struct EvaluateOptions {

@@ -1,7 +1,7 @@
 // The closed-form iteration time against the simulator (contention-free network, so both see the
 // same alpha-beta links and only the event-level scheduling differs) and its direction under plan
 // changes.
-#include "sim/analytic/iteration_time.h"
+#include "sim/estimate/iteration_time.h"
 
 #include <cmath>
 #include <map>
@@ -19,7 +19,7 @@
 #include "sim/workload/builder.h"
 #include "sim/workload/summary.h"
 
-namespace trainsim::analytic {
+namespace trainsim::estimate {
 namespace {
 
 config::Scenario load(const std::string& name, const std::vector<std::string>& sets = {}) {
@@ -176,4 +176,4 @@ TEST(IterationTime, UnexpressiblePlansThrowPlanError) {
 }
 
 }  // namespace
-}  // namespace trainsim::analytic
+}  // namespace trainsim::estimate

@@ -3,15 +3,15 @@
 // alpha-beta communication per tier, the schedule's formula bubble, no congestion and no event
 // simulation (Calculon's approach). `trainsim sweep --check-analytic` reports how far it is from the
 // simulation.
-#ifndef TRAINSIM_SIM_ANALYTIC_ITERATION_TIME_H_
-#define TRAINSIM_SIM_ANALYTIC_ITERATION_TIME_H_
+#ifndef TRAINSIM_SIM_ESTIMATE_ITERATION_TIME_H_
+#define TRAINSIM_SIM_ESTIMATE_ITERATION_TIME_H_
 
 #include <nlohmann/json.hpp>
 
 #include "sim/common/warnings.h"
 #include "sim/config/scenario.h"
 
-namespace trainsim::analytic {
+namespace trainsim::estimate {
 
 // Seconds of one iteration on the slowest pipeline stage, split the way `trainsim run` splits it
 // (iteration_s is the sum of the five parts).
@@ -46,6 +46,6 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
 
 nlohmann::json to_json(const IterationTimeEstimate& estimate);
 
-}  // namespace trainsim::analytic
+}  // namespace trainsim::estimate
 
-#endif  // TRAINSIM_SIM_ANALYTIC_ITERATION_TIME_H_
+#endif  // TRAINSIM_SIM_ESTIMATE_ITERATION_TIME_H_

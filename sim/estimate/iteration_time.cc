@@ -1,4 +1,4 @@
-#include "sim/analytic/iteration_time.h"
+#include "sim/estimate/iteration_time.h"
 
 #include <algorithm>
 #include <array>
@@ -20,7 +20,7 @@
 #include "sim/workload/plan.h"
 #include "sim/workload/shapes.h"
 
-namespace trainsim::analytic {
+namespace trainsim::estimate {
 namespace {
 
 using workload::Op;
@@ -233,7 +233,7 @@ std::vector<int64_t> stages_to_build(const workload::RankShapes& shapes) {
 // summed over every rank): the closed forms with the LM head over ceil(V/t)·t vocabulary rows, as
 // the graphs split the vocabulary.
 std::pair<double, double> report_flops(const config::Scenario& scenario) {
-  const IterationFlops flops = iteration_flops(scenario);
+  const analytic::IterationFlops flops = analytic::iteration_flops(scenario);
   const int64_t tp = scenario.parallelism.tp;
   const int64_t vocab = scenario.model.vocab;
   const double padding = static_cast<double>((vocab + tp - 1) / tp * tp) / static_cast<double>(vocab) - 1;
@@ -297,7 +297,8 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
 
   // Fill and drain: the schedule's formula bubble over the slowest stage's pace.
   const double slowest_per_mb = *std::max_element(per_micro_batch_s.begin(), per_micro_batch_s.end());
-  const double fill_drain_s = pipeline_bubble_fraction(schedule, pp, m, shapes.vpp) * md * slowest_per_mb;
+  const double fill_drain_s =
+      analytic::pipeline_bubble_fraction(schedule, pp, m, shapes.vpp) * md * slowest_per_mb;
 
   IterationTimeEstimate e;
   double built_host_peak = 0;
@@ -350,4 +351,4 @@ nlohmann::json to_json(const IterationTimeEstimate& e) {
             {"fits", e.fits}}}};
 }
 
-}  // namespace trainsim::analytic
+}  // namespace trainsim::estimate

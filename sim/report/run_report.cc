@@ -197,19 +197,23 @@ std::string infeasibility(const json& report) {
   const double hbm = m.at("peak_hbm_bytes").get<double>();
   const double cap = m.at("hbm_capacity_bytes").get<double>();
   if (hbm > cap) {
+    const std::string who = m.contains("peak_hbm_rank")
+                                ? fmt::format("rank {}", m.at("peak_hbm_rank").get<int64_t>())
+                                : "the fullest rank";
     std::string largest;
     double largest_bytes = -1;
-    for (const auto& [name, bytes] : m.at("hbm_at_peak_bytes").items()) {
-      if (bytes.get<double>() > largest_bytes) {
-        largest_bytes = bytes.get<double>();
-        largest = name;
+    if (m.contains("hbm_at_peak_bytes")) {
+      for (const auto& [name, bytes] : m.at("hbm_at_peak_bytes").items()) {
+        if (bytes.get<double>() > largest_bytes) {
+          largest_bytes = bytes.get<double>();
+          largest = name;
+        }
       }
     }
     out += fmt::format(
-        "rank {} needs {:.2f} GiB of HBM at its peak but the GPU has {:.2f} GiB (over by {:.2f} GiB; "
-        "largest part: {} {:.2f} GiB)",
-        m.at("peak_hbm_rank").get<int64_t>(), hbm / kGiB, cap / kGiB, (hbm - cap) / kGiB, largest,
-        largest_bytes / kGiB);
+        "{} needs {:.2f} GiB of HBM at its peak but the GPU has {:.2f} GiB (over by {:.2f} GiB{})", who,
+        hbm / kGiB, cap / kGiB, (hbm - cap) / kGiB,
+        largest.empty() ? "" : fmt::format("; largest part: {} {:.2f} GiB", largest, largest_bytes / kGiB));
   }
   const double host = m.at("peak_host_bytes_per_node").get<double>();
   const double host_cap = m.at("host_capacity_bytes_per_node").get<double>();

@@ -36,7 +36,8 @@ std::string render_csv(const nlohmann::json& report);
 std::string render_comm_table(const nlohmann::json& report);
 
 // The sentence explaining why a report's plan does not fit, naming the rank, the peak, the
-// capacity and by how much it overflows; empty when it fits.
+// capacity and by how much it overflows; empty when it fits. Also takes the closed-form estimate's
+// report (sweep --analytic), which has no rank and no parts: it names "the fullest rank".
 std::string infeasibility(const nlohmann::json& report);
 
 }  // namespace trainsim::report

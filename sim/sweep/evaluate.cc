@@ -12,8 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr double kGiB = 1024.0 * 1024 * 1024;
-
 // `error` with its files named relative to the sweep file's directory, so that a result reads the
 // same whatever directory the sweep ran from.
 config::ConfigError relative_to_sweep(const config::ConfigError& error, const SweepFile& sweep) {
@@ -82,27 +80,6 @@ json analytic_report(const config::Scenario& s, const estimate::IterationTimeEst
   };
 }
 
-// Why an estimate does not fit, like report::infeasibility says it of a simulation.
-std::string analytic_infeasibility(const json& r) {
-  const json& m = r.at("memory");
-  std::string out;
-  const double hbm = m.at("peak_hbm_bytes").get<double>(), cap = m.at("hbm_capacity_bytes").get<double>();
-  if (hbm > cap) {
-    out = fmt::format(
-        "the fullest rank needs {:.2f} GiB of HBM at its peak but the GPU has {:.2f} GiB (over by "
-        "{:.2f} GiB)",
-        hbm / kGiB, cap / kGiB, (hbm - cap) / kGiB);
-  }
-  const double host = m.at("peak_host_bytes_per_node").get<double>();
-  const double host_cap = m.at("host_capacity_bytes_per_node").get<double>();
-  if (host > host_cap) {
-    if (!out.empty()) out += "; ";
-    out += fmt::format("a node needs {:.2f} GiB of host memory but has {:.2f} GiB (over by {:.2f} GiB)",
-                       host / kGiB, host_cap / kGiB, (host - host_cap) / kGiB);
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string mode_name(Mode mode) { return mode == Mode::kAnalytic ? "analytic" : "simulated"; }
@@ -137,7 +114,7 @@ json evaluate_point(const SweepFile& sweep, const Point& point, const EvaluateOp
       WarningLog warnings;
       const estimate::IterationTimeEstimate e = estimate::estimate_iteration_time(scenario, &warnings);
       result = analytic_report(scenario, e, warnings, command);
-      why = analytic_infeasibility(result);
+      why = report::infeasibility(result);
     } else {
       engine::RunOptions run_options;
       run_options.network = options.network;

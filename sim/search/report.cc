@@ -77,6 +77,7 @@ json to_json(const SearchResult& r) {
       {"counts",
        {{"enumerated", r.enumerated},
         {"invalid", r.invalid_plans()},
+        {"duplicates", r.duplicates},
         {"over_memory_bound", r.over_memory_bound},
         {"slower_bound", r.slower_bound},
         {"simulated", r.simulated},
@@ -100,6 +101,8 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
                                 r.gpus, objective_name(r.objective), r.network);
   out += fmt::format("{:<34} {:>10}\n", "plans enumerated", r.enumerated);
   out += fmt::format("{:<34} {:>10}\n", "  invalid (rules below)", r.invalid_plans());
+  out += fmt::format("{:<34} {:>10}   (selective recompute with fused attention = none)\n",
+                     "  the same as another plan", r.duplicates);
   out += fmt::format("{:<34} {:>10}\n", "  over the memory lower bound", r.over_memory_bound);
   out += fmt::format("{:<34} {:>10}   (closed form over {:.2f} x that of fitting plan #{})\n",
                      "  slower by the closed-form bound", r.slower_bound, 1 + r.margin, r.top);

@@ -18,6 +18,8 @@
 #include "sim/search/candidate.h"
 #include "sim/search/memory_bound.h"
 #include "sim/workload/errors.h"
+#include "sim/workload/plan.h"
+#include "sim/workload/shapes.h"
 
 namespace trainsim::search {
 namespace {
@@ -61,6 +63,7 @@ struct Screening {
   std::map<std::string, RuleCount> invalid;
   std::map<std::string, size_t> invalid_first_index;  // of each rule's example
   int64_t over_memory = 0;
+  int64_t duplicates = 0;
   std::vector<Survivor> survivors;
 
   void add_invalid(const std::string& rule, int64_t plans, const std::string& message, size_t index,
@@ -77,12 +80,19 @@ struct Screening {
   }
 };
 
+// Selective recompute re-runs the attention core whose scores it did not keep; a fused (flash)
+// attention kernel never stores scores, so the plan is the same as recompute none (workload/activations).
+bool selective_is_no_recompute(const config::Scenario& s) {
+  return workload::derive_shapes(s, workload::make_plan(s)).fused_attention;
+}
+
 // Screens layouts [begin, end) in the calling process; returns what Screening::merge reads.
 json screen_chunk(const CandidateBuilder& builder, const PlanSpace& space, size_t begin, size_t end) {
   const double capacity = builder.base().cluster.hardware.gpu.hbm_capacity_bytes;
   json invalid = json::array();
   json survivors = json::array();
   int64_t over_memory = 0;
+  int64_t duplicates = 0;
   for (size_t layout = begin; layout < end; ++layout) {
     const size_t first = layout * kVariantsPerLayout;
     const CandidateCheck check = builder.check(space.layouts[layout], space.gpus);
@@ -97,6 +107,10 @@ json screen_chunk(const CandidateBuilder& builder, const PlanSpace& space, size_
       s.parallelism.zero_stage = plan.zero_stage;
       s.parallelism.recompute = plan.recompute;
       try {
+        if (plan.recompute == config::Recompute::kSelective && selective_is_no_recompute(s)) {
+          ++duplicates;
+          continue;
+        }
         const double bound = memory_lower_bound_bytes(s);
         if (bound > capacity) {
           ++over_memory;
@@ -111,7 +125,10 @@ json screen_chunk(const CandidateBuilder& builder, const PlanSpace& space, size_
       }
     }
   }
-  return {{"invalid", invalid}, {"over_memory", over_memory}, {"survivors", survivors}};
+  return {{"invalid", invalid},
+          {"over_memory", over_memory},
+          {"duplicates", duplicates},
+          {"survivors", survivors}};
 }
 
 Screening screen(const CandidateBuilder& builder, const PlanSpace& space, int jobs) {
@@ -142,6 +159,7 @@ Screening screen(const CandidateBuilder& builder, const PlanSpace& space, int jo
                           space.at(index).describe());
         }
         out.over_memory += result.value.at("over_memory").get<int64_t>();
+        out.duplicates += result.value.at("duplicates").get<int64_t>();
         for (const json& row : result.value.at("survivors")) {
           out.survivors.push_back({row[0].get<size_t>(), row[1].get<double>(), row[2].get<double>()});
         }
@@ -331,11 +349,15 @@ SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
   Screening screening = screen(builder, space, o.jobs);
   result.screening_wall_s = seconds_since(start);
   result.over_memory_bound = screening.over_memory;
+  result.duplicates = screening.duplicates;
   spdlog::info(
-      "search: screened in {:.1f} s: {} invalid, {} over the memory bound, {} to rank by closed form",
+      "search: screened in {:.1f} s: {} invalid, {} the same as another plan, {} over the memory bound, {} "
+      "to "
+      "rank by closed form",
       result.screening_wall_s,
-      result.enumerated - screening.over_memory - static_cast<int64_t>(screening.survivors.size()),
-      screening.over_memory, screening.survivors.size());
+      result.enumerated - screening.over_memory - screening.duplicates -
+          static_cast<int64_t>(screening.survivors.size()),
+      screening.duplicates, screening.over_memory, screening.survivors.size());
 
   const Clock::time_point simulation_start = Clock::now();
   std::vector<SimulatedPlan> fitting = simulate_in_order(builder, space, o, screening, result);

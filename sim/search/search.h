@@ -2,7 +2,9 @@
 //
 // 1. Enumerate the plan space (plan_space.h).
 // 2. Screen every plan, in forked children: the scenario decoder's rules (candidate.h; a layout the
-//    rules reject takes its ZeRO and recompute variants with it), then the memory lower bound
+//    rules reject takes its ZeRO and recompute variants with it), then duplicates (selective
+//    recompute under a fused attention kernel keeps and recomputes exactly what recompute none
+//    does: counted, not simulated), then the memory lower bound
 //    (memory_bound.h) against the GPU's HBM, then the closed-form iteration time
 //    (estimate/iteration_time.h).
 // 3. Simulate in order of closed-form time, each plan in its own forked child (SimGrid allows one
@@ -103,6 +105,7 @@ struct SearchResult {
 
   int64_t enumerated = 0;
   std::vector<RuleCount> invalid;  // by rule, most plans first
+  int64_t duplicates = 0;          // the same plan as another one (selective recompute, fused attention)
   int64_t over_memory_bound = 0;   // memory lower bound above the HBM capacity
   int64_t slower_bound = 0;        // pruned by the closed-form time bound
   int64_t simulated = 0;           // every simulated plan, whatever the outcome

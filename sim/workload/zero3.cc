@@ -12,14 +12,16 @@ ParamGatherer::ParamGatherer(GraphWriter& writer, GroupKind group, int weight_by
       grad_bytes_(grad_bytes),
       uses_(std::move(uses)),
       gather_(uses_.size(), kNoOp),
-      gathered_(uses_.size(), -1) {}
+      gathered_(uses_.size(), -1),
+      freed_(uses_.size(), kNoOp) {}
 
 void ParamGatherer::issue(size_t k) {
   if (k >= uses_.size() || gathered_[k] >= 0) return;
   const double bytes = static_cast<double>(uses_[k].elements) * weight_bytes_;
-  gathered_[k] =
-      w_.alloc(OpLabel::kGatheredParams, MemoryCategory::kBuffers, MemorySpace::kHbm, bytes, Stream::kDpComm)
-          .buffer;
+  const OpId two_back_freed = k >= 2 ? freed_[k - 2] : kNoOp;
+  gathered_[k] = w_.alloc(OpLabel::kGatheredParams, MemoryCategory::kBuffers, MemorySpace::kHbm, bytes,
+                          Stream::kDpComm, {two_back_freed})
+                     .buffer;
   gather_[k] =
       w_.collective(OpLabel::kParamGather, CollectiveKind::kAllGather, group_, bytes, Stream::kDpComm);
 }
@@ -46,7 +48,7 @@ OpId ParamGatherer::acquire(int64_t elements, bool backward) {
 void ParamGatherer::release(OpId last_grad) {
   TRAINSIM_WORKLOAD_CHECK(active_) << "release without acquire";
   const Use& use = uses_[next_];
-  w_.release(gathered_[next_], Stream::kCompute);
+  freed_[next_] = w_.release(gathered_[next_], Stream::kCompute);
   if (use.backward) {
     w_.collective(OpLabel::kGradSync, CollectiveKind::kReduceScatter, group_,
                   static_cast<double>(use.elements) * grad_bytes_, Stream::kDpComm, {last_grad});

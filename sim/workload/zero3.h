@@ -7,8 +7,11 @@
 // after forward), so a tied embedding matrix is gathered for the embedding and again for the LM
 // head. Prefetch is one use ahead: when use k is acquired, the all-gather of use k+1 is issued
 // too (FSDP forward/backward prefetch, DeepSpeed's prefetch bucket); Stream::kDpComm's order makes
-// it start after the all-gather of use k. Gathered parameters live in a kBuffers allocation from
-// the issue of their all-gather until the use's compute is done. After each backward use, the unit's
+// it start after the all-gather of use k, and its buffer is allocated only once use k-1 has freed
+// its own, so at most two units' gathered parameters are live (FSDP's limit_all_gathers, DeepSpeed's
+// max live parameters): the communication stream never runs ahead of the compute and gathers every
+// layer at once. Gathered parameters live in a kBuffers allocation from the issue of their
+// all-gather until the use's compute is done. After each backward use, the unit's
 // full gradient buffer is reduce-scattered to the shards (every micro-batch, as DeepSpeed stage 3
 // does) and freed. Volumes per iteration with one micro-batch: 2Ψ all-gathered plus Ψ
 // reduce-scattered = 1.5x the DP all-reduce's 2Ψ (Rajbhandari et al. 2020; ground-truth.md A.9).
@@ -51,6 +54,7 @@ class ParamGatherer {
   std::vector<Use> uses_;
   std::vector<OpId> gather_;
   std::vector<BufferId> gathered_;
+  std::vector<OpId> freed_;  // the release of each use's gathered parameters, once released
   size_t next_ = 0;
   bool active_ = false;
   BufferId grad_buffer_ = -1;

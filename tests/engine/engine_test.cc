@@ -53,27 +53,35 @@ EngineResult simulate_scenario(const config::Scenario& s, bool full, IdealLinks 
   return simulate(plan, ranks, pointers, transport, compute, EngineOptions{full, 1});
 }
 
-// SimGrid allows one simulation per process: runs `simulate_scenario` in a child and returns
-// {iteration time, peak HBM of the first simulated rank}.
-std::pair<double, double> simulate_in_child(const config::Scenario& s, bool full, IdealLinks links) {
+// What a simulation in a child process reports back: rank 0's (first simulated rank's) figures.
+struct ChildRun {
+  double iteration_s = -1;
+  double peak_hbm_bytes = -1;
+  double buffers_at_peak_bytes = -1;
+};
+
+// SimGrid allows one simulation per process: runs `simulate_scenario` in a child.
+ChildRun simulate_in_child(const config::Scenario& s, bool full, IdealLinks links = {1e15, 0, 1e15, 0}) {
   int fds[2];
   EXPECT_EQ(pipe(fds), 0);
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
     const EngineResult r = simulate_scenario(s, full, links);
-    const double values[2] = {r.iteration_time_s, r.ranks[0].peak_hbm_bytes};
-    const ssize_t written = write(fds[1], values, sizeof(values));
+    const ChildRun values{
+        r.iteration_time_s, r.ranks[0].peak_hbm_bytes,
+        r.ranks[0].hbm_at_peak_bytes[static_cast<size_t>(workload::MemoryCategory::kBuffers)]};
+    const ssize_t written = write(fds[1], &values, sizeof(values));
     _exit(written == sizeof(values) ? 0 : 1);
   }
   close(fds[1]);
-  double values[2] = {-1, -1};
-  EXPECT_EQ(read(fds[0], values, sizeof(values)), static_cast<ssize_t>(sizeof(values)));
+  ChildRun values;
+  EXPECT_EQ(read(fds[0], &values, sizeof(values)), static_cast<ssize_t>(sizeof(values)));
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  return {values[0], values[1]};
+  return values;
 }
 
 // Forward plus backward compute of one micro-batch on `graph` (a middle stage: uniform layers).
@@ -148,11 +156,11 @@ TEST(Engine, CollapsedAndFullRunsAgree) {
   ScratchDir dir;
   const config::Scenario s = scenario(dir, "{tp: 2, pp: 2, dp: 2}", 8, 8, 8);
   const IdealLinks links{50e9, 5e-6, 25e9, 5e-6};
-  const auto [collapsed_time, collapsed_peak] = simulate_in_child(s, false, links);
-  const auto [full_time, full_peak] = simulate_in_child(s, true, links);
-  EXPECT_GT(collapsed_time, 0);
-  EXPECT_DOUBLE_EQ(collapsed_time, full_time);
-  EXPECT_DOUBLE_EQ(collapsed_peak, full_peak);
+  const ChildRun collapsed = simulate_in_child(s, false, links);
+  const ChildRun full = simulate_in_child(s, true, links);
+  EXPECT_GT(collapsed.iteration_s, 0);
+  EXPECT_DOUBLE_EQ(collapsed.iteration_s, full.iteration_s);
+  EXPECT_DOUBLE_EQ(collapsed.peak_hbm_bytes, full.peak_hbm_bytes);
 }
 
 // Data-parallel gradient all-reduces on their own stream overlap the backward pass: with enough
@@ -257,6 +265,24 @@ TEST(Engine, PeakMemoryOfKorthikanti22B) { expect_engine_peak_equals_graph_peak(
 
 TEST(Engine, PeakMemoryOfKorthikanti175B) {
   expect_engine_peak_equals_graph_peak("03-gpt3-175b-64xa100.yaml");
+}
+
+// ZeRO-3 prefetches one use ahead, and the communication stream must not run ahead of the compute:
+// with an infinitely fast network every layer's all-gather could start at once, yet only the use in
+// progress and the prefetched one hold gathered parameters, so the buffers at the peak do not grow
+// with the number of layers.
+TEST(Engine, ZeroStage3GatheredParametersDoNotGrowWithLayers) {
+  const auto buffers_at_peak = [](int layers) {
+    ScratchDir dir;
+    const config::Scenario s = scenario(dir, "{dp: 2, zero_stage: 3, recompute: full}", layers, 2, 2);
+    return simulate_in_child(s, false).buffers_at_peak_bytes;
+  };
+  const double layer_bf16_bytes = 12 * 1024.0 * 1024.0 * 2;  // QKV, projection and MLP weights
+  const double few = buffers_at_peak(8);
+  const double many = buffers_at_peak(24);
+  EXPECT_GT(few, 2 * layer_bf16_bytes);
+  EXPECT_NEAR(many, few, 0.01 * few) << "gathered parameters of " << (many - few) / layer_bf16_bytes
+                                     << " more layers live at the peak with 16 more layers";
 }
 
 TEST(Engine, MemoryPeakIsPositiveAndEverythingIsFreed) {

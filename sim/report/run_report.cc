@@ -164,6 +164,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"tflops_per_gpu", summary.iteration.model / (t * static_cast<double>(gpus)) / 1e12},
       {"mfu", summary.iteration.model / (t * static_cast<double>(gpus) * peak)},
       {"hfu", summary.iteration.hardware / (t * static_cast<double>(gpus) * peak)},
+      {"executed_flops_utilization", summary.iteration.executed / (t * static_cast<double>(gpus) * peak)},
       {"critical_rank", r.critical_rank},
       {"breakdown",
        {{"compute_s", b.compute_s},
@@ -234,8 +235,11 @@ std::string render_table(const json& report) {
   out += fmt::format("{:<26} {:>14.6f} s\n", "iteration time", t);
   out += fmt::format("{:<26} {:>14.1f}\n", "tokens/s", report.at("tokens_per_s").get<double>());
   out += fmt::format("{:<26} {:>14.1f}\n", "TFLOP/s per GPU", report.at("tflops_per_gpu").get<double>());
-  out += fmt::format("{:<26} {:>13.1f}%\n", "MFU", 100 * report.at("mfu").get<double>());
-  out += fmt::format("{:<26} {:>13.1f}%\n", "HFU", 100 * report.at("hfu").get<double>());
+  out += fmt::format("{:<26} {:>13.1f}%   (model FLOPs, attention counted dense)\n", "MFU",
+                     100 * report.at("mfu").get<double>());
+  out += fmt::format("{:<26} {:>13.1f}%   (+ recomputation)\n", "HFU", 100 * report.at("hfu").get<double>());
+  out += fmt::format("{:<26} {:>13.1f}%   (FLOPs the kernels run: causal tiles skipped)\n",
+                     "executed FLOPs of peak", 100 * report.at("executed_flops_utilization").get<double>());
   out += fmt::format("\n# breakdown of rank {} (critical)\n", report.at("critical_rank").get<int64_t>());
   for (const char* key : {"compute_s", "exposed_comm_s", "bubble_s", "offload_stall_s", "idle_s"}) {
     const double v = b.at(key).get<double>();

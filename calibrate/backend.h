@@ -30,6 +30,7 @@ struct DeviceFacts {
   std::string runtime_version;      // CUDA runtime
   std::string blas_version;         // cuBLASLt
   std::string collectives_version;  // NCCL
+  std::string compiler;             // that built the timed CPU reference kernels (CPU backend)
   std::string host_name;
   std::string host_cpu;
 };

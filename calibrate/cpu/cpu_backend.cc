@@ -23,6 +23,18 @@ using config::Dtype;
 constexpr double kBudgetBytes = 256.0 * 1024 * 1024;  // rotating buffers, per case
 constexpr double kMaxCaseFlops = 4e9;                 // a few seconds of the reference GEMM
 
+// The compiler that built this file, and with it the CPU references of kernels/ (one toolchain
+// builds the project): "GCC 12.2.0", "Debian Clang 14.0.6"; empty for another compiler.
+std::string compiler_version() {
+#if defined(__clang__)
+  return __VERSION__;
+#elif defined(__GNUC__)
+  return "GCC " __VERSION__;
+#else
+  return "";
+#endif
+}
+
 // Deterministic, never-zero values in [-1, 1].
 template <typename T>
 void fill(std::vector<T>& values, uint64_t seed) {
@@ -116,6 +128,7 @@ CpuBackend::CpuBackend(int devices) {
   facts_.host_memory_bytes = host.memory_bytes;
   facts_.host_name = host.host_name;
   facts_.host_cpu = host.cpu_name;
+  facts_.compiler = compiler_version();
   capabilities_.scale = DeviceScale::kCpuReference;
   capabilities_.gemm_dtypes = {Dtype::kFp32, Dtype::kFp64};
   capabilities_.attention_dtypes = {Dtype::kFp32};

@@ -24,6 +24,21 @@ std::string spread(const Summary& s) {
                      quantity(round_significant(s.p90_s, 3), QuantityKind::kDuration), 100.0 * s.cv);
 }
 
+// What a sample row keeps of the spread of its repetitions, to the precision of its median.
+config::SampleSpread sample_spread(const Summary& s) {
+  return {round_significant(s.min_s), round_significant(s.p90_s), s.repetitions};
+}
+
+// The comment after a sample row: what its keys do not hold, the coefficient of variation and, when
+// given, the rate the median stands for ("cv 7.2%, 226TFLOP/s").
+std::string sample_comment(const Summary& s, const std::string& rate = "") {
+  return fmt::format("cv {:.1f}%{}", 100.0 * s.cv, rate.empty() ? "" : ", " + rate);
+}
+
+std::string rounded_rate(double value, QuantityKind kind) {
+  return quantity(round_significant(value, 3), kind);
+}
+
 struct BestRate {
   double flops_per_s = 0;
   std::string where;
@@ -263,10 +278,10 @@ class Builder {
     config::HardwareProfile& p = profile_;
     const std::string timer = cpu_ ? "std::chrono steady_clock" : "CUDA events";
     for (const auto& s : m_.gemms) {
-      p.gemm_samples.push_back({s.c.dtype, s.c.m, s.c.n, s.c.k, round_significant(s.summary.median_s)});
-      doc_.gemm_comments.push_back(fmt::format(
-          "{}, {}", spread(s.summary),
-          quantity(round_significant(s.c.flops() / s.summary.median_s, 3), QuantityKind::kFlopRate)));
+      p.gemm_samples.push_back(
+          {s.c.dtype, s.c.m, s.c.n, s.c.k, round_significant(s.summary.median_s), sample_spread(s.summary)});
+      doc_.gemm_comments.push_back(
+          sample_comment(s.summary, rounded_rate(s.c.flops() / s.summary.median_s, QuantityKind::kFlopRate)));
     }
     if (!p.gemm_samples.empty()) {
       source("gemm_samples", fmt::format("measured: {}, {}, median of {} repetitions after {} warm-up runs",
@@ -277,10 +292,10 @@ class Builder {
     for (const auto& s : m_.attentions) {
       const AttentionCase& c = s.c;
       p.attention_samples.push_back({c.pass, c.causal, c.dtype, c.batch, c.heads, c.kv_heads, c.q_len,
-                                     c.kv_len, c.head_dim, round_significant(s.summary.median_s)});
-      doc_.attention_comments.push_back(fmt::format(
-          "{}, {}", spread(s.summary),
-          quantity(round_significant(c.flops() / s.summary.median_s, 3), QuantityKind::kFlopRate)));
+                                     c.kv_len, c.head_dim, round_significant(s.summary.median_s),
+                                     sample_spread(s.summary)});
+      doc_.attention_comments.push_back(
+          sample_comment(s.summary, rounded_rate(c.flops() / s.summary.median_s, QuantityKind::kFlopRate)));
     }
     if (!p.attention_samples.empty()) {
       source("attention_samples",
@@ -290,9 +305,9 @@ class Builder {
                          timer));
     }
     for (const auto& s : m_.collectives) {
-      p.collective_samples.push_back(
-          {s.c.kind, s.c.ranks, 1, s.c.bytes, round_significant(s.summary.median_s)});
-      doc_.collective_sample_comments.push_back(spread(s.summary));
+      p.collective_samples.push_back({s.c.kind, s.c.ranks, 1, s.c.bytes,
+                                      round_significant(s.summary.median_s), sample_spread(s.summary)});
+      doc_.collective_sample_comments.push_back(sample_comment(s.summary));
     }
     if (!p.collective_samples.empty()) {
       source(
@@ -321,11 +336,10 @@ class Builder {
       }
     }
     for (const auto& s : m_.copies) {
-      p.copy_samples.push_back(
-          {s.c.direction, s.c.concurrent, s.c.bytes, round_significant(s.summary.median_s)});
-      doc_.copy_comments.push_back(fmt::format(
-          "{}, {}", spread(s.summary),
-          quantity(round_significant(s.c.bytes / s.summary.median_s, 3), QuantityKind::kBandwidth)));
+      p.copy_samples.push_back({s.c.direction, s.c.concurrent, s.c.bytes,
+                                round_significant(s.summary.median_s), sample_spread(s.summary)});
+      doc_.copy_comments.push_back(
+          sample_comment(s.summary, rounded_rate(s.c.bytes / s.summary.median_s, QuantityKind::kBandwidth)));
     }
     if (!p.copy_samples.empty()) {
       source("copy_samples", cpu_
@@ -343,10 +357,11 @@ class Builder {
     p.date = o_.date;
     p.tool_version = o_.tool_version;
     p.command = o_.command;
+    p.software = {f.driver_version, f.runtime_version, f.blas_version, f.collectives_version, f.compiler};
+    p.host = {f.host_cpu, f.host_name};
     std::vector<std::string> lines;
-    lines.push_back(fmt::format("Measured by trainsim calibrate run, {} backend, on {} x {} (host {}).",
-                                f.backend, f.devices, f.device_name,
-                                f.host_name.empty() ? "unknown" : f.host_name));
+    lines.push_back(fmt::format("Measured by trainsim calibrate run, {} backend, on {} x {}.", f.backend,
+                                f.devices, f.device_name));
     if (cpu_) {
       lines.push_back(
           "cpu device: the CPU references of kernels/ stand for the kernels, worker threads for the GPUs, "
@@ -355,12 +370,7 @@ class Builder {
           "host's intra-node tier). Rates are the CPU's; use this profile to test the pipeline, not to "
           "predict "
           "GPU training.");
-    } else {
-      lines.push_back(fmt::format("Software: NVIDIA driver {}, CUDA runtime {}, cuBLASLt {}, NCCL {}.",
-                                  f.driver_version, f.runtime_version, f.blas_version,
-                                  f.collectives_version));
     }
-    if (!f.host_cpu.empty()) lines.push_back("Host CPU: " + f.host_cpu + ".");
     lines.push_back(fmt::format(
         "Timing: {}; each case {} warm-up runs{}, then the median of {} repetitions of at least {} "
         "(collectives: "
@@ -396,6 +406,7 @@ class Builder {
         f.multiprocessors > 0 ? fmt::format("{} {}", f.multiprocessors, cpu_ ? "CPUs" : "SMs") : "",
         f.memory_bytes > 0 ? ", " + readable_quantity(f.memory_bytes, QuantityKind::kBytes) : "",
         f.host_name.empty() ? "" : ", host " + f.host_name));
+    if (cpu_ && !f.compiler.empty()) doc_.header.push_back("compiler " + f.compiler);
     if (!cpu_) {
       doc_.header.push_back(fmt::format("driver {}, CUDA runtime {}, cuBLASLt {}, NCCL {}", f.driver_version,
                                         f.runtime_version, f.blas_version, f.collectives_version));

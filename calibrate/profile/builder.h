@@ -1,7 +1,8 @@
-// From measurements to a hardware profile: the measured tables (medians, 4 significant digits),
-// the fitted collective models, the compute efficiencies derived from them, and a source for every
-// number: "measured: ..." for what the run timed, "queried: ..." for what the system reports, and
-// the base profile's citation for datasheet numbers a run cannot measure (peak FLOP/s, HBM peak).
+// From measurements to a hardware profile: the measured tables (medians with the min, p90 and count
+// of their repetitions, 4 significant digits), the fitted collective models, the compute efficiencies
+// derived from them, and a source for every number: "measured: ..." for what the run timed,
+// "queried: ..." for what the system reports, and the base profile's citation for datasheet numbers
+// a run cannot measure (peak FLOP/s, HBM peak).
 #ifndef TRAINSIM_CALIBRATE_PROFILE_BUILDER_H_
 #define TRAINSIM_CALIBRATE_PROFILE_BUILDER_H_
 

@@ -1,6 +1,7 @@
 // A hardware profile about to be written: the typed values (exactly what sim/config decodes, sources
-// included), the comment lines above them, and a comment after each table row (the spread of a
-// measured median, the goodness of a fit), which the YAML keeps for readers and the loader ignores.
+// included), the comment lines above them, and a comment after each table row (the coefficient of
+// variation and rate of a measured median, the goodness of a fit), which the YAML keeps for readers
+// and the loader ignores.
 #ifndef TRAINSIM_CALIBRATE_PROFILE_DOCUMENT_H_
 #define TRAINSIM_CALIBRATE_PROFILE_DOCUMENT_H_
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -44,6 +46,16 @@ std::string key(const std::string& text) {
 std::string q(double value, QuantityKind kind) { return config::format_quantity(value, kind); }
 
 std::string number(double value) { return fmt::format("{}", value); }
+
+// The spread keys of a sample row that are recorded (", min: 9.1us, p90: 10.9us, repetitions: 8"),
+// after its time; "" when none is.
+std::string spread_keys(const config::SampleSpread& s) {
+  std::string keys;
+  if (s.min_s > 0) keys += ", min: " + q(s.min_s, QuantityKind::kDuration);
+  if (s.p90_s > 0) keys += ", p90: " + q(s.p90_s, QuantityKind::kDuration);
+  if (s.repetitions > 0) keys += fmt::format(", repetitions: {}", s.repetitions);
+  return keys;
+}
 
 void row(std::ostream& out, const std::string& map, const std::vector<std::string>& comments, size_t index) {
   out << "  - {" << map << "}";
@@ -101,8 +113,8 @@ void write_tables(std::ostream& out, const ProfileDocument& doc) {
     for (size_t i = 0; i < p.gemm_samples.size(); ++i) {
       const config::GemmSample& s = p.gemm_samples[i];
       row(out,
-          fmt::format("dtype: {}, m: {}, n: {}, k: {}, time: {}", dtype(s.dtype), s.m, s.n, s.k,
-                      q(s.duration_s, QuantityKind::kDuration)),
+          fmt::format("dtype: {}, m: {}, n: {}, k: {}, time: {}{}", dtype(s.dtype), s.m, s.n, s.k,
+                      q(s.duration_s, QuantityKind::kDuration), spread_keys(s.spread)),
           doc.gemm_comments, i);
     }
   }
@@ -113,9 +125,9 @@ void write_tables(std::ostream& out, const ProfileDocument& doc) {
       row(out,
           fmt::format(
               "pass: {}, causal: {}, dtype: {}, batch: {}, heads: {}, kv_heads: {}, q_len: {}, kv_len: {}, "
-              "head_dim: {}, time: {}",
+              "head_dim: {}, time: {}{}",
               config::to_string(s.pass), s.causal, dtype(s.dtype), s.batch, s.heads, s.kv_heads, s.q_len,
-              s.kv_len, s.head_dim, q(s.duration_s, QuantityKind::kDuration)),
+              s.kv_len, s.head_dim, q(s.duration_s, QuantityKind::kDuration), spread_keys(s.spread)),
           doc.attention_comments, i);
     }
   }
@@ -124,9 +136,9 @@ void write_tables(std::ostream& out, const ProfileDocument& doc) {
     for (size_t i = 0; i < p.collective_samples.size(); ++i) {
       const config::CollectiveSample& s = p.collective_samples[i];
       row(out,
-          fmt::format("kind: {}, ranks: {}, nodes: {}, bytes: {}, time: {}", config::to_string(s.kind),
+          fmt::format("kind: {}, ranks: {}, nodes: {}, bytes: {}, time: {}{}", config::to_string(s.kind),
                       s.ranks, s.nodes, q(s.bytes, QuantityKind::kBytes),
-                      q(s.duration_s, QuantityKind::kDuration)),
+                      q(s.duration_s, QuantityKind::kDuration), spread_keys(s.spread)),
           doc.collective_sample_comments, i);
     }
   }
@@ -148,12 +160,22 @@ void write_tables(std::ostream& out, const ProfileDocument& doc) {
     for (size_t i = 0; i < p.copy_samples.size(); ++i) {
       const config::CopySample& s = p.copy_samples[i];
       row(out,
-          fmt::format("direction: {}, concurrent_gpus: {}, bytes: {}, time: {}",
+          fmt::format("direction: {}, concurrent_gpus: {}, bytes: {}, time: {}{}",
                       config::to_string(s.direction), s.concurrent_gpus, q(s.bytes, QuantityKind::kBytes),
-                      q(s.duration_s, QuantityKind::kDuration)),
+                      q(s.duration_s, QuantityKind::kDuration), spread_keys(s.spread)),
           doc.copy_comments, i);
     }
   }
+}
+
+// A map of the non-empty `fields` (name, text), indented under `name`; nothing when all are empty.
+void write_string_map(std::ostream& out, const char* name,
+                      const std::vector<std::pair<const char*, std::string>>& fields) {
+  std::ostringstream body;
+  for (const auto& [field, text] : fields) {
+    if (!text.empty()) body << "    " << field << ": " << quoted(text) << '\n';
+  }
+  if (!body.str().empty()) out << "  " << name << ":\n" << body.str();
 }
 
 void write_provenance(std::ostream& out, const config::Provenance& p) {
@@ -161,6 +183,14 @@ void write_provenance(std::ostream& out, const config::Provenance& p) {
   if (!p.date.empty()) out << "  date: " << quoted(p.date) << '\n';
   if (!p.tool_version.empty()) out << "  tool_version: " << quoted(p.tool_version) << '\n';
   if (!p.command.empty()) out << "  command: " << quoted(p.command) << '\n';
+  const config::SoftwareVersions& s = p.software;
+  write_string_map(out, "software",
+                   {{"driver", s.driver},
+                    {"cuda_runtime", s.cuda_runtime},
+                    {"blas", s.blas},
+                    {"collectives", s.collectives},
+                    {"compiler", s.compiler}});
+  write_string_map(out, "host", {{"cpu", p.host.cpu}, {"name", p.host.name}});
   const bool has_control = std::any_of(p.notes.begin(), p.notes.end(),
                                        [](char c) { return (c >= 0 && c < 0x20 && c != '\n') || c == 0x7f; });
   if (has_control) {  // a block scalar cannot hold them; a quoted one escapes them

@@ -13,8 +13,9 @@
 namespace trainsim::calibrate {
 
 // The YAML of `doc` without the content-hash lines: `schema_version: 1`, then name, gpu, host_link,
-// host_memory, compute, the five tables, provenance and sources. Values that are 0 ("not given" in
-// the schema) are left out. Sources must cover every number written (the loader checks).
+// host_memory, compute, the five tables, provenance and sources. Values that are 0 or empty ("not
+// given" in the schema: a sample's unrecorded spread, an unknown software version) are left out.
+// Sources must cover every number written (the loader checks).
 std::string profile_yaml(const ProfileDocument& doc);
 
 // The complete file: content-hash lines (profile/content_hash.h), doc.header as comments, the YAML.

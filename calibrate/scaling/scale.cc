@@ -17,6 +17,13 @@ std::string bandwidth(double value) {
   return config::format_quantity(value, config::QuantityKind::kBandwidth);
 }
 
+// The row of a derived table: the measured row without its spread, which was the measured GPU's.
+template <class Sample>
+Sample without_spread(Sample row) {
+  row.spread = {};
+  return row;
+}
+
 }  // namespace
 
 ProfileDocument scale_profile(const config::HardwareProfile& measured, const config::HardwareProfile& target,
@@ -63,14 +70,14 @@ ProfileDocument scale_profile(const config::HardwareProfile& measured, const con
   for (const config::GemmSample& s : measured.gemm_samples) {
     const std::optional<double> r = ratio_of(s.dtype);
     if (!r) continue;
-    config::GemmSample scaled = s;
+    config::GemmSample scaled = without_spread(s);
     scaled.duration_s = round_significant(s.duration_s * *r);
     p.gemm_samples.push_back(scaled);
   }
   for (const config::AttentionSample& s : measured.attention_samples) {
     const std::optional<double> r = ratio_of(s.dtype);
     if (!r) continue;
-    config::AttentionSample scaled = s;
+    config::AttentionSample scaled = without_spread(s);
     scaled.duration_s = round_significant(s.duration_s * *r);
     p.attention_samples.push_back(scaled);
   }
@@ -96,7 +103,7 @@ ProfileDocument scale_profile(const config::HardwareProfile& measured, const con
     const double r = h2d ? from_link.h2d_bandwidth_bytes_per_s / target.host_link.h2d_bandwidth_bytes_per_s
                          : from_link.d2h_bandwidth_bytes_per_s / target.host_link.d2h_bandwidth_bytes_per_s;
     const double latency = std::min(from_link.latency_s, s.duration_s);
-    config::CopySample scaled = s;
+    config::CopySample scaled = without_spread(s);
     scaled.duration_s = round_significant(latency + (s.duration_s - latency) * r);
     p.copy_samples.push_back(scaled);
   }
@@ -122,7 +129,7 @@ ProfileDocument scale_profile(const config::HardwareProfile& measured, const con
     }
     for (const config::CollectiveSample& s : measured.collective_samples) {
       if (!in_tier(s.nodes)) continue;
-      config::CollectiveSample scaled = s;
+      config::CollectiveSample scaled = without_spread(s);
       for (const config::CollectiveFit& f : measured.collective_fits) {  // the fit covering the sample
         if (f.kind != s.kind || f.ranks != s.ranks || f.nodes != s.nodes || s.bytes < f.min_bytes ||
             s.bytes > f.max_bytes) {
@@ -156,17 +163,14 @@ ProfileDocument scale_profile(const config::HardwareProfile& measured, const con
                                             o.measured_label, o.target_label));
   }
 
-  p.provenance.kind = config::ProvenanceKind::kDerived;
-  p.provenance.date = o.date;
-  p.provenance.tool_version = o.tool_version;
-  p.provenance.command = o.command;
   std::string text = fmt::format(
       "Derived by trainsim calibrate scale: the datasheet numbers of {} ({}) with the measured behaviour of "
       "{} "
       "({}, {}). Assumes the target reaches the same fraction of its peaks as the measured GPU.",
       o.target_label, target.content_hash, o.measured_label, measured.gpu.name, measured.content_hash);
   for (const std::string& n : notes) text += "\n" + n;
-  p.provenance.notes = text;
+  // Derived on no machine: no software, no host (the measured profile names its own).
+  p.provenance = {config::ProvenanceKind::kDerived, o.date, o.tool_version, o.command, text};
   doc.header.push_back(
       fmt::format("{}: {} derived from measured {}", p.name, target.gpu.name, measured.gpu.name));
   doc.header.push_back(fmt::format("{}, {}", o.tool_version, o.date));

@@ -45,11 +45,21 @@ struct ComputeModel {
   double comm_compute_slowdown = 0;          // compute slows by this fraction while NCCL kernels run
 };
 
+// How the repetitions behind a measured median spread (the keys `min`, `p90`, `repetitions` of a
+// sample row). 0 means "not recorded": cited, imported and derived samples, and profiles written
+// before these keys. When recorded, min_s <= the sample's duration_s <= p90_s.
+struct SampleSpread {
+  double min_s = 0;         // the fastest repetition
+  double p90_s = 0;         // the 90th percentile of the repetitions (nearest rank)
+  int64_t repetitions = 0;  // timed repetitions the median is of
+};
+
 // Measured points (from `trainsim calibrate` or imported logs). Times are medians.
 struct GemmSample {
   Dtype dtype = Dtype::kBf16;
   int64_t m = 0, n = 0, k = 0;
   double duration_s = 0;
+  SampleSpread spread{};
 };
 
 struct AttentionSample {
@@ -58,6 +68,7 @@ struct AttentionSample {
   Dtype dtype = Dtype::kBf16;
   int64_t batch = 1, heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_dim = 0;
   double duration_s = 0;
+  SampleSpread spread{};
 };
 
 // One nccl-tests style point: `bytes` is nccl-tests' "size" for `kind` over `ranks` GPUs on `nodes`.
@@ -67,6 +78,7 @@ struct CollectiveSample {
   int64_t nodes = 1;
   double bytes = 0;
   double duration_s = 0;
+  SampleSpread spread{};
 };
 
 // A latency/bandwidth model of one collective over one size range: time = latency + bytes /
@@ -87,6 +99,7 @@ struct CopySample {
   int64_t concurrent_gpus = 1;
   double bytes = 0;
   double duration_s = 0;
+  SampleSpread spread{};
 };
 
 // What using one GPU costs, for cost objectives (`trainsim search --objective tokens_per_dollar`).
@@ -95,12 +108,30 @@ struct Cost {
   std::optional<double> price_per_gpu_hour_usd;  // on-demand or list price of one GPU for one hour
 };
 
+// The software a measured profile was timed with (`provenance.software`), each as its library reports
+// its version; empty = unknown or not applicable (the CPU backend has no driver, CUDA, cuBLASLt or NCCL).
+struct SoftwareVersions {
+  std::string driver;        // NVIDIA driver, e.g. "580.159.04"
+  std::string cuda_runtime;  // e.g. "13.0"
+  std::string blas;          // cuBLASLt, e.g. "13.1.0"
+  std::string collectives;   // NCCL, e.g. "2.28.9"
+  std::string compiler;      // that built the timed CPU reference kernels (CPU backend), e.g. "GCC 12.2.0"
+};
+
+// The machine a measured profile was timed on (`provenance.host`); empty = unknown.
+struct HostInfo {
+  std::string cpu;   // the host CPU's model name, e.g. "Intel(R) Xeon(R) Platinum 8480+"
+  std::string name;  // the host name
+};
+
 struct Provenance {
   ProvenanceKind kind = ProvenanceKind::kCited;
   std::string date;          // ISO 8601
   std::string tool_version;  // for measured profiles
   std::string command;       // for measured profiles
   std::string notes;
+  SoftwareVersions software{};  // for measured profiles
+  HostInfo host{};              // for measured profiles
 };
 
 struct HardwareProfile {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <charconv>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -122,6 +123,25 @@ void decode_list(const Node& node, std::vector<T>& out, const F& decode_one) {
   }
 }
 
+// A spread duration of a sample row: positive, and at most (`below_median`) or at least its median
+// time `median_s` (unchecked when 0: the time did not decode). `meaning` says what the key is.
+void decode_spread_bound(MapReader& m, std::string_view key, bool below_median, double median_s,
+                         std::string_view meaning, double& out) {
+  const Node value = m.child(key);
+  const bool decoded = value.defined() && decode(value, out, QuantityKind::kDuration, kPositiveReal);
+  if (!decoded || !(median_s > 0) || (below_median ? out <= median_s : out >= median_s)) return;
+  value.error(fmt::format("must be at {} time ({}), got {}: {} is {}, time their median",
+                          below_median ? "most" : "least", format_quantity(median_s, QuantityKind::kDuration),
+                          value.scalar(), key, meaning));
+}
+
+// The optional spread keys of a sample row, after its `time` (`median_s`, 0 when it did not decode).
+void decode_spread(MapReader& m, double median_s, SampleSpread& out) {
+  decode_spread_bound(m, "min", true, median_s, "the fastest repetition", out.min_s);
+  decode_spread_bound(m, "p90", false, median_s, "the 90th percentile of the repetitions", out.p90_s);
+  m.read("repetitions", out.repetitions, kPositive);
+}
+
 void decode_samples(MapReader& r, HardwareProfile& out) {
   decode_list(r.child("gemm_samples"), out.gemm_samples, [](MapReader& m, GemmSample& s) {
     m.require("dtype", s.dtype);
@@ -129,6 +149,7 @@ void decode_samples(MapReader& r, HardwareProfile& out) {
     m.require("n", s.n, kPositive);
     m.require("k", s.k, kPositive);
     m.require("time", s.duration_s, QuantityKind::kDuration, kPositiveReal);
+    decode_spread(m, s.duration_s, s.spread);
   });
   decode_list(r.child("attention_samples"), out.attention_samples, [](MapReader& m, AttentionSample& s) {
     m.require("pass", s.pass);
@@ -142,6 +163,7 @@ void decode_samples(MapReader& r, HardwareProfile& out) {
     m.require_count("kv_len", s.kv_len, kPositive);
     m.require("head_dim", s.head_dim, kPositive);
     m.require("time", s.duration_s, QuantityKind::kDuration, kPositiveReal);
+    decode_spread(m, s.duration_s, s.spread);
   });
   decode_list(r.child("collective_samples"), out.collective_samples, [](MapReader& m, CollectiveSample& s) {
     m.require("kind", s.kind);
@@ -149,6 +171,7 @@ void decode_samples(MapReader& r, HardwareProfile& out) {
     m.read("nodes", s.nodes, kPositive);
     m.require("bytes", s.bytes, QuantityKind::kBytes);
     m.require("time", s.duration_s, QuantityKind::kDuration, kPositiveReal);
+    decode_spread(m, s.duration_s, s.spread);
   });
   decode_list(r.child("collective_fits"), out.collective_fits, [](MapReader& m, CollectiveFit& f) {
     m.require("kind", f.kind);
@@ -165,6 +188,7 @@ void decode_samples(MapReader& r, HardwareProfile& out) {
     m.read("concurrent_gpus", s.concurrent_gpus, kPositive);
     m.require("bytes", s.bytes, QuantityKind::kBytes, kPositiveReal);
     m.require("time", s.duration_s, QuantityKind::kDuration, kPositiveReal);
+    decode_spread(m, s.duration_s, s.spread);
   });
 }
 
@@ -191,12 +215,31 @@ void decode_cost(MapReader& m, Cost& out) {
   m.finish();
 }
 
+void decode_software(MapReader& m, SoftwareVersions& out) {
+  m.read("driver", out.driver);
+  m.read("cuda_runtime", out.cuda_runtime);
+  m.read("blas", out.blas);
+  m.read("collectives", out.collectives);
+  m.read("compiler", out.compiler);
+  m.finish();
+}
+
+void decode_host(MapReader& m, HostInfo& out) {
+  m.read("cpu", out.cpu);
+  m.read("name", out.name);
+  m.finish();
+}
+
 void decode_provenance(MapReader& m, Provenance& out) {
   m.require("kind", out.kind);
   m.read("date", out.date);
   m.read("tool_version", out.tool_version);
   m.read("command", out.command);
   m.read("notes", out.notes);
+  MapReader software(m.child("software"));
+  decode_software(software, out.software);
+  MapReader host(m.child("host"));
+  decode_host(host, out.host);
   m.finish();
 }
 

@@ -72,6 +72,10 @@ TEST(CalibrateCli, CpuQuickCalibrationFeedsTheSimulator) {
   EXPECT_TRUE(p.peak_flops_per_s(config::Dtype::kFp32).has_value());
   EXPECT_EQ(p.source_of("gpu.peak_flops.fp32").rfind("measured: best fp32 GEMM rate", 0), 0u);
   EXPECT_NE(p.provenance.command.find("calibrate run --backend cpu --quick"), std::string::npos);
+  EXPECT_FALSE(p.provenance.software.compiler.empty());
+  EXPECT_TRUE(p.provenance.software.driver.empty()) << "the CPU backend has no GPU driver";
+  EXPECT_GT(p.gemm_samples.front().spread.repetitions, 0);
+  EXPECT_LE(p.gemm_samples.front().spread.min_s, p.gemm_samples.front().duration_s);
   EXPECT_EQ(trainsim(fmt::format("calibrate verify '{}'", profile.string()), dir).rc, 0);
 
   // The simulator accepts it: a scenario trained in fp32 (the CPU references' type) on the cpu device.

@@ -1,6 +1,8 @@
 // The harness -> fit -> profile -> loader pipeline on a backend with known timings.
 #include "calibrate/harness.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "calibrate/collective_kinds.h"
@@ -103,6 +105,18 @@ TEST(MeasuredProfile, HoldsWhatWasMeasuredAndLoadsBack) {
     const double flops = 2.0 * s.m * s.n * s.k;
     EXPECT_NEAR(s.duration_s, flops / FakeBackend::kGemmFlopsPerS, 5e-4 * s.duration_s);
   }
+  // The fake's n repetitions spread evenly over +-1% of the median: min 0.99x, p90 the nearest rank's.
+  const int n = plan.compute_policy.repetitions;
+  const double p90_factor = 0.99 + 0.02 * (std::ceil(0.9 * n) - 1) / (n - 1);
+  for (const config::GemmSample& s : p.gemm_samples) {
+    EXPECT_EQ(s.spread.repetitions, n);
+    EXPECT_NEAR(s.spread.min_s, 0.99 * s.duration_s, 1e-3 * s.duration_s);  // each to 4 digits
+    EXPECT_NEAR(s.spread.p90_s, p90_factor * s.duration_s, 1e-3 * s.duration_s);
+  }
+  for (const config::CopySample& s : p.copy_samples)
+    EXPECT_EQ(s.spread.repetitions, plan.copy_policy.repetitions);
+  for (const config::CollectiveSample& s : p.collective_samples) EXPECT_GT(s.spread.min_s, 0);
+  for (const config::AttentionSample& s : p.attention_samples) EXPECT_LE(s.spread.min_s, s.duration_s);
   EXPECT_EQ(p.collective_samples.size(), m.collectives.size());
   ASSERT_FALSE(p.collective_fits.empty());
   for (const config::CollectiveFit& f : p.collective_fits) {
@@ -112,9 +126,15 @@ TEST(MeasuredProfile, HoldsWhatWasMeasuredAndLoadsBack) {
     EXPECT_GT(bus_bandwidth_factor(f.kind, static_cast<int>(f.ranks)), 0);
   }
   EXPECT_EQ(p.provenance.kind, config::ProvenanceKind::kMeasured);
-  EXPECT_NE(
-      p.provenance.notes.find("NVIDIA driver 570.124.06, CUDA runtime 12.8, cuBLASLt 12.8.4, NCCL 2.26.2"),
-      std::string::npos);
+  const config::SoftwareVersions& software = p.provenance.software;
+  EXPECT_EQ(software.driver, "570.124.06");
+  EXPECT_EQ(software.cuda_runtime, "12.8");
+  EXPECT_EQ(software.blas, "12.8.4");
+  EXPECT_EQ(software.collectives, "2.26.2");
+  EXPECT_EQ(software.compiler, "");
+  EXPECT_EQ(p.provenance.host.cpu, "Fake CPU");
+  EXPECT_EQ(p.provenance.host.name, "node01");
+  EXPECT_EQ(p.provenance.notes.find("570.124.06"), std::string::npos) << "typed, not repeated in notes";
   EXPECT_NE(p.provenance.notes.find("FPDT cross-check"), std::string::npos);
 
   const std::filesystem::path file = testing::scratch_dir() / "fake.yaml";

@@ -12,6 +12,12 @@ void same(double a, double e, const std::string& what) {
   EXPECT_LE(std::abs(a - e), 1e-12 * std::max(std::abs(a), std::abs(e))) << what << ": " << a << " vs " << e;
 }
 
+void same(const config::SampleSpread& a, const config::SampleSpread& e, const std::string& what) {
+  same(a.min_s, e.min_s, what + ".min");
+  same(a.p90_s, e.p90_s, what + ".p90");
+  EXPECT_EQ(a.repetitions, e.repetitions) << what << ".repetitions";
+}
+
 }  // namespace
 
 void expect_same_profile(const config::HardwareProfile& a, const config::HardwareProfile& e) {
@@ -45,6 +51,7 @@ void expect_same_profile(const config::HardwareProfile& a, const config::Hardwar
     const auto& y = e.gemm_samples[i];
     EXPECT_TRUE(x.dtype == y.dtype && x.m == y.m && x.n == y.n && x.k == y.k) << "gemm_samples[" << i << "]";
     same(x.duration_s, y.duration_s, "gemm_samples.time");
+    same(x.spread, y.spread, "gemm_samples[" + std::to_string(i) + "]");
   }
   ASSERT_EQ(a.attention_samples.size(), e.attention_samples.size());
   for (size_t i = 0; i < e.attention_samples.size(); ++i) {
@@ -55,6 +62,7 @@ void expect_same_profile(const config::HardwareProfile& a, const config::Hardwar
                 x.kv_len == y.kv_len && x.head_dim == y.head_dim)
         << "attention_samples[" << i << "]";
     same(x.duration_s, y.duration_s, "attention_samples.time");
+    same(x.spread, y.spread, "attention_samples[" + std::to_string(i) + "]");
   }
   ASSERT_EQ(a.collective_samples.size(), e.collective_samples.size());
   for (size_t i = 0; i < e.collective_samples.size(); ++i) {
@@ -64,6 +72,7 @@ void expect_same_profile(const config::HardwareProfile& a, const config::Hardwar
         << "collective_samples[" << i << "]";
     same(x.bytes, y.bytes, "collective_samples.bytes");
     same(x.duration_s, y.duration_s, "collective_samples.time");
+    same(x.spread, y.spread, "collective_samples[" + std::to_string(i) + "]");
   }
   ASSERT_EQ(a.collective_fits.size(), e.collective_fits.size());
   for (size_t i = 0; i < e.collective_fits.size(); ++i) {
@@ -84,12 +93,20 @@ void expect_same_profile(const config::HardwareProfile& a, const config::Hardwar
         << "copy_samples[" << i << "]";
     same(x.bytes, y.bytes, "copy_samples.bytes");
     same(x.duration_s, y.duration_s, "copy_samples.time");
+    same(x.spread, y.spread, "copy_samples[" + std::to_string(i) + "]");
   }
   EXPECT_EQ(a.provenance.kind, e.provenance.kind);
   EXPECT_EQ(a.provenance.date, e.provenance.date);
   EXPECT_EQ(a.provenance.tool_version, e.provenance.tool_version);
   EXPECT_EQ(a.provenance.command, e.provenance.command);
   EXPECT_EQ(a.provenance.notes, e.provenance.notes);
+  const config::SoftwareVersions& x = a.provenance.software;
+  const config::SoftwareVersions& y = e.provenance.software;
+  EXPECT_TRUE(x.driver == y.driver && x.cuda_runtime == y.cuda_runtime && x.blas == y.blas &&
+              x.collectives == y.collectives && x.compiler == y.compiler)
+      << "provenance.software";
+  EXPECT_EQ(a.provenance.host.cpu, e.provenance.host.cpu);
+  EXPECT_EQ(a.provenance.host.name, e.provenance.host.name);
   EXPECT_EQ(a.sources, e.sources);
 }
 

@@ -30,17 +30,32 @@ ProfileDocument everything() {
   p.host_link = {5, 55.23e9, 54.1e9, 2.15e-6};
   p.host_memory_bytes = 2e12;
   p.compute = {0.8123, 0.5, 0.3456, 0.9, 2.345e-6, 9.87e-6, 0.123};
-  p.gemm_samples = {{Dtype::kBf16, 4096, 4096, 8192, 1.234e-3}, {Dtype::kFp8, 16, 32, 48, 3.3e-6}};
-  p.attention_samples = {
-      {config::AttentionPass::kBackward, true, Dtype::kBf16, 2, 8, 2, 65536, 65536, 128, 0.2345}};
-  p.collective_samples = {{CollectiveKind::kAllReduce, 8, 1, 8, 1.2e-5},
-                          {CollectiveKind::kAllGather, 16, 2, 1 << 30, 0.0123},
+  // Spread keys: all three, none, and each alone.
+  p.gemm_samples = {{Dtype::kBf16, 4096, 4096, 8192, 1.234e-3, {1.201e-3, 1.302e-3, 10}},
+                    {Dtype::kFp8, 16, 32, 48, 3.3e-6}};
+  p.attention_samples = {{config::AttentionPass::kBackward,
+                          true,
+                          Dtype::kBf16,
+                          2,
+                          8,
+                          2,
+                          65536,
+                          65536,
+                          128,
+                          0.2345,
+                          {0.2301, 0, 0}}};
+  p.collective_samples = {{CollectiveKind::kAllReduce, 8, 1, 8, 1.2e-5, {0, 1.35e-5, 0}},
+                          {CollectiveKind::kAllGather, 16, 2, 1 << 30, 0.0123, {0, 0, 20}},
                           {CollectiveKind::kBarrier, 8, 1, 0, 2.2e-5}};
   p.collective_fits = {{CollectiveKind::kAllReduce, 8, 1, 8, 92682, 1.2e-5, 40.5e9}};
-  p.copy_samples = {{config::CopyDirection::kDeviceToHost, 4, 1 << 20, 8.1e-5}};
-  p.provenance = {config::ProvenanceKind::kMeasured, "2026-11-29T12:00:00Z", "trainsim 0.1.0 (git abc)",
+  p.copy_samples = {{config::CopyDirection::kDeviceToHost, 4, 1 << 20, 8.1e-5, {8.05e-5, 8.3e-5, 5}}};
+  p.provenance = {config::ProvenanceKind::kMeasured,
+                  "2026-11-29T12:00:00Z",
+                  "trainsim 0.1.0 (git abc)",
                   "trainsim calibrate run --out \"x y.yaml\"",
-                  "first line: with a colon\n\n  indented # not a comment"};
+                  "first line: with a colon\n\n  indented # not a comment",
+                  {"580.159.04", "13.0", "13.1.0", "2.28.9", "GCC 12.2.0"},
+                  {"Intel(R) Xeon(R) \"Quoted\" CPU @ 2.00GHz", "node01"}};
   p.sources = {{"gpu", "datasheet"},
                {"host_link", "measured"},
                {"host_memory", "queried"},
@@ -53,7 +68,7 @@ ProfileDocument everything() {
                {"collective_fits", "fitted"},
                {"copy_samples", "measured"}};
   doc.header = {"a header line", "", "another: with a colon"};
-  doc.gemm_comments = {"median of 10", ""};
+  doc.gemm_comments = {"cv 1.2%", ""};
   doc.collective_fit_comments = {"12 sizes, max error 1.0%"};
   return doc;
 }
@@ -66,7 +81,15 @@ TEST(ProfileWriter, EveryFieldRoundTripsThroughTheSimulatorsLoader) {
   testing::expect_same_profile(loaded, doc.profile);
   const std::string text = read_file(file);
   EXPECT_NE(text.find("# a header line\n#\n# another: with a colon\n"), std::string::npos);
-  EXPECT_NE(text.find("time: 1234us}  # median of 10\n"), std::string::npos);
+  EXPECT_NE(text.find("time: 1234us, min: 1201us, p90: 1302us, repetitions: 10}  # cv 1.2%\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("k: 48, time: 3.3us}\n"), std::string::npos) << "no spread keys when unrecorded";
+  EXPECT_NE(text.find("  software:\n    driver: \"580.159.04\"\n    cuda_runtime: \"13.0\"\n"
+                      "    blas: \"13.1.0\"\n    collectives: \"2.28.9\"\n    compiler: \"GCC 12.2.0\"\n"
+                      "  host:\n    cpu: \"Intel(R) Xeon(R) \\\"Quoted\\\" CPU @ 2.00GHz\"\n"
+                      "    name: \"node01\"\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("bus_bandwidth: 40.5GB/s}  # 12 sizes"), std::string::npos);
 }
 
@@ -81,6 +104,17 @@ TEST(ProfileWriter, EveryShippedProfileRoundTrips) {
     write_profile(file, doc, false);
     testing::expect_same_profile(config::load_hardware(file), doc.profile);
   }
+}
+
+TEST(ProfileWriter, UnknownSoftwareAndHostAreLeftOut) {
+  ProfileDocument doc = everything();
+  doc.profile.provenance.software = {"", "", "", "", "GCC 12.2.0"};
+  doc.profile.provenance.host = {};
+  const std::string yaml = profile_yaml(doc);
+  EXPECT_NE(yaml.find("  software:\n    compiler: \"GCC 12.2.0\"\n  notes:"), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("  host:"), std::string::npos) << yaml;
+  doc.profile.provenance.software = {};
+  EXPECT_EQ(profile_yaml(doc).find("software:"), std::string::npos);
 }
 
 TEST(ProfileWriter, UnitsInEveryValue) {

@@ -111,7 +111,10 @@ TEST(Scale, KeepsTheMeasuredFractionOfThePeaks) {
   for (size_t i = 0; i < p.gemm_samples.size(); ++i) {
     EXPECT_NEAR(p.gemm_samples[i].duration_s, measured.gemm_samples[i].duration_s * peak_ratio,
                 1e-3 * p.gemm_samples[i].duration_s);
+    EXPECT_EQ(p.gemm_samples[i].spread.repetitions, 0) << "the spread was the measured GPU's";
   }
+  EXPECT_GT(measured.gemm_samples.front().spread.repetitions, 0);
+  EXPECT_TRUE(p.provenance.software.driver.empty() && p.provenance.host.name.empty());
   EXPECT_EQ(p.compute.gemm_efficiency, measured.compute.gemm_efficiency);
   ASSERT_FALSE(p.collective_fits.empty());
   EXPECT_NEAR(p.collective_fits[0].bus_bandwidth_bytes_per_s,

@@ -199,11 +199,11 @@ TEST_F(LoaderErrors, OverridesWinOverTheFile) {
 // Every override survives, however many there are, and the last one for a key wins.
 TEST_F(LoaderErrors, ManyOverridesAllApply) {
   dir_.write("s.yaml", kScenario);
-  const Scenario s = load_scenario(
-      "s.yaml", {parse_override("model.seq_len=4Ki"), parse_override("parallelism.dp=2"),
-                 parse_override("training.global_batch=16"), parse_override("cluster.gpus=4"),
-                 parse_override("parallelism.tp=2"), parse_override("training.micro_batch=2"),
-                 parse_override("model.seq_len=1Ki")});
+  const Scenario s =
+      load_scenario("s.yaml", {parse_override("model.seq_len=4Ki"), parse_override("parallelism.dp=2"),
+                               parse_override("training.global_batch=16"), parse_override("cluster.gpus=4"),
+                               parse_override("parallelism.tp=2"), parse_override("training.micro_batch=2"),
+                               parse_override("model.seq_len=1Ki")});
   EXPECT_EQ(s.model.seq_len, 1024);
   EXPECT_EQ(s.parallelism.dp, 2);
   EXPECT_EQ(s.parallelism.tp, 2);
@@ -332,6 +332,82 @@ sources:
   EXPECT_DOUBLE_EQ(h.collective_fits[0].max_bytes, 65536);
   EXPECT_DOUBLE_EQ(h.compute.gemm_efficiency, 0.87);
   EXPECT_EQ(h.source_of("gemm_samples[1].time"), "measured");
+}
+
+}  // namespace
+}  // namespace trainsim::config
+
+namespace trainsim::config {
+namespace {
+
+constexpr const char* kMeasuredProfile = R"(schema_version: 1
+name: gpu
+gpu:
+  name: Test GPU
+  peak_flops: {bf16: 312TFLOP/s}
+  hbm: {capacity: 80GiB, bandwidth: 2TB/s}
+host_link: {h2d_bandwidth: 25GB/s, d2h_bandwidth: 25GB/s}
+gemm_samples:
+  - {dtype: bf16, m: 4096, n: 4096, k: 4096, time: 500us, min: 490us, p90: 512us, repetitions: 8}
+collective_samples:
+  - {kind: all_reduce, ranks: 8, bytes: 1MiB, time: 40us, repetitions: 10}
+copy_samples:
+  - {direction: h2d, bytes: 1GiB, time: 20ms, min: 19.5ms}
+provenance:
+  kind: measured
+  software: {driver: 580.159.04, cuda_runtime: 13.0, blas: 13.1.0, collectives: 2.28.9}
+  host: {cpu: "Intel(R) Xeon(R) Processor", name: node01}
+sources:
+  gpu: datasheet
+  host_link: measured
+  gemm_samples: measured
+  collective_samples: measured
+  copy_samples: measured
+)";
+
+TEST_F(LoaderErrors, SampleSpreadAndSoftwareAreTypedAndOptional) {
+  dir_.write("hw.yaml", kMeasuredProfile);
+  const HardwareProfile h = load_hardware("hw.yaml");
+  ASSERT_EQ(h.gemm_samples.size(), 1u);
+  EXPECT_DOUBLE_EQ(h.gemm_samples[0].spread.min_s, 490e-6);
+  EXPECT_DOUBLE_EQ(h.gemm_samples[0].spread.p90_s, 512e-6);
+  EXPECT_EQ(h.gemm_samples[0].spread.repetitions, 8);
+  EXPECT_EQ(h.collective_samples[0].spread.repetitions, 10);
+  EXPECT_EQ(h.collective_samples[0].spread.min_s, 0) << "not recorded";
+  EXPECT_DOUBLE_EQ(h.copy_samples[0].spread.min_s, 19.5e-3);
+  EXPECT_EQ(h.provenance.software.driver, "580.159.04");
+  EXPECT_EQ(h.provenance.software.cuda_runtime, "13.0");
+  EXPECT_EQ(h.provenance.software.blas, "13.1.0");
+  EXPECT_EQ(h.provenance.software.collectives, "2.28.9");
+  EXPECT_EQ(h.provenance.software.compiler, "");
+  EXPECT_EQ(h.provenance.host.cpu, "Intel(R) Xeon(R) Processor");
+  EXPECT_EQ(h.provenance.host.name, "node01");
+}
+
+TEST_F(LoaderErrors, BadSpreadAndSoftwareValuesAreLocated) {
+  std::string text = kMeasuredProfile;
+  const auto replace = [&text](const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+  };
+  replace("min: 490us", "min: 490");
+  replace("p90: 512us", "p90: 400us");
+  replace("repetitions: 10}", "repetitions: 0}");
+  replace("min: 19.5ms", "min: 21ms");
+  replace("driver: 580.159.04", "driver: [580]");
+  replace("name: node01", "nmae: node01");
+  dir_.write("hw.yaml", text);
+  EXPECT_THAT(
+      errors_of([] { load_hardware("hw.yaml"); }),
+      ElementsAre(
+          "hw.yaml:9:64: error: gemm_samples[0].min: expected a duration with a unit, e.g. 1.5us; "
+          "\"490\" has no unit",
+          "hw.yaml:9:74: error: gemm_samples[0].p90: must be at least time (0.5ms), got 400us: p90 is "
+          "the 90th percentile of the repetitions, time their median",
+          "hw.yaml:11:72: error: collective_samples[0].repetitions: must be at least 1, got 0",
+          "hw.yaml:13:52: error: copy_samples[0].min: must be at most time (20ms), got 21ms: min is the "
+          "fastest repetition, time their median",
+          "hw.yaml:16:22: error: provenance.software.driver: expected a string, got a list",
+          "hw.yaml:17:45: error: provenance.host.nmae: unknown key \"nmae\" (did you mean \"name\"?)"));
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ json analytic_report(const config::Scenario& s, const estimate::IterationTimeEst
   const double peak = *s.cluster.hardware.peak_flops_per_s(s.training.dtype);
   json warning_list = json::array();
   for (const std::string& w : warnings.messages()) warning_list.push_back(w);
+  const json closed_form = estimate::to_json(e);
   return {
       {"schema_version", 1},
       {"provenance",
@@ -63,19 +64,14 @@ json analytic_report(const config::Scenario& s, const estimate::IterationTimeEst
       {"tflops_per_gpu", e.model_flops / (e.iteration_s * gpus) / 1e12},
       {"mfu", e.mfu},
       {"hfu", e.hardware_flops / (e.iteration_s * gpus * peak)},
-      {"breakdown",
-       {{"compute_s", e.compute_s},
-        {"exposed_comm_s", e.exposed_comm_s},
-        {"bubble_s", e.bubble_s},
-        {"offload_stall_s", e.offload_stall_s},
-        {"idle_s", e.idle_s}}},
+      {"breakdown", closed_form.at("breakdown")},
       {"memory",
        {{"peak_hbm_bytes", e.peak_hbm_bytes},
         {"hbm_capacity_bytes", s.cluster.hardware.gpu.hbm_capacity_bytes},
         {"peak_host_bytes_per_node", e.peak_host_bytes_per_node},
         {"host_capacity_bytes_per_node", s.cluster.topology.node.host_memory_bytes},
         {"fits", e.fits}}},
-      {"analytic", estimate::to_json(e)},
+      {"analytic", closed_form},
       {"warnings", warning_list},
   };
 }

@@ -80,6 +80,18 @@ class TextParser {
     config::throw_config_error({file_, line, column}, "", message);
   }
 
+  // Submatch `k` of `m` (all digits by its regex) as an int; a located error when it overflows.
+  int integer(const std::smatch& m, size_t k, const char* what) const {
+    int value = 0;
+    const std::string digits = m[k].str();
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (ec != std::errc() || end != digits.data() + digits.size()) {
+      fail(line_number_, static_cast<int>(m.position(k)) + 1,
+           fmt::format("{} {} is out of range: the line is garbled", what, digits));
+    }
+    return value;
+  }
+
   void line(const std::string& text) {
     const std::vector<Token> tokens = tokens_of(text);
     if (tokens.empty()) return;
@@ -104,17 +116,17 @@ class TextParser {
     static const std::regex out_of_bounds(R"(^#\s*Out of bounds values\s*:\s*(\d+))");
     static const std::regex average(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
     if (std::regex_search(text, m, version)) {
-      const int code = std::stoi(m[1]);
+      const int code = integer(m, 1, "nccl-library version");
       log_.nccl_version = fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
     } else if (std::regex_search(text, m, program)) {
       log_.program = m[1];
     } else if (text.find("nThread") != std::string::npos && text.find("nGpus") != std::string::npos) {
       log_.parameters = text.substr(text.find("nThread"));
     } else if (std::regex_search(text, m, rank)) {
-      log_.ranks.push_back({std::stoi(m[1]), m[2], std::stoi(m[3]), m[4]});
+      log_.ranks.push_back({integer(m, 1, "rank"), m[2], integer(m, 3, "device"), m[4]});
     } else if (std::regex_search(text, m, out_of_bounds)) {
       if (columns_.empty()) fail(line_number_, 1, "footer before the column header");
-      if (std::stoi(m[1]) != 0) {
+      if (integer(m, 1, "out-of-bounds count") != 0) {
         fail(
             line_number_, static_cast<int>(m.position(1)) + 1,
             fmt::format("nccl-tests found {} out-of-bounds values: the run is broken, its times mean nothing",

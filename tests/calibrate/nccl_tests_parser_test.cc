@@ -210,6 +210,18 @@ TEST(NcclTestsText, GarbledValuesAreLocatedToTheirColumn) {
   EXPECT_NE(message.find("column \"time\": expected a non-negative number"), std::string::npos) << message;
 }
 
+TEST(NcclTestsText, NumbersBeyondRangeInHeaderLinesAreLocated) {
+  const std::string text = testing::nccl_tests_text(run_of(CollectiveKind::kAllReduce));
+  const size_t at = text.find("nccl-library=");
+  ASSERT_NE(at, std::string::npos);
+  std::string garbled = text;
+  garbled.insert(at + std::string("nccl-library=").size(), "99999999999");
+  const std::string message = error_of([&] { parse_nccl_tests_text(garbled, "log.txt"); });
+  EXPECT_EQ(message.rfind("log.txt:1:", 0), 0u) << message;
+  EXPECT_NE(message.find("nccl-library version 99999999999"), std::string::npos) << message;
+  EXPECT_NE(message.find("out of range"), std::string::npos) << message;
+}
+
 TEST(NcclTestsText, InconsistentBusBandwidthIsRefused) {
   // An all_reduce log whose rank lines say 8 ranks but whose busbw says 2 (factor 1 instead of 1.75).
   const std::string text = testing::nccl_tests_text(run_of(CollectiveKind::kAllReduce));

@@ -48,8 +48,8 @@ void Report::print(std::ostream& out) const {
   for (const Row& row : rows_) {
     out << "| " << row.kernel << " | " << row.shape << " | " << fixed(row.time_ms, 3) << " | "
         << fixed(row.tflops, 1) << " | " << fixed(row.gbps, 0) << " | "
-        << fixed(100.0 * row.ceiling_fraction, 1) << (row.ceiling_fraction > 0.0 ? " %" : "") << " | "
-        << row.verified << " |\n";
+        << fixed(100.0 * row.ceiling_fraction, 1) << (fixed(row.ceiling_fraction, 1).empty() ? "" : " %")
+        << " | " << row.verified << " |\n";
   }
 }
 

@@ -46,10 +46,10 @@ void Report::print(std::ostream& out) const {
   out << "\n| kernel | shape | time (ms) | TFLOP/s | GB/s | of ceiling | verified |\n"
       << "|---|---|---:|---:|---:|---:|---|\n";
   for (const Row& row : rows_) {
+    const std::string percent = fixed(100.0 * row.ceiling_fraction, 1);
     out << "| " << row.kernel << " | " << row.shape << " | " << fixed(row.time_ms, 3) << " | "
-        << fixed(row.tflops, 1) << " | " << fixed(row.gbps, 0) << " | "
-        << fixed(100.0 * row.ceiling_fraction, 1) << (fixed(row.ceiling_fraction, 1).empty() ? "" : " %")
-        << " | " << row.verified << " |\n";
+        << fixed(row.tflops, 1) << " | " << fixed(row.gbps, 0) << " | " << percent
+        << (percent.empty() ? "" : " %") << " | " << row.verified << " |\n";
   }
 }
 

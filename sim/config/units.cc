@@ -264,4 +264,14 @@ std::string format_count(int64_t value) {
   return std::to_string(value);
 }
 
+std::string format_bytes_rounded(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.2f} {}", bytes, units[u]);
+}
+
 }  // namespace trainsim::config

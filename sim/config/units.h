@@ -37,6 +37,10 @@ std::optional<int64_t> parse_count(std::string_view text, std::string* error);
 // The shortest exact spelling of a count: 2097152 -> "2Mi", 1000 -> "1000".
 std::string format_count(int64_t value);
 
+// A byte count for tables, rounded to two decimals in the largest binary unit up to TiB that keeps it
+// at least 1: 1536 -> "1.50 KiB", 100 -> "100.00 B". Not parseable back (see format_quantity).
+std::string format_bytes_rounded(double bytes);
+
 }  // namespace trainsim::config
 
 #endif  // TRAINSIM_SIM_CONFIG_UNITS_H_

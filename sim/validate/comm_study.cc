@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/config/diagnostics.h"
+#include "sim/config/units.h"
 #include "sim/workload/builder.h"
 #include "sim/workload/errors.h"
 #include "sim/workload/plan.h"
@@ -48,16 +49,6 @@ int64_t largest_common_divisor_up_to(int64_t a, int64_t b, int64_t limit) {
     if (a % d == 0 && b % d == 0) return d;
   }
   return 1;
-}
-
-std::string bytes_text(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 4) {
-    bytes /= 1024;
-    ++u;
-  }
-  return fmt::format("{:.2f} {}", bytes, units[u]);
 }
 
 SchemeComm run_scheme(const ScenarioLoader& load, const config::Scenario& base, const Scheme& scheme,
@@ -299,7 +290,7 @@ std::string render_table(const CommStudy& study) {
     const auto published = published_ratio(s.scheme);
     out += fmt::format(
         "{:<8} {:<24} {:>14} {:>14} {:>7.2f}% {:>9} {:>9} {:>10}\n", s.scheme, s.plan,
-        bytes_text(s.volume_bytes), bytes_text(s.expected_volume_bytes),
+        config::format_bytes_rounded(s.volume_bytes), config::format_bytes_rounded(s.expected_volume_bytes),
         s.expected_volume_bytes > 0 ? 100 * (s.volume_bytes / s.expected_volume_bytes - 1) : 0.0,
         dp != nullptr ? fmt::format("{:.3f}", s.volume_bytes / dp->volume_bytes) : "-",
         dp != nullptr ? fmt::format("{:.3f}", s.expected_volume_bytes / dp->expected_volume_bytes) : "-",
@@ -311,13 +302,14 @@ std::string render_table(const CommStudy& study) {
   for (const SchemeComm& s : study.schemes) {
     if (!s.error.empty()) continue;
     for (const KindGroup& row : by_kind_group(s)) {
-      const std::string sizes =
-          row.smallest_bytes == row.largest_bytes
-              ? bytes_text(row.largest_bytes)
-              : fmt::format("{}..{}", bytes_text(row.smallest_bytes), bytes_text(row.largest_bytes));
+      const std::string sizes = row.smallest_bytes == row.largest_bytes
+                                    ? config::format_bytes_rounded(row.largest_bytes)
+                                    : fmt::format("{}..{}", config::format_bytes_rounded(row.smallest_bytes),
+                                                  config::format_bytes_rounded(row.largest_bytes));
       out += fmt::format("{:<8} {:<15} {:<9} {:>9} {:>23} {:>14} {:>14}\n", s.scheme,
                          workload::to_string(row.kind), workload::to_string(row.group), row.calls, sizes,
-                         bytes_text(row.volume_bytes), bytes_text(row.expected_volume_bytes));
+                         config::format_bytes_rounded(row.volume_bytes),
+                         config::format_bytes_rounded(row.expected_volume_bytes));
     }
   }
 
@@ -348,15 +340,16 @@ std::string render_table(const CommStudy& study) {
     out += fmt::format("{:<8}", study.sweep[i].scheme);
     for (size_t k = 0; k < lengths; ++k) {
       const SchemeComm& s = study.sweep[i + k];
-      out += fmt::format(" {:>26}", s.error.empty() ? fmt::format("{} ({})", bytes_text(s.volume_bytes),
-                                                                  bytes_text(s.expected_volume_bytes))
-                                                    : std::string("n/a"));
+      out += fmt::format(" {:>26}", s.error.empty()
+                                        ? fmt::format("{} ({})", config::format_bytes_rounded(s.volume_bytes),
+                                                      config::format_bytes_rounded(s.expected_volume_bytes))
+                                        : std::string("n/a"));
     }
     out += "\n";
   }
 
   out += fmt::format("\n# small messages (< {}): share of calls, of volume, of point-to-point calls\n{:<8}",
-                     bytes_text(kSmallMessageBytes), "# scheme");
+                     config::format_bytes_rounded(kSmallMessageBytes), "# scheme");
   for (int64_t s : study.sweep_seq_lens) out += fmt::format(" {:>26}", fmt::format("seq {}", s));
   out += "\n";
   for (size_t i = 0; i < study.sweep.size(); i += lengths) {

@@ -42,6 +42,13 @@ TEST(Units, DurationsFlopRatesAndFrequencies) {
   EXPECT_EQ(parse_ok("1410MHz", QuantityKind::kFrequency), 1410e6);
 }
 
+TEST(Units, BytesRoundedForTables) {
+  EXPECT_EQ(format_bytes_rounded(100), "100.00 B");
+  EXPECT_EQ(format_bytes_rounded(1536), "1.50 KiB");
+  EXPECT_EQ(format_bytes_rounded(3.0 * 1024 * 1024 * 1024), "3.00 GiB");
+  EXPECT_EQ(format_bytes_rounded(2048.0 * 1024 * 1024 * 1024 * 1024), "2048.00 TiB");
+}
+
 TEST(Units, BareNumberIsRefused) {
   EXPECT_EQ(parse_error("80", QuantityKind::kBytes),
             "expected a size with a unit, e.g. 80GiB; \"80\" has no unit");

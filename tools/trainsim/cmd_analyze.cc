@@ -10,6 +10,7 @@
 
 #include "sim/analytic/analysis.h"
 #include "sim/config/types.h"
+#include "sim/config/units.h"
 #include "sim/validate/case_scenario.h"
 #include "sim/validate/comm_study.h"
 #include "sim/workload/builder.h"
@@ -43,16 +44,6 @@ void print_comm_study(const AnalyzeArgs& args) {
   } else {
     std::cout << validate::render_table(study);
   }
-}
-
-std::string bytes_text(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 4) {
-    bytes /= 1024;
-    ++u;
-  }
-  return fmt::format("{:.2f} {}", bytes, units[u]);
 }
 
 std::string plan_text(const config::Scenario& s) {
@@ -134,15 +125,17 @@ void print_table(std::ostream& out, const config::Scenario& s, const workload::W
   for (const workload::ClassSummary& c : summary.classes) {
     const workload::CategoryBytes& m = c.memory.hbm_at_peak;
     out << fmt::format("{:<7} {:>5} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", c.cls.id,
-                       c.cls.stage, c.cls.size, bytes_text(category(m, MemoryCategory::kWeights)),
-                       bytes_text(category(m, MemoryCategory::kGradients)),
-                       bytes_text(category(m, MemoryCategory::kOptimizer)),
-                       bytes_text(category(m, MemoryCategory::kActivations)),
-                       bytes_text(category(m, MemoryCategory::kBuffers)), bytes_text(c.memory.peak_hbm_bytes),
-                       bytes_text(c.memory.peak_host_bytes));
+                       c.cls.stage, c.cls.size,
+                       config::format_bytes_rounded(category(m, MemoryCategory::kWeights)),
+                       config::format_bytes_rounded(category(m, MemoryCategory::kGradients)),
+                       config::format_bytes_rounded(category(m, MemoryCategory::kOptimizer)),
+                       config::format_bytes_rounded(category(m, MemoryCategory::kActivations)),
+                       config::format_bytes_rounded(category(m, MemoryCategory::kBuffers)),
+                       config::format_bytes_rounded(c.memory.peak_hbm_bytes),
+                       config::format_bytes_rounded(c.memory.peak_host_bytes));
   }
   out << fmt::format("# peak host memory per node ({} GPUs): {}\n", summary.gpus_per_node,
-                     bytes_text(summary.peak_host_bytes_per_node));
+                     config::format_bytes_rounded(summary.peak_host_bytes_per_node));
   out << fmt::format("\n{:<7} {:<15} {:<10} {:>10} {:>14} {:>14} {:>14}\n", "# class", "kind", "group",
                      "calls", "bytes/call", "total bytes", "volume bytes");
   for (const workload::ClassSummary& c : summary.classes) {

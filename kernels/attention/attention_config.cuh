@@ -5,6 +5,7 @@
 
 #include "kernels/attention/attention_bwd_kernel.cuh"
 #include "kernels/attention/attention_fwd_kernel.cuh"
+#include "kernels/attention/attention_fwd_wgmma_kernel.cuh"
 
 namespace trainsim::kernels::attention_impl {
 
@@ -19,6 +20,10 @@ using FwdConfig = FwdTraits<kHeadDim, 128, kHeadDim == 128 ? 32 : 64, 4>;
 template <int kHeadDim>
 using BwdConfig = BwdTraits<kHeadDim, kHeadDim == 128 ? 32 : 64, 4>;
 
+// Forward on sm_90a (attention_fwd_wgmma_kernel.cuh): 128 query rows, 128 keys per tile.
+template <int kHeadDim>
+using FwdWgmmaConfig = WgmmaFwdTraits<kHeadDim>;
+
 // The delta kernel: 128 threads, kHeadDim / 8 per row.
 constexpr int kDeltaThreads = 128;
 
@@ -29,6 +34,11 @@ constexpr int kMergeThreads = 128;
 template <int kHeadDim>
 dim3 fwd_grid(const AttentionFwdParams& params) {
   return dim3(ceil_div(params.q_len, FwdConfig<kHeadDim>::kBlockM), params.heads, params.batch);
+}
+
+template <int kHeadDim>
+dim3 fwd_wgmma_grid(const AttentionFwdParams& params) {
+  return dim3(ceil_div(params.q_len, FwdWgmmaConfig<kHeadDim>::kBlockM), params.heads, params.batch);
 }
 
 template <int kHeadDim>

@@ -131,7 +131,8 @@ void measure_host_links(Report& report) {
 }
 
 void bench_attention(Report& report, const Ceilings& ceilings, const AttentionShape& s, bool causal,
-                     DataType type, bool backward, int runs, uint64_t seed) {
+                     DataType type, bool backward, int runs, uint64_t seed,
+                     AttentionForwardKernel forward = AttentionForwardKernel::kMmaSync) {
   const AttentionOptions options{causal, std::nullopt};
   const Tensor16 q = random_tensor16(s.q_elements(), type, seed);
   const Tensor16 k = random_tensor16(s.kv_elements(), type, seed + 1);
@@ -143,16 +144,20 @@ void bench_attention(Report& report, const Ceilings& ceilings, const AttentionSh
   lse.fill_bytes_async(0xFF, stream.get());
   const AttentionFwdParams fwd = make_forward_params(s, options, type, q.device.data(), k.device.data(),
                                                      v.device.data(), out.data(), lse.data());
-  attention_forward(fwd, stream.get());
+  attention_forward(fwd, stream.get(), forward);
   stream.synchronize();
   const std::vector<float> out_values = download16(out.data(), s.q_elements(), type);
   const std::vector<float> lse_values = lse.copy_to_host();
   const std::string kernel =
-      std::string(backward ? "attention backward " : "attention forward ") + name_of(type);
+      std::string(backward                                    ? "attention backward "
+                  : forward == AttentionForwardKernel::kWgmma ? "attention forward wgmma "
+                                                              : "attention forward ") +
+      name_of(type);
   if (!backward) {
     const Check check = check_forward(s, options, {q.values, k.values, v.values}, out_values, lse_values, 6,
                                       seed, tolerance(type));
-    const Timing t = time_on_stream(stream.get(), 2, runs, [&] { attention_forward(fwd, stream.get()); });
+    const Timing t =
+        time_on_stream(stream.get(), 2, runs, [&] { attention_forward(fwd, stream.get(), forward); });
     const double rate = tflops(attention_forward_flops(s, causal), t.median_ms);
     report.add(
         {kernel, describe(s, causal), t.median_ms, rate, 0.0, rate / ceilings.gemm_tflops, check.summary()});
@@ -233,6 +238,18 @@ void sweep_attention(Report& report, uint64_t seed) {
         }
         report.add({std::string("attention forward + backward ") + name_of(type) + " (full check)",
                     describe(s, causal), 0.0, 0.0, 0.0, 0.0, verdict});
+        if (attention_forward_kernel_available(AttentionForwardKernel::kWgmma)) {
+          out.fill_bytes_async(0xFF, stream.get());
+          lse.fill_bytes_async(0xFF, stream.get());
+          attention_forward(fwd, stream.get(), AttentionForwardKernel::kWgmma);
+          stream.synchronize();
+          const Check out_check =
+              check_tensor(download16(out.data(), s.q_elements(), type), out_ref, tolerance(type), "out");
+          const Check lse_check = check_tensor(lse.copy_to_host(), lse_ref, 1e-3, "lse");
+          report.add({std::string("attention forward wgmma ") + name_of(type) + " (full check)",
+                      describe(s, causal), 0.0, 0.0, 0.0, 0.0,
+                      out_check.ok() ? lse_check.summary() : out_check.summary()});
+        }
       }
     }
   }
@@ -569,25 +586,32 @@ int run(const Options& options) {
       options.quick ? std::vector<int64_t>{8192, 16384} : std::vector<int64_t>{8192, 16384, 32768, 65536};
   guarded("merge", "merge", [&] { bench_merge(report, ceilings, {1, lengths.back(), 8, 128}, seed += 10); });
   guarded("attention-check", "attention full check", [&] { sweep_attention(report, seed += 1000); });
-  for (const bool backward : {false, true}) {
+  // Forward with each kernel the device runs, then backward.
+  std::vector<std::pair<bool, AttentionForwardKernel>> passes = {{false, AttentionForwardKernel::kMmaSync}};
+  bool wgmma = false;
+  guarded("attention", "attention forward wgmma",
+          [&] { wgmma = attention_forward_kernel_available(AttentionForwardKernel::kWgmma); });
+  if (wgmma) passes.emplace_back(false, AttentionForwardKernel::kWgmma);
+  passes.emplace_back(true, AttentionForwardKernel::kMmaSync);
+  for (const auto& [backward, forward] : passes) {
     const std::string section = backward ? "attention backward" : "attention forward";
     for (const int64_t n : lengths) {
       guarded("attention", section, [&] {
         bench_attention(report, ceilings, {1, n, n, 8, 2, 128}, false, DataType::kBFloat16, backward,
-                        n >= 32768 ? 5 : 10, seed += 10);
+                        n >= 32768 ? 5 : 10, seed += 10, forward);
       });
     }
     guarded("attention", section, [&] {
       bench_attention(report, ceilings, {1, lengths.back(), lengths.back(), 8, 2, 128}, true,
-                      DataType::kBFloat16, backward, 5, seed += 10);
+                      DataType::kBFloat16, backward, 5, seed += 10, forward);
     });
     guarded("attention", section, [&] {
       bench_attention(report, ceilings, {1, 16384, 16384, 16, 16, 64}, false, DataType::kBFloat16, backward,
-                      10, seed += 10);
+                      10, seed += 10, forward);
     });
     guarded("attention", section, [&] {
       bench_attention(report, ceilings, {1, 16384, 16384, 8, 2, 128}, false, DataType::kFloat16, backward, 10,
-                      seed += 10);
+                      seed += 10, forward);
     });
   }
   const int64_t chunk = options.quick ? 16384 : 65536;

@@ -80,8 +80,11 @@ void expect_lse_near(const std::vector<float>& lse, const std::vector<float>& ex
   }
 }
 
+// Forward kernel under test: the mma.sync kernel (sm_80 and later) or the wgmma one (sm_90a).
+enum class Forward { kMmaSync, kWgmma };
+
 template <typename Element, int kHeadDim>
-void check_forward(const Case& c, uint32_t seed) {
+void check_forward(const Case& c, uint32_t seed, Forward kernel = Forward::kMmaSync) {
   AttentionShape shape = c.shape;
   shape.head_dim = kHeadDim;
   std::mt19937 rng(seed);
@@ -96,10 +99,17 @@ void check_forward(const Case& c, uint32_t seed) {
       make_forward_params(shape, options, ElementTraits<Element>::kType, q.device.data(), k.device.data(),
                           v.device.data(), out.data(), lse.data());
   check_supported(params);
-  using Traits = attention_impl::FwdConfig<kHeadDim>;
-  emulation::launch(
-      attention_impl::fwd_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes,
-      [&] { attention_impl::attention_fwd_kernel<Element, Traits>(params); }, seed);
+  if (kernel == Forward::kWgmma) {
+    using Traits = attention_impl::FwdWgmmaConfig<kHeadDim>;
+    emulation::launch(
+        attention_impl::fwd_wgmma_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes,
+        [&] { attention_impl::attention_fwd_wgmma_kernel<Element, Traits>(params); }, seed);
+  } else {
+    using Traits = attention_impl::FwdConfig<kHeadDim>;
+    emulation::launch(
+        attention_impl::fwd_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes,
+        [&] { attention_impl::attention_fwd_kernel<Element, Traits>(params); }, seed);
+  }
 
   std::vector<float> out_ref(static_cast<size_t>(shape.q_elements()));
   std::vector<float> lse_ref(static_cast<size_t>(shape.lse_elements()));
@@ -203,6 +213,36 @@ TEST(AttentionEmulation, ForwardBf16HeadDim128) {
 TEST(AttentionEmulation, ForwardFp16) {
   check_forward<__half, 64>(cases()[1], 21);
   check_forward<__half, 128>(cases()[0], 22);
+}
+
+// The wgmma kernel's tiles are 128 x 128: these shapes add a second query block and several key
+// tiles with a partial last one.
+const std::vector<Case>& wgmma_cases() {
+  static const std::vector<Case> all = {
+      {{1, 200, 200, 2, 1, 0}, true},  // causal square, GQA 2:1: the diagonal tile of each block
+      {{2, 37, 300, 1, 1, 0}, false},  // full, one partial query block, three key tiles
+      {{1, 150, 37, 1, 1, 0}, true},   // bottom-right causal: the first 113 rows see no key
+  };
+  return all;
+}
+
+TEST(AttentionEmulation, ForwardWgmmaBf16HeadDim64) {
+  uint32_t seed = 71;
+  for (const Case& c : wgmma_cases()) {
+    check_forward<__nv_bfloat16, 64>(c, seed++, Forward::kWgmma);
+  }
+}
+
+TEST(AttentionEmulation, ForwardWgmmaBf16HeadDim128) {
+  uint32_t seed = 81;
+  for (const Case& c : wgmma_cases()) {
+    check_forward<__nv_bfloat16, 128>(c, seed++, Forward::kWgmma);
+  }
+}
+
+TEST(AttentionEmulation, ForwardWgmmaFp16) {
+  check_forward<__half, 64>(wgmma_cases()[0], 91, Forward::kWgmma);
+  check_forward<__half, 128>(wgmma_cases()[1], 92, Forward::kWgmma);
 }
 
 TEST(AttentionEmulation, BackwardBf16HeadDim64) {

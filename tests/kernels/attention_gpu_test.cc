@@ -56,10 +56,11 @@ void expect_lse_near(const std::vector<float>& lse, const std::vector<float>& ex
   }
 }
 
-void check_forward(const Case& c, DataType type, uint32_t seed) {
-  SCOPED_TRACE(::testing::Message() << name_of(type) << " head_dim " << c.shape.head_dim << " q_len "
-                                    << c.shape.q_len << " kv_len " << c.shape.kv_len << " causal "
-                                    << c.causal);
+void check_forward(const Case& c, DataType type, uint32_t seed,
+                   AttentionForwardKernel kernel = AttentionForwardKernel::kMmaSync) {
+  SCOPED_TRACE(::testing::Message() << to_string(kernel) << ' ' << name_of(type) << " head_dim "
+                                    << c.shape.head_dim << " q_len " << c.shape.q_len << " kv_len "
+                                    << c.shape.kv_len << " causal " << c.causal);
   const AttentionShape& s = c.shape;
   std::mt19937 rng(seed);
   const auto q = random_device_tensor(s.q_elements(), type, rng);
@@ -73,7 +74,7 @@ void check_forward(const Case& c, DataType type, uint32_t seed) {
   const AttentionOptions options{c.causal, std::nullopt};
   attention_forward(make_forward_params(s, options, type, q.device.data(), k.device.data(), v.device.data(),
                                         out.data(), lse.data()),
-                    stream.get());
+                    stream.get(), kernel);
   stream.synchronize();
 
   std::vector<float> out_ref(static_cast<size_t>(s.q_elements())),
@@ -145,6 +146,19 @@ TEST_P(AttentionGpu, ForwardMatchesReference) {
   uint32_t seed = 1;
   for (const Case& c : cases(head_dim)) {
     check_forward(c, type, seed++);
+  }
+}
+
+// The sm_90a kernel, on H100/H200-class GPUs only.
+TEST_P(AttentionGpu, WgmmaForwardMatchesReference) {
+  TRAINSIM_SKIP_WITHOUT_GPU();
+  if (!attention_forward_kernel_available(AttentionForwardKernel::kWgmma)) {
+    GTEST_SKIP() << "the wgmma forward needs a compute capability 9.0 GPU";
+  }
+  const auto [type, head_dim] = GetParam();
+  uint32_t seed = 21;
+  for (const Case& c : cases(head_dim)) {
+    check_forward(c, type, seed++, AttentionForwardKernel::kWgmma);
   }
 }
 

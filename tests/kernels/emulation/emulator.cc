@@ -12,6 +12,8 @@
 #include <ucontext.h>
 #include <vector>
 
+#include "kernels/cuda/wgmma.cuh"
+
 uint3 threadIdx;
 uint3 blockIdx;
 dim3 blockDim;
@@ -212,6 +214,95 @@ void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
   }
 }
 
+// Decodes a 128-byte-swizzle descriptor (kernels/cuda/wgmma.cuh) and returns the element at
+// (row, column) of its operand: K-major (row = M or N index, column = k) or MN-major (row = k,
+// column = N index, < 64).
+struct Descriptor {
+  uint32_t start;
+  uint32_t leading;
+  uint32_t stride;
+};
+
+Descriptor decode(uint64_t desc) {
+  if ((desc >> 62) != wgmma::kSwizzle128Mode || ((desc >> 49) & 7U) != 0) {
+    fail("wgmma: only the 128-byte swizzle with matrix base offset 0 is emulated");
+  }
+  return {static_cast<uint32_t>(desc & 0x3FFFU) << 4, static_cast<uint32_t>((desc >> 16) & 0x3FFFU) << 4,
+          static_cast<uint32_t>((desc >> 32) & 0x3FFFU) << 4};
+}
+
+template <typename Element>
+float swizzled_element(uint32_t logical) {
+  const uint32_t physical = logical ^ (((logical >> 7) & 7U) << 4);
+  const char* p = shared_memory() + physical;
+  check_shared(p, 2, "wgmma operand");
+  uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  return to_float<Element>(bits);
+}
+
+template <typename Element>
+float k_major_at(uint64_t desc, int row, int k) {
+  const Descriptor d = decode(desc);
+  if (d.start % wgmma::kSwizzleBytes + 32 > static_cast<uint32_t>(wgmma::kSwizzleBytes)) {
+    fail("wgmma: a K-major k16 step crosses the 128-byte swizzle row");
+  }
+  return swizzled_element<Element>(d.start + (row / 8) * d.stride + (row % 8) * wgmma::kSwizzleBytes + 2 * k);
+}
+
+template <typename Element>
+float mn_major_at(uint64_t desc, int k, int column) {
+  const Descriptor d = decode(desc);
+  if (column >= 64 || d.start % wgmma::kSwizzleBytes != 0) {
+    fail("wgmma: MN-major operands are emulated for N <= 64 starting at a row");
+  }
+  return swizzled_element<Element>(d.start + (k / 8) * d.stride + (k % 8) * wgmma::kSwizzleBytes +
+                                   2 * column);
+}
+
+// Row (0..63 in the warpgroup's tile) and column of accumulator element e of chunk j of this thread.
+int wgmma_row(int e) { return 16 * static_cast<int>(threadIdx.x / 32 % 4) + lane_id() / 4 + 8 * (e / 2); }
+int wgmma_col(int j, int e) { return 8 * j + 2 * (lane_id() % 4) + e % 2; }
+
+template <typename Element>
+void wgmma_ss(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+  for (int j = 0; j < 16; ++j) {
+    for (int e = 0; e < 4; ++e) {
+      const int row = wgmma_row(e);
+      const int col = wgmma_col(j, e);
+      double sum = accumulate ? static_cast<double>(d[j][e]) : 0.0;
+      for (int k = 0; k < 16; ++k) {
+        sum += static_cast<double>(k_major_at<Element>(desc_a, row, k)) *
+               static_cast<double>(k_major_at<Element>(desc_b, col, k));
+      }
+      d[j][e] = static_cast<float>(sum);
+    }
+  }
+}
+
+template <typename Element>
+void wgmma_rs_mn(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b) {
+  std::array<MmaOperands, 32> all{};
+  MmaOperands mine{};
+  std::copy(a, a + 4, mine.a);
+  warp_exchange(&mine, all.data(), sizeof(mine));
+  auto a_at = [&](int row, int k) {  // the mma.sync A layout over the warp's 16 rows
+    const int reg = (row >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0);
+    return to_float<Element>(half_of(all[(row % 8) * 4 + (k % 8) / 2].a[reg], k % 2));
+  };
+  for (int j = 0; j < 8; ++j) {
+    for (int e = 0; e < 4; ++e) {
+      const int row = wgmma_row(e) % 16;
+      const int col = wgmma_col(j, e);
+      double sum = d[j][e];
+      for (int k = 0; k < 16; ++k) {
+        sum += static_cast<double>(a_at(row, k)) * static_cast<double>(mn_major_at<Element>(desc_b, k, col));
+      }
+      d[j][e] = static_cast<float>(sum);
+    }
+  }
+}
+
 }  // namespace
 
 void register_global(const void* data, size_t bytes) {
@@ -392,4 +483,30 @@ void mma_m16n8k16<__half>(float (&d)[4], const uint32_t (&a)[4], const uint32_t 
 
 float fast_exp2(float x) { return std::exp2(x); }
 
+uint32_t shared_address(const void* pointer) {
+  emulation::check_shared(pointer, 0, "shared address");
+  return static_cast<uint32_t>(static_cast<const char*>(pointer) - emulation::shared_memory());
+}
+
 }  // namespace trainsim::kernels::ptx
+
+namespace trainsim::kernels::wgmma {
+
+template <>
+void mma_m64n128k16_ss<__nv_bfloat16>(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+  emulation::wgmma_ss<__nv_bfloat16>(d, desc_a, desc_b, accumulate);
+}
+template <>
+void mma_m64n128k16_ss<__half>(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+  emulation::wgmma_ss<__half>(d, desc_a, desc_b, accumulate);
+}
+template <>
+void mma_m64n64k16_rs_mn<__nv_bfloat16>(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b) {
+  emulation::wgmma_rs_mn<__nv_bfloat16>(d, a, desc_b);
+}
+template <>
+void mma_m64n64k16_rs_mn<__half>(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b) {
+  emulation::wgmma_rs_mn<__half>(d, a, desc_b);
+}
+
+}  // namespace trainsim::kernels::wgmma

@@ -7,7 +7,8 @@
 // synchronisation points (__syncthreads, warp collectives), in a seeded permuted round-robin order,
 // so runs are deterministic. The instructions follow the PTX ISA's definitions:
 //   ldmatrix.x4[.trans], mma.sync m16n8k16 (bf16/fp16 in, fp32 accumulate), cp.async (the copies are
-//   performed only at cp.async.wait_group, so a missing wait reads poisoned shared memory), shuffles.
+//   performed only at cp.async.wait_group, so a missing wait reads poisoned shared memory), shuffles,
+//   and the two wgmma.mma_async forms of kernels/cuda/wgmma.cuh.
 // Shared memory is poisoned (0xFF: NaN in bf16, fp16, fp32) at the start of every block, and every
 // shared address and cp.async source is checked against the block's shared memory and the
 // registered global buffers. A violated check throws EmulationError from launch().
@@ -90,7 +91,28 @@ void cp_async_wait() {
 }
 float fast_exp2(float x);
 inline char* dynamic_smem() { return emulation::shared_memory(); }
+// The offset from the start of the block's shared memory (the emulated shared window starts at 0).
+uint32_t shared_address(const void* pointer);
 
 }  // namespace trainsim::kernels::ptx
+
+// wgmma (kernels/cuda/wgmma.cuh): each instruction completes when issued, so fences and waits have
+// nothing to order; the operands are read through the same descriptors as on the GPU (128-byte
+// swizzle, offsets checked against the block's shared memory).
+namespace trainsim::kernels::wgmma {
+
+inline void fence_proxy_async() {}
+inline void fence() {}
+inline void commit_group() {}
+template <int kPending>
+void wait_group() {}
+template <int kRows, int kCols>
+void fence_operands(float (&)[kRows][kCols]) {}
+template <typename Element>
+void mma_m64n128k16_ss(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b, bool accumulate);
+template <typename Element>
+void mma_m64n64k16_rs_mn(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b);
+
+}  // namespace trainsim::kernels::wgmma
 
 #endif  // TRAINSIM_TESTS_KERNELS_EMULATION_EMULATOR_H_

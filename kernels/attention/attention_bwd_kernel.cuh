@@ -75,6 +75,75 @@ __global__ void attention_bwd_delta_kernel(const AttentionBwdParams params) {
   }
 }
 
+// The (query head, query tile) tasks of a backward block that owns keys [kv_start, kv_start +
+// block_n) of one key/value head: every head of the GQA group, the query tiles of kBlockM rows from
+// the first one that sees these keys (causal) to the end.
+template <int kBlockM>
+struct KeyBlockTasks {
+  __device__ KeyBlockTasks(const AttentionFwdParams& fwd, int kv_head_, int kv_start)
+      : kv_head(kv_head_), group(fwd.heads / fwd.kv_heads) {
+    // Bottom-right causal alignment: rows before kv_start - (kv_len - q_len) see none of the keys.
+    const int first_row = fwd.causal ? max(0, kv_start - (fwd.kv_len - fwd.q_len)) : 0;
+    m_begin = first_row / kBlockM;
+    tiles_per_head = first_row < fwd.q_len ? ceil_div(fwd.q_len, kBlockM) - m_begin : 0;
+    count = group * tiles_per_head;
+  }
+  __device__ int head(int t) const { return kv_head * group + t / tiles_per_head; }
+  __device__ int q_start(int t) const { return (m_begin + t % tiles_per_head) * kBlockM; }
+
+  int kv_head;
+  int group;
+  int m_begin = 0;
+  int tiles_per_head = 0;
+  int count = 0;  // 0: no query sees these keys
+};
+
+// Where the inputs of a task start: its q and dout rows, lse and delta; `valid` rows of kBlockM.
+template <typename Element>
+struct TaskInputs {
+  const Element* q;
+  const Element* dout;
+  const float* lse;
+  const float* delta;
+  int valid;
+};
+
+template <typename Element, int kBlockM>
+__device__ TaskInputs<Element> task_inputs(const AttentionBwdParams& params, int batch, int head,
+                                           int q_start) {
+  const AttentionFwdParams& fwd = params.fwd;
+  const int64_t row_offset = (static_cast<int64_t>(batch) * fwd.heads + head) * fwd.q_len + q_start;
+  return {static_cast<const Element*>(fwd.q) + batch * fwd.q_strides.batch +
+              static_cast<int64_t>(q_start) * fwd.q_strides.row + head * fwd.q_strides.head,
+          static_cast<const Element*>(params.dout) + batch * params.dout_strides.batch +
+              static_cast<int64_t>(q_start) * params.dout_strides.row + head * params.dout_strides.head,
+          fwd.lse + row_offset, params.delta + row_offset, min(kBlockM, fwd.q_len - q_start)};
+}
+
+// dk_accum += scale·dK, dv_accum += dV for accumulator tiles [kTiles][4] (mma layout) holding the
+// keys key0 + 0..15 of the block at kv_start (kv_rows valid) and head_dim columns col0 + 8·tile + ...
+template <int kTiles>
+__device__ void add_key_gradients(const AttentionBwdParams& params, int batch, int kv_head, int kv_start,
+                                  int kv_rows, int key0, int col0, int lane, const float (&dk)[kTiles][4],
+                                  const float (&dv)[kTiles][4]) {
+  const AttentionFwdParams& fwd = params.fwd;
+  const int64_t kv_row_stride = static_cast<int64_t>(fwd.kv_heads) * fwd.head_dim;
+  const int64_t kv_offset =
+      ((static_cast<int64_t>(batch) * fwd.kv_len + kv_start) * fwd.kv_heads + kv_head) * fwd.head_dim;
+#pragma unroll
+  for (int dt = 0; dt < kTiles; ++dt) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int key = key0 + accumulator_row(lane, e);
+      if (key < kv_rows) {
+        const int64_t index = kv_offset + key * kv_row_stride + col0 + dt * 8 + accumulator_col(lane, e);
+        params.dk_accum[index] += dk[dt][e] * fwd.softmax_scale;
+        params.dv_accum[index] += dv[dt][e];
+      }
+    }
+  }
+}
+
 template <typename Element, typename Traits>
 __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const AttentionBwdParams params) {
   using KvTile = typename Traits::KvTile;
@@ -93,18 +162,13 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
   const int warp = tid >> 5;
   const int kv_head = static_cast<int>(blockIdx.y);
   const int batch = static_cast<int>(blockIdx.z);
-  const int group = fwd.heads / fwd.kv_heads;
   const int kv_start = static_cast<int>(blockIdx.x) * kBlockN;
   const int kv_rows = min(kBlockN, fwd.kv_len - kv_start);
   const int shift = fwd.kv_len - fwd.q_len;  // bottom-right causal alignment: key j <= row i + shift
-  // With the causal mask, rows before kv_start - shift see none of these keys.
-  const int first_row = fwd.causal ? max(0, kv_start - shift) : 0;
-  if (first_row >= fwd.q_len) {
+  const KeyBlockTasks<kBlockM> tasks(fwd, kv_head, kv_start);
+  if (tasks.count == 0) {
     return;  // no query sees these keys: nothing to add
   }
-  const int m_begin = first_row / kBlockM;
-  const int tiles_per_head = ceil_div(fwd.q_len, kBlockM) - m_begin;
-  const int n_tasks = group * tiles_per_head;
 
   const Element* k = static_cast<const Element*>(fwd.k) + batch * fwd.k_strides.batch +
                      static_cast<int64_t>(kv_start) * fwd.k_strides.row + kv_head * fwd.k_strides.head;
@@ -121,20 +185,13 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
 
   // Starts the loads of task t (query head, query tile) into `stage`.
   auto load_task = [&](int t, int stage) {
-    const int head = kv_head * group + t / tiles_per_head;
-    const int q_start = (m_begin + t % tiles_per_head) * kBlockM;
-    const int valid = min(kBlockM, fwd.q_len - q_start);
-    const Element* q = static_cast<const Element*>(fwd.q) + batch * fwd.q_strides.batch +
-                       static_cast<int64_t>(q_start) * fwd.q_strides.row + head * fwd.q_strides.head;
-    const Element* dout = static_cast<const Element*>(params.dout) + batch * params.dout_strides.batch +
-                          static_cast<int64_t>(q_start) * params.dout_strides.row +
-                          head * params.dout_strides.head;
-    const int64_t row_offset = (static_cast<int64_t>(batch) * fwd.heads + head) * fwd.q_len + q_start;
-    load_tile_async<QTile, kThreads>(s_q + stage * QTile::kElements, q, fwd.q_strides.row, valid, tid);
-    load_tile_async<QTile, kThreads>(s_do + stage * QTile::kElements, dout, params.dout_strides.row, valid,
-                                     tid);
-    load_floats_async<kThreads>(s_lse + stage * kBlockM, fwd.lse + row_offset, kBlockM, valid, tid);
-    load_floats_async<kThreads>(s_delta + stage * kBlockM, params.delta + row_offset, kBlockM, valid, tid);
+    const TaskInputs<Element> in =
+        task_inputs<Element, kBlockM>(params, batch, tasks.head(t), tasks.q_start(t));
+    load_tile_async<QTile, kThreads>(s_q + stage * QTile::kElements, in.q, fwd.q_strides.row, in.valid, tid);
+    load_tile_async<QTile, kThreads>(s_do + stage * QTile::kElements, in.dout, params.dout_strides.row,
+                                     in.valid, tid);
+    load_floats_async<kThreads>(s_lse + stage * kBlockM, in.lse, kBlockM, in.valid, tid);
+    load_floats_async<kThreads>(s_delta + stage * kBlockM, in.delta, kBlockM, in.valid, tid);
   };
 
   load_tile_async<KvTile, kThreads>(s_k, k, fwd.k_strides.row, kv_rows, tid);
@@ -147,16 +204,16 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
   const float scale_log2 = fwd.softmax_scale * kLog2e;
   const int warp_key0 = warp * 16;
 
-  for (int t = 0; t < n_tasks; ++t) {
+  for (int t = 0; t < tasks.count; ++t) {
     const int stage = t & 1;
-    if (t + 1 < n_tasks) {
+    if (t + 1 < tasks.count) {
       load_task(t + 1, stage ^ 1);
     }
     ptx::cp_async_commit();
     ptx::cp_async_wait<1>();
     __syncthreads();
-    const int head = kv_head * group + t / tiles_per_head;
-    const int q_start = (m_begin + t % tiles_per_head) * kBlockM;
+    const int head = tasks.head(t);
+    const int q_start = tasks.q_start(t);
     const Element* tile_q = s_q + stage * QTile::kElements;
     const Element* tile_do = s_do + stage * QTile::kElements;
     const float* tile_lse = s_lse + stage * kBlockM;
@@ -283,22 +340,8 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
     __syncthreads();  // dSᵀ and this stage are free again
   }
 
-  // dk_accum += scale·dK, dv_accum += dV (this block owns these keys).
-  const int64_t kv_row_stride = static_cast<int64_t>(fwd.kv_heads) * kHeadDim;
-  const int64_t kv_offset =
-      ((static_cast<int64_t>(batch) * fwd.kv_len + kv_start) * fwd.kv_heads + kv_head) * kHeadDim;
-#pragma unroll
-  for (int dt = 0; dt < kDTiles; ++dt) {
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int key = warp_key0 + accumulator_row(lane, e);
-      if (key < kv_rows) {
-        const int64_t index = kv_offset + key * kv_row_stride + dt * 8 + accumulator_col(lane, e);
-        params.dk_accum[index] += dk[dt][e] * fwd.softmax_scale;
-        params.dv_accum[index] += dv[dt][e];
-      }
-    }
-  }
+  // This block owns these keys: no atomics.
+  add_key_gradients(params, batch, kv_head, kv_start, kv_rows, warp_key0, 0, lane, dk, dv);
 }
 
 }  // namespace trainsim::kernels::attention_impl

@@ -4,6 +4,7 @@
 #define TRAINSIM_KERNELS_ATTENTION_ATTENTION_CONFIG_CUH_
 
 #include "kernels/attention/attention_bwd_kernel.cuh"
+#include "kernels/attention/attention_bwd_wgmma_kernel.cuh"
 #include "kernels/attention/attention_fwd_kernel.cuh"
 #include "kernels/attention/attention_fwd_wgmma_kernel.cuh"
 
@@ -23,6 +24,10 @@ using BwdConfig = BwdTraits<kHeadDim, kHeadDim == 128 ? 32 : 64, 4>;
 // Forward on sm_90a (attention_fwd_wgmma_kernel.cuh): 128 query rows, 128 keys per tile.
 template <int kHeadDim>
 using FwdWgmmaConfig = WgmmaFwdTraits<kHeadDim>;
+
+// Backward on sm_90a (attention_bwd_wgmma_kernel.cuh): 128 keys per block, 64 query rows per step.
+template <int kHeadDim>
+using BwdWgmmaConfig = WgmmaBwdTraits<kHeadDim>;
 
 // The delta kernel: 128 threads, kHeadDim / 8 per row.
 constexpr int kDeltaThreads = 128;
@@ -44,6 +49,12 @@ dim3 fwd_wgmma_grid(const AttentionFwdParams& params) {
 template <int kHeadDim>
 dim3 bwd_grid(const AttentionBwdParams& params) {
   return dim3(ceil_div(params.fwd.kv_len, BwdConfig<kHeadDim>::kBlockN), params.fwd.kv_heads,
+              params.fwd.batch);
+}
+
+template <int kHeadDim>
+dim3 bwd_wgmma_grid(const AttentionBwdParams& params) {
+  return dim3(ceil_div(params.fwd.kv_len, BwdWgmmaConfig<kHeadDim>::kBlockN), params.fwd.kv_heads,
               params.fwd.batch);
 }
 

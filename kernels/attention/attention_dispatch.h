@@ -12,9 +12,11 @@ namespace trainsim::kernels::attention_impl {
 template <typename Element, int kHeadDim>
 void run_attention_fwd(const AttentionFwdParams& params, cudaStream_t stream);
 
-// The sm_90a forward (attention_fwd_wgmma.cu, built for sm_90a only).
+// The sm_90a kernels (attention_wgmma.cu, built for sm_90a only).
 template <typename Element, int kHeadDim>
 void run_attention_fwd_wgmma(const AttentionFwdParams& params, cudaStream_t stream);
+template <typename Element, int kHeadDim>
+void run_attention_bwd_wgmma(const AttentionBwdParams& params, cudaStream_t stream);
 
 template <typename Element, int kHeadDim>
 void run_attention_bwd(const AttentionBwdParams& params, cudaStream_t stream);

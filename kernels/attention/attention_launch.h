@@ -39,26 +39,27 @@ void check_supported(const AttentionFwdParams& params);
 void check_supported(const AttentionBwdParams& params);
 void check_supported(const MergeParams& params);
 
-// The implementations of attention_forward.
-enum class AttentionForwardKernel {
+// The implementations of attention_forward and attention_backward.
+enum class AttentionKernel {
   kMmaSync,  // mma.sync tiles (sm_80 and later); verified on an H200, the default
   kWgmma,    // warpgroup MMA over whole tiles (sm_90a: H100, H200); checked on the CPU emulator only,
              // not yet on a GPU
 };
 
 // "mma.sync" or "wgmma".
-const char* to_string(AttentionForwardKernel kernel);
+const char* to_string(AttentionKernel kernel);
 
 // True when `kernel` can run on the current device: kWgmma needs compute capability 9.0. Throws
 // GpuError when the device cannot be queried.
-bool attention_forward_kernel_available(AttentionForwardKernel kernel);
+bool attention_kernel_available(AttentionKernel kernel);
 
-// Launchers. Throw like check_supported, or GpuError when the launch fails (kWgmma on a device
-// without it: std::invalid_argument). attention_backward runs the delta kernel, then the main
-// kernel; it adds into the accumulators (zero them for a plain gradient).
-void attention_forward(const AttentionFwdParams& params, cudaStream_t stream, AttentionForwardKernel kernel);
-// The default kernel (kMmaSync).
+// Launchers. Throw like check_supported, or GpuError when the launch fails (a kernel the device
+// cannot run: std::invalid_argument). attention_backward runs the delta kernel, then the main kernel;
+// it adds into the accumulators (zero them for a plain gradient). The overloads without a kernel run
+// kMmaSync.
+void attention_forward(const AttentionFwdParams& params, cudaStream_t stream, AttentionKernel kernel);
 void attention_forward(const AttentionFwdParams& params, cudaStream_t stream);
+void attention_backward(const AttentionBwdParams& params, cudaStream_t stream, AttentionKernel kernel);
 void attention_backward(const AttentionBwdParams& params, cudaStream_t stream);
 void merge_attention(const MergeParams& params, cudaStream_t stream);
 

@@ -35,6 +35,19 @@ void run_attention_fwd_wgmma(const AttentionFwdParams& params, cudaStream_t stre
 }
 
 template <typename Element, int kHeadDim>
+void run_attention_bwd_wgmma(const AttentionBwdParams& params, cudaStream_t stream) {
+  attention_bwd_delta_kernel<Element, kHeadDim>
+      <<<delta_grid<kHeadDim>(params), kDeltaThreads, 0, stream>>>(params);
+  CUDA_CHECK_LAUNCH();
+
+  using Traits = BwdWgmmaConfig<kHeadDim>;
+  const auto kernel = attention_bwd_wgmma_kernel<Element, Traits>;
+  allow_shared_memory(kernel, Traits::kSmemBytes);
+  kernel<<<bwd_wgmma_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes, stream>>>(params);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <typename Element, int kHeadDim>
 void run_attention_bwd(const AttentionBwdParams& params, cudaStream_t stream) {
   attention_bwd_delta_kernel<Element, kHeadDim>
       <<<delta_grid<kHeadDim>(params), kDeltaThreads, 0, stream>>>(params);

@@ -27,6 +27,7 @@
 #define TRAINSIM_KERNELS_CUDA_WGMMA_CUH_
 
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -123,6 +124,33 @@ __device__ __forceinline__ void mma_m64n128k16_ss<__half>(float (&d)[16][4], uin
   TRAINSIM_WGMMA_SS_N128("f16");
 }
 
+// d (64 x 64) = a (64 x 16) · b (16 x 64) (+ d when `accumulate`), both from shared memory: a
+// K-major, or MN-major with kTransA; b K-major, or MN-major with kTransB.
+template <typename Element, bool kTransA, bool kTransB>
+__device__ __forceinline__ void mma_m64n64k16_ss(float (&d)[8][4], uint64_t desc_a, uint64_t desc_b,
+                                                 bool accumulate);
+
+#define TRAINSIM_WGMMA_SS_N64(TYPE)                                                                         \
+  asm volatile(                                                                                             \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                          \
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE                                           \
+      " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "   \
+      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, %35, %36;\n}\n"           \
+      : TRAINSIM_WGMMA_D4(d, 0), TRAINSIM_WGMMA_D4(d, 1), TRAINSIM_WGMMA_D4(d, 2), TRAINSIM_WGMMA_D4(d, 3), \
+        TRAINSIM_WGMMA_D4(d, 4), TRAINSIM_WGMMA_D4(d, 5), TRAINSIM_WGMMA_D4(d, 6), TRAINSIM_WGMMA_D4(d, 7)  \
+      : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(static_cast<int>(kTransA)),        \
+        "n"(static_cast<int>(kTransB)))
+
+template <typename Element, bool kTransA, bool kTransB>
+__device__ __forceinline__ void mma_m64n64k16_ss(float (&d)[8][4], uint64_t desc_a, uint64_t desc_b,
+                                                 bool accumulate) {
+  if constexpr (std::is_same_v<Element, __nv_bfloat16>) {
+    TRAINSIM_WGMMA_SS_N64("bf16");
+  } else {
+    TRAINSIM_WGMMA_SS_N64("f16");
+  }
+}
+
 // d (64 x 64) += a (64 x 16, registers) · b (16 x 64, MN-major descriptor).
 template <typename Element>
 __device__ __forceinline__ void mma_m64n64k16_rs_mn(float (&d)[8][4], const uint32_t (&a)[4],
@@ -151,6 +179,7 @@ __device__ __forceinline__ void mma_m64n64k16_rs_mn<__half>(float (&d)[8][4], co
 }
 
 #undef TRAINSIM_WGMMA_SS_N128
+#undef TRAINSIM_WGMMA_SS_N64
 #undef TRAINSIM_WGMMA_RS_N64_MN
 #undef TRAINSIM_WGMMA_D4
 

@@ -80,11 +80,11 @@ void expect_lse_near(const std::vector<float>& lse, const std::vector<float>& ex
   }
 }
 
-// Forward kernel under test: the mma.sync kernel (sm_80 and later) or the wgmma one (sm_90a).
-enum class Forward { kMmaSync, kWgmma };
+// Kernel under test: the mma.sync one (sm_80 and later) or the wgmma one (sm_90a).
+enum class Kernel { kMmaSync, kWgmma };
 
 template <typename Element, int kHeadDim>
-void check_forward(const Case& c, uint32_t seed, Forward kernel = Forward::kMmaSync) {
+void check_forward(const Case& c, uint32_t seed, Kernel kernel = Kernel::kMmaSync) {
   AttentionShape shape = c.shape;
   shape.head_dim = kHeadDim;
   std::mt19937 rng(seed);
@@ -99,7 +99,7 @@ void check_forward(const Case& c, uint32_t seed, Forward kernel = Forward::kMmaS
       make_forward_params(shape, options, ElementTraits<Element>::kType, q.device.data(), k.device.data(),
                           v.device.data(), out.data(), lse.data());
   check_supported(params);
-  if (kernel == Forward::kWgmma) {
+  if (kernel == Kernel::kWgmma) {
     using Traits = attention_impl::FwdWgmmaConfig<kHeadDim>;
     emulation::launch(
         attention_impl::fwd_wgmma_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes,
@@ -121,7 +121,7 @@ void check_forward(const Case& c, uint32_t seed, Forward kernel = Forward::kMmaS
 }
 
 template <typename Element, int kHeadDim>
-void check_backward(const Case& c, uint32_t seed) {
+void check_backward(const Case& c, uint32_t seed, Kernel kernel = Kernel::kMmaSync) {
   AttentionShape shape = c.shape;
   shape.head_dim = kHeadDim;
   std::mt19937 rng(seed);
@@ -162,10 +162,17 @@ void check_backward(const Case& c, uint32_t seed) {
   emulation::launch(
       attention_impl::delta_grid<kHeadDim>(params), attention_impl::kDeltaThreads, 0,
       [&] { attention_impl::attention_bwd_delta_kernel<Element, kHeadDim>(params); }, seed);
-  using Traits = attention_impl::BwdConfig<kHeadDim>;
-  emulation::launch(
-      attention_impl::bwd_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes,
-      [&] { attention_impl::attention_bwd_kernel<Element, Traits>(params); }, seed);
+  if (kernel == Kernel::kWgmma) {
+    using Traits = attention_impl::BwdWgmmaConfig<kHeadDim>;
+    emulation::launch(
+        attention_impl::bwd_wgmma_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes,
+        [&] { attention_impl::attention_bwd_wgmma_kernel<Element, Traits>(params); }, seed);
+  } else {
+    using Traits = attention_impl::BwdConfig<kHeadDim>;
+    emulation::launch(
+        attention_impl::bwd_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes,
+        [&] { attention_impl::attention_bwd_kernel<Element, Traits>(params); }, seed);
+  }
 
   std::vector<float> dq_ref(dq_init.size()), dk_ref(dkv_init.size()), dv_ref(dkv_init.size());
   reference::attention_backward<float>(shape, options,
@@ -215,8 +222,8 @@ TEST(AttentionEmulation, ForwardFp16) {
   check_forward<__half, 128>(cases()[0], 22);
 }
 
-// The wgmma kernel's tiles are 128 x 128: these shapes add a second query block and several key
-// tiles with a partial last one.
+// The wgmma kernels' tiles are 128 x 128 (forward) and 128 keys x 64 queries (backward): these shapes
+// add a second block and several tiles with a partial last one.
 const std::vector<Case>& wgmma_cases() {
   static const std::vector<Case> all = {
       {{1, 200, 200, 2, 1, 0}, true},  // causal square, GQA 2:1: the diagonal tile of each block
@@ -229,20 +236,39 @@ const std::vector<Case>& wgmma_cases() {
 TEST(AttentionEmulation, ForwardWgmmaBf16HeadDim64) {
   uint32_t seed = 71;
   for (const Case& c : wgmma_cases()) {
-    check_forward<__nv_bfloat16, 64>(c, seed++, Forward::kWgmma);
+    check_forward<__nv_bfloat16, 64>(c, seed++, Kernel::kWgmma);
   }
 }
 
 TEST(AttentionEmulation, ForwardWgmmaBf16HeadDim128) {
   uint32_t seed = 81;
   for (const Case& c : wgmma_cases()) {
-    check_forward<__nv_bfloat16, 128>(c, seed++, Forward::kWgmma);
+    check_forward<__nv_bfloat16, 128>(c, seed++, Kernel::kWgmma);
   }
 }
 
 TEST(AttentionEmulation, ForwardWgmmaFp16) {
-  check_forward<__half, 64>(wgmma_cases()[0], 91, Forward::kWgmma);
-  check_forward<__half, 128>(wgmma_cases()[1], 92, Forward::kWgmma);
+  check_forward<__half, 64>(wgmma_cases()[0], 91, Kernel::kWgmma);
+  check_forward<__half, 128>(wgmma_cases()[1], 92, Kernel::kWgmma);
+}
+
+TEST(AttentionEmulation, BackwardWgmmaBf16HeadDim64) {
+  uint32_t seed = 101;
+  for (const Case& c : wgmma_cases()) {
+    check_backward<__nv_bfloat16, 64>(c, seed++, Kernel::kWgmma);
+  }
+}
+
+TEST(AttentionEmulation, BackwardWgmmaBf16HeadDim128) {
+  uint32_t seed = 111;
+  for (const Case& c : wgmma_cases()) {
+    check_backward<__nv_bfloat16, 128>(c, seed++, Kernel::kWgmma);
+  }
+}
+
+TEST(AttentionEmulation, BackwardWgmmaFp16) {
+  check_backward<__half, 64>(wgmma_cases()[1], 121, Kernel::kWgmma);
+  check_backward<__half, 128>(wgmma_cases()[0], 122, Kernel::kWgmma);
 }
 
 TEST(AttentionEmulation, BackwardBf16HeadDim64) {

@@ -57,7 +57,7 @@ void expect_lse_near(const std::vector<float>& lse, const std::vector<float>& ex
 }
 
 void check_forward(const Case& c, DataType type, uint32_t seed,
-                   AttentionForwardKernel kernel = AttentionForwardKernel::kMmaSync) {
+                   AttentionKernel kernel = AttentionKernel::kMmaSync) {
   SCOPED_TRACE(::testing::Message() << to_string(kernel) << ' ' << name_of(type) << " head_dim "
                                     << c.shape.head_dim << " q_len " << c.shape.q_len << " kv_len "
                                     << c.shape.kv_len << " causal " << c.causal);
@@ -84,10 +84,11 @@ void check_forward(const Case& c, DataType type, uint32_t seed,
   expect_lse_near(lse.copy_to_host(), lse_ref);
 }
 
-void check_backward(const Case& c, DataType type, uint32_t seed) {
-  SCOPED_TRACE(::testing::Message() << name_of(type) << " head_dim " << c.shape.head_dim << " q_len "
-                                    << c.shape.q_len << " kv_len " << c.shape.kv_len << " causal "
-                                    << c.causal);
+void check_backward(const Case& c, DataType type, uint32_t seed,
+                    AttentionKernel kernel = AttentionKernel::kMmaSync) {
+  SCOPED_TRACE(::testing::Message() << to_string(kernel) << ' ' << name_of(type) << " head_dim "
+                                    << c.shape.head_dim << " q_len " << c.shape.q_len << " kv_len "
+                                    << c.shape.kv_len << " causal " << c.causal);
   const AttentionShape& s = c.shape;
   std::mt19937 rng(seed);
   const auto q = random_device_tensor(s.q_elements(), type, rng);
@@ -119,7 +120,7 @@ void check_backward(const Case& c, DataType type, uint32_t seed) {
   delta.fill_bytes_async(0xFF, stream.get());
   attention_backward(
       make_backward_params(fwd, dout.device.data(), dq.data(), dk.data(), dv.data(), delta.data()),
-      stream.get());
+      stream.get(), kernel);
   stream.synchronize();
 
   std::vector<float> dq_ref(dq_init.size()), dk_ref(dkv_init.size()), dv_ref(dkv_init.size());
@@ -149,16 +150,29 @@ TEST_P(AttentionGpu, ForwardMatchesReference) {
   }
 }
 
-// The sm_90a kernel, on H100/H200-class GPUs only.
+// The sm_90a kernels, on H100/H200-class GPUs only.
+#define TRAINSIM_SKIP_WITHOUT_WGMMA()                                      \
+  if (!attention_kernel_available(AttentionKernel::kWgmma)) {              \
+    GTEST_SKIP() << "the wgmma kernels need a compute capability 9.0 GPU"; \
+  }
+
 TEST_P(AttentionGpu, WgmmaForwardMatchesReference) {
   TRAINSIM_SKIP_WITHOUT_GPU();
-  if (!attention_forward_kernel_available(AttentionForwardKernel::kWgmma)) {
-    GTEST_SKIP() << "the wgmma forward needs a compute capability 9.0 GPU";
-  }
+  TRAINSIM_SKIP_WITHOUT_WGMMA();
   const auto [type, head_dim] = GetParam();
   uint32_t seed = 21;
   for (const Case& c : cases(head_dim)) {
-    check_forward(c, type, seed++, AttentionForwardKernel::kWgmma);
+    check_forward(c, type, seed++, AttentionKernel::kWgmma);
+  }
+}
+
+TEST_P(AttentionGpu, WgmmaBackwardMatchesReference) {
+  TRAINSIM_SKIP_WITHOUT_GPU();
+  TRAINSIM_SKIP_WITHOUT_WGMMA();
+  const auto [type, head_dim] = GetParam();
+  uint32_t seed = 31;
+  for (const Case& c : cases(head_dim)) {
+    check_backward(c, type, seed++, AttentionKernel::kWgmma);
   }
 }
 

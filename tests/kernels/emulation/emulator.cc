@@ -264,16 +264,19 @@ float mn_major_at(uint64_t desc, int k, int column) {
 int wgmma_row(int e) { return 16 * static_cast<int>(threadIdx.x / 32 % 4) + lane_id() / 4 + 8 * (e / 2); }
 int wgmma_col(int j, int e) { return 8 * j + 2 * (lane_id() % 4) + e % 2; }
 
-template <typename Element>
-void wgmma_ss(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
-  for (int j = 0; j < 16; ++j) {
+// d (64 x 8·kChunks) = a · b (+ d), both operands from shared memory, each K-major or MN-major.
+template <typename Element, int kChunks>
+void wgmma_ss(float (&d)[kChunks][4], uint64_t desc_a, uint64_t desc_b, bool accumulate, bool trans_a,
+              bool trans_b) {
+  for (int j = 0; j < kChunks; ++j) {
     for (int e = 0; e < 4; ++e) {
       const int row = wgmma_row(e);
       const int col = wgmma_col(j, e);
       double sum = accumulate ? static_cast<double>(d[j][e]) : 0.0;
       for (int k = 0; k < 16; ++k) {
-        sum += static_cast<double>(k_major_at<Element>(desc_a, row, k)) *
-               static_cast<double>(k_major_at<Element>(desc_b, col, k));
+        const float a = trans_a ? mn_major_at<Element>(desc_a, k, row) : k_major_at<Element>(desc_a, row, k);
+        const float b = trans_b ? mn_major_at<Element>(desc_b, k, col) : k_major_at<Element>(desc_b, col, k);
+        sum += static_cast<double>(a) * static_cast<double>(b);
       }
       d[j][e] = static_cast<float>(sum);
     }
@@ -494,12 +497,20 @@ namespace trainsim::kernels::wgmma {
 
 template <>
 void mma_m64n128k16_ss<__nv_bfloat16>(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
-  emulation::wgmma_ss<__nv_bfloat16>(d, desc_a, desc_b, accumulate);
+  emulation::wgmma_ss<__nv_bfloat16>(d, desc_a, desc_b, accumulate, false, false);
 }
 template <>
 void mma_m64n128k16_ss<__half>(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
-  emulation::wgmma_ss<__half>(d, desc_a, desc_b, accumulate);
+  emulation::wgmma_ss<__half>(d, desc_a, desc_b, accumulate, false, false);
 }
+template <typename Element, bool kTransA, bool kTransB>
+void mma_m64n64k16_ss(float (&d)[8][4], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+  emulation::wgmma_ss<Element>(d, desc_a, desc_b, accumulate, kTransA, kTransB);
+}
+template void mma_m64n64k16_ss<__nv_bfloat16, false, false>(float (&)[8][4], uint64_t, uint64_t, bool);
+template void mma_m64n64k16_ss<__half, false, false>(float (&)[8][4], uint64_t, uint64_t, bool);
+template void mma_m64n64k16_ss<__nv_bfloat16, true, true>(float (&)[8][4], uint64_t, uint64_t, bool);
+template void mma_m64n64k16_ss<__half, true, true>(float (&)[8][4], uint64_t, uint64_t, bool);
 template <>
 void mma_m64n64k16_rs_mn<__nv_bfloat16>(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b) {
   emulation::wgmma_rs_mn<__nv_bfloat16>(d, a, desc_b);

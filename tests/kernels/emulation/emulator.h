@@ -110,6 +110,8 @@ template <int kRows, int kCols>
 void fence_operands(float (&)[kRows][kCols]) {}
 template <typename Element>
 void mma_m64n128k16_ss(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b, bool accumulate);
+template <typename Element, bool kTransA, bool kTransB>
+void mma_m64n64k16_ss(float (&d)[8][4], uint64_t desc_a, uint64_t desc_b, bool accumulate);
 template <typename Element>
 void mma_m64n64k16_rs_mn(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b);
 

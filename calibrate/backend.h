@@ -31,6 +31,7 @@ struct DeviceFacts {
   std::string blas_version;         // cuBLASLt
   std::string collectives_version;  // NCCL
   std::string compiler;             // that built the timed CPU reference kernels (CPU backend)
+  std::string attention_kernel;     // the attention implementation timed: "mma.sync", "wgmma", "reference"
   std::string host_name;
   std::string host_cpu;
 };

@@ -129,6 +129,7 @@ CpuBackend::CpuBackend(int devices) {
   facts_.host_name = host.host_name;
   facts_.host_cpu = host.cpu_name;
   facts_.compiler = compiler_version();
+  facts_.attention_kernel = "reference";
   capabilities_.scale = DeviceScale::kCpuReference;
   capabilities_.gemm_dtypes = {Dtype::kFp32, Dtype::kFp64};
   capabilities_.attention_dtypes = {Dtype::kFp32};

@@ -57,13 +57,20 @@ DeviceBuffer<std::byte> random_buffer(int64_t elements, DataType type, uint64_t 
 
 }  // namespace
 
-CudaBackend::CudaBackend(int devices) {
+CudaBackend::CudaBackend(int devices, kernels::AttentionKernel attention) : attention_(attention) {
   const int available = kernels::cuda_device_count();
   if (devices < 1 || devices > available) {
     throw std::invalid_argument(fmt::format("--gpus {}: this node has {} CUDA devices", devices, available));
   }
   CUDA_CHECK(cudaSetDevice(0));
+  if (!kernels::attention_kernel_available(attention)) {
+    throw std::invalid_argument(
+        fmt::format("--attention-kernel {}: device 0 cannot run it (it needs compute "
+                    "capability 9.0)",
+                    kernels::to_string(attention)));
+  }
   facts_ = cuda_facts(devices);
+  facts_.attention_kernel = kernels::to_string(attention);
   std::tie(compute_major_, compute_minor_) = compute_capability();
   capabilities_.scale = DeviceScale::kGpu;
   capabilities_.gemm_dtypes = {Dtype::kBf16, Dtype::kFp16};
@@ -149,7 +156,7 @@ std::vector<double> CudaBackend::time_attention(const AttentionCase& c, const Ti
                                          s.out.data(), s.lse.data());
     kernels::check_supported(s.fwd);
     if (!backward) continue;
-    kernels::attention_forward(s.fwd, stream);  // out and lse, as the backward reads them
+    kernels::attention_forward(s.fwd, stream, attention_);  // out and lse, as the backward reads them
     s.dout = random_buffer(shape.q_elements(), type, 5 * i + 4, stream);
     s.dq = DeviceBuffer<float>(static_cast<size_t>(shape.q_elements()));
     s.dk = DeviceBuffer<float>(static_cast<size_t>(shape.kv_elements()));
@@ -165,9 +172,9 @@ std::vector<double> CudaBackend::time_attention(const AttentionCase& c, const Ti
   return time_with_events(stream, policy, sets, [&](int set) {
     const Set& s = buffers[static_cast<size_t>(set)];
     if (backward) {
-      kernels::attention_backward(s.bwd, stream);
+      kernels::attention_backward(s.bwd, stream, attention_);
     } else {
-      kernels::attention_forward(s.fwd, stream);
+      kernels::attention_forward(s.fwd, stream, attention_);
     }
   });
 }

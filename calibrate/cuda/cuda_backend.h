@@ -11,6 +11,7 @@
 
 #include "calibrate/backend.h"
 #include "calibrate/cuda/collective_bench.h"
+#include "kernels/attention/attention_launch.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/pinned_buffer.h"
 #include "kernels/cuda/stream.h"
@@ -20,9 +21,10 @@ namespace trainsim::calibrate::cuda {
 
 class CudaBackend : public Backend {
  public:
-  // Uses GPUs 0..devices-1 (1 <= devices <= the node's GPUs). Throws std::invalid_argument for a
-  // bad count, GpuError when the runtime fails.
-  explicit CudaBackend(int devices);
+  // Uses GPUs 0..devices-1 (1 <= devices <= the node's GPUs) and times `attention` for the attention
+  // cases. Throws std::invalid_argument for a bad count or a kernel the device cannot run, GpuError
+  // when the runtime fails.
+  CudaBackend(int devices, kernels::AttentionKernel attention);
   ~CudaBackend() override;
 
   const DeviceFacts& facts() const override { return facts_; }
@@ -65,6 +67,7 @@ class CudaBackend : public Backend {
   Capabilities capabilities_;
   int compute_major_ = 0;
   int compute_minor_ = 0;
+  kernels::AttentionKernel attention_ = kernels::AttentionKernel::kMmaSync;
   double host_cache_bytes_ = 0;
   std::unique_ptr<kernels::BlasLt> blas_;
   kernels::Stream stream_;  // device 0's compute stream (device 0 is current when the backend is made)

@@ -357,7 +357,8 @@ class Builder {
     p.date = o_.date;
     p.tool_version = o_.tool_version;
     p.command = o_.command;
-    p.software = {f.driver_version, f.runtime_version, f.blas_version, f.collectives_version, f.compiler};
+    p.software = {f.driver_version,      f.runtime_version, f.blas_version,
+                  f.collectives_version, f.compiler,        f.attention_kernel};
     p.host = {f.host_cpu, f.host_name};
     std::vector<std::string> lines;
     lines.push_back(fmt::format("Measured by trainsim calibrate run, {} backend, on {} x {}.", f.backend,

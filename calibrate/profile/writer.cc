@@ -189,7 +189,8 @@ void write_provenance(std::ostream& out, const config::Provenance& p) {
                     {"cuda_runtime", s.cuda_runtime},
                     {"blas", s.blas},
                     {"collectives", s.collectives},
-                    {"compiler", s.compiler}});
+                    {"compiler", s.compiler},
+                    {"attention_kernel", s.attention_kernel}});
   write_string_map(out, "host", {{"cpu", p.host.cpu}, {"name", p.host.name}});
   const bool has_control = std::any_of(p.notes.begin(), p.notes.end(),
                                        [](char c) { return (c >= 0 && c < 0x20 && c != '\n') || c == 0x7f; });

@@ -116,6 +116,7 @@ struct SoftwareVersions {
   std::string blas;          // cuBLASLt, e.g. "13.1.0"
   std::string collectives;   // NCCL, e.g. "2.28.9"
   std::string compiler;      // that built the timed CPU reference kernels (CPU backend), e.g. "GCC 12.2.0"
+  std::string attention_kernel;  // the attention implementation timed: "mma.sync", "wgmma", "reference"
 };
 
 // The machine a measured profile was timed on (`provenance.host`); empty = unknown.

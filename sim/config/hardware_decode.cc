@@ -221,6 +221,7 @@ void decode_software(MapReader& m, SoftwareVersions& out) {
   m.read("blas", out.blas);
   m.read("collectives", out.collectives);
   m.read("compiler", out.compiler);
+  m.read("attention_kernel", out.attention_kernel);
   m.finish();
 }
 

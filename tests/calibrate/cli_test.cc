@@ -73,6 +73,7 @@ TEST(CalibrateCli, CpuQuickCalibrationFeedsTheSimulator) {
   EXPECT_EQ(p.source_of("gpu.peak_flops.fp32").rfind("measured: best fp32 GEMM rate", 0), 0u);
   EXPECT_NE(p.provenance.command.find("calibrate run --backend cpu --quick"), std::string::npos);
   EXPECT_FALSE(p.provenance.software.compiler.empty());
+  EXPECT_EQ(p.provenance.software.attention_kernel, "reference");
   EXPECT_TRUE(p.provenance.software.driver.empty()) << "the CPU backend has no GPU driver";
   EXPECT_GT(p.gemm_samples.front().spread.repetitions, 0);
   EXPECT_LE(p.gemm_samples.front().spread.min_s, p.gemm_samples.front().duration_s);
@@ -113,6 +114,22 @@ TEST(CalibrateCli, CudaBackendWithoutAGpuIsAUsageError) {
       fmt::format("calibrate run --backend cuda --quick --out '{}'", (dir / "x.yaml").string()), dir);
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--backend cuda"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.yaml"));
+}
+
+TEST(CalibrateCli, AttentionKernelChoiceIsTheCudaBackends) {
+  const std::filesystem::path dir = testing::scratch_dir();
+  const std::string out = (dir / "x.yaml").string();
+  Result r = trainsim(
+      fmt::format("calibrate run --backend cpu --quick --attention-kernel wgmma --out '{}'", out), dir);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--attention-kernel wgmma: the CPU backend times the CPU reference"),
+            std::string::npos)
+      << r.err;
+  r = trainsim(fmt::format("calibrate run --backend cpu --quick --attention-kernel flash --out '{}'", out),
+               dir);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--attention-kernel: flash not in {mma.sync,wgmma}"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "x.yaml"));
 }
 

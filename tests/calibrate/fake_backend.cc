@@ -17,6 +17,7 @@ FakeBackend::FakeBackend(int devices) {
   facts_.host_memory_bytes = 2e12;
   facts_.pcie_generation = 5;
   facts_.driver_version = "570.124.06";
+  facts_.attention_kernel = "mma.sync";
   facts_.runtime_version = "12.8";
   facts_.blas_version = "12.8.4";
   facts_.collectives_version = "2.26.2";

@@ -132,6 +132,7 @@ TEST(MeasuredProfile, HoldsWhatWasMeasuredAndLoadsBack) {
   EXPECT_EQ(software.blas, "12.8.4");
   EXPECT_EQ(software.collectives, "2.26.2");
   EXPECT_EQ(software.compiler, "");
+  EXPECT_EQ(software.attention_kernel, "mma.sync");
   EXPECT_EQ(p.provenance.host.cpu, "Fake CPU");
   EXPECT_EQ(p.provenance.host.name, "node01");
   EXPECT_EQ(p.provenance.notes.find("570.124.06"), std::string::npos) << "typed, not repeated in notes";

@@ -103,7 +103,8 @@ void expect_same_profile(const config::HardwareProfile& a, const config::Hardwar
   const config::SoftwareVersions& x = a.provenance.software;
   const config::SoftwareVersions& y = e.provenance.software;
   EXPECT_TRUE(x.driver == y.driver && x.cuda_runtime == y.cuda_runtime && x.blas == y.blas &&
-              x.collectives == y.collectives && x.compiler == y.compiler)
+              x.collectives == y.collectives && x.compiler == y.compiler &&
+              x.attention_kernel == y.attention_kernel)
       << "provenance.software";
   EXPECT_EQ(a.provenance.host.cpu, e.provenance.host.cpu);
   EXPECT_EQ(a.provenance.host.name, e.provenance.host.name);

@@ -54,7 +54,7 @@ ProfileDocument everything() {
                   "trainsim 0.1.0 (git abc)",
                   "trainsim calibrate run --out \"x y.yaml\"",
                   "first line: with a colon\n\n  indented # not a comment",
-                  {"580.159.04", "13.0", "13.1.0", "2.28.9", "GCC 12.2.0"},
+                  {"580.159.04", "13.0", "13.1.0", "2.28.9", "GCC 12.2.0", "wgmma"},
                   {"Intel(R) Xeon(R) \"Quoted\" CPU @ 2.00GHz", "node01"}};
   p.sources = {{"gpu", "datasheet"},
                {"host_link", "measured"},
@@ -86,6 +86,7 @@ TEST(ProfileWriter, EveryFieldRoundTripsThroughTheSimulatorsLoader) {
   EXPECT_NE(text.find("k: 48, time: 3.3us}\n"), std::string::npos) << "no spread keys when unrecorded";
   EXPECT_NE(text.find("  software:\n    driver: \"580.159.04\"\n    cuda_runtime: \"13.0\"\n"
                       "    blas: \"13.1.0\"\n    collectives: \"2.28.9\"\n    compiler: \"GCC 12.2.0\"\n"
+                      "    attention_kernel: \"wgmma\"\n"
                       "  host:\n    cpu: \"Intel(R) Xeon(R) \\\"Quoted\\\" CPU @ 2.00GHz\"\n"
                       "    name: \"node01\"\n"),
             std::string::npos)
@@ -108,7 +109,7 @@ TEST(ProfileWriter, EveryShippedProfileRoundTrips) {
 
 TEST(ProfileWriter, UnknownSoftwareAndHostAreLeftOut) {
   ProfileDocument doc = everything();
-  doc.profile.provenance.software = {"", "", "", "", "GCC 12.2.0"};
+  doc.profile.provenance.software = {"", "", "", "", "GCC 12.2.0", ""};
   doc.profile.provenance.host = {};
   const std::string yaml = profile_yaml(doc);
   EXPECT_NE(yaml.find("  software:\n    compiler: \"GCC 12.2.0\"\n  notes:"), std::string::npos) << yaml;

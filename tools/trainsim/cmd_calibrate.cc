@@ -92,6 +92,7 @@ struct RunArgs {
   bool quick = false;
   std::optional<int> gpus;
   std::string backend = "auto";
+  std::string attention_kernel{cal::kDefaultAttentionKernel};
   std::filesystem::path scenario;
   std::filesystem::path base;
   std::string name;
@@ -138,7 +139,7 @@ void run_calibration(const RunArgs& args, const Context& context) {
   cal::PlanOptions plan_options;
   plan_options.quick = args.quick;
   if (!args.scenario.empty()) plan_options.scenario = config::load_scenario(args.scenario);
-  const std::unique_ptr<cal::Backend> backend = cal::make_backend(*kind, args.gpus);
+  const std::unique_ptr<cal::Backend> backend = cal::make_backend(*kind, args.gpus, args.attention_kernel);
   plan_options.devices = backend->facts().devices;
   const cal::CalibrationPlan plan = cal::make_plan(plan_options, backend->capabilities());
   if (args.dry_run) {
@@ -174,6 +175,11 @@ void register_run(CLI::App* calibrate, Context& context) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}))
       ->envname("TRAINSIM_CALIBRATE_BACKEND");
+  cmd->add_option(
+         "--attention-kernel", args->attention_kernel,
+         "The attention kernels to time (CUDA backend): mma.sync, or wgmma on compute capability 9.0")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"mma.sync", "wgmma"}));
   cmd->add_option("--scenario", args->scenario,
                   "Also measure the GEMM and attention shapes this scenario issues")
       ->check(CLI::ExistingFile);

@@ -17,7 +17,6 @@
 #include <cstdint>
 
 #include "kernels/attention/attention_bwd_kernel.cuh"
-#include "kernels/attention/attention_fwd_wgmma_kernel.cuh"
 #include "kernels/attention/attention_params.h"
 #include "kernels/attention/tile.cuh"
 #include "kernels/cuda/wgmma.cuh"

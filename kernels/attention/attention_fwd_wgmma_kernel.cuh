@@ -34,25 +34,6 @@ struct WgmmaFwdTraits {
   static_assert(kHeadDim % 64 == 0, "head_dim must be a multiple of the 64-column swizzle slab");
 };
 
-// Starts the copy of rows [0, kRows) of a global [rows][kHeadDim] slab (rows `stride` elements
-// apart) into the swizzled slabs at shared `tile`; rows at or past `valid_rows` become zeros.
-template <int kRows, int kHeadDim, int kThreads, typename Element>
-__device__ __forceinline__ void load_swizzled_async(char* tile, const Element* global, int64_t stride,
-                                                    int valid_rows, int tid) {
-  constexpr int kChunks = kHeadDim / 8;  // 16-byte chunks per row
-  constexpr int kTotal = kRows * kChunks;
-  static_assert(kTotal % kThreads == 0, "the tile must split evenly over the threads");
-#pragma unroll
-  for (int c = tid; c < kTotal; c += kThreads) {
-    const int row = c / kChunks;
-    const int chunk = c % kChunks;
-    const bool valid = row < valid_rows;
-    char* slab = tile + (chunk / 8) * (kRows * wgmma::kSwizzleBytes);
-    ptx::cp_async_16(slab + wgmma::swizzled_offset(row, chunk % 8),
-                     global + (valid ? row : 0) * stride + chunk * 8, valid);
-  }
-}
-
 template <typename Element, typename Traits>
 __global__ void __launch_bounds__(Traits::kThreads, 1)
     attention_fwd_wgmma_kernel(const AttentionFwdParams params) {

@@ -1,5 +1,5 @@
 // Shared-memory tiles of the attention kernels and the fragment loads between them and mma.sync
-// (see kernels/cuda/ptx.cuh for the fragment layouts).
+// (see kernels/cuda/ptx.cuh for the fragment layouts); the swizzled slab loads of the wgmma kernels.
 #ifndef TRAINSIM_KERNELS_ATTENTION_TILE_CUH_
 #define TRAINSIM_KERNELS_ATTENTION_TILE_CUH_
 
@@ -7,6 +7,7 @@
 
 #include "kernels/cuda/element.cuh"
 #include "kernels/cuda/ptx.cuh"
+#include "kernels/cuda/wgmma.cuh"
 
 namespace trainsim::kernels::attention_impl {
 
@@ -45,6 +46,26 @@ __device__ __forceinline__ void load_tile_async(Element* tile, const Element* gl
     const int chunk = c % Tile::kChunks;
     const bool valid = row < valid_rows;
     ptx::cp_async_16(tile + Tile::offset(row, chunk), global + (valid ? row : 0) * stride + chunk * 8, valid);
+  }
+}
+
+// Starts the copy of rows [0, kRows) of a global [rows][kHeadDim] slab (rows `stride` elements
+// apart) into the 128-byte-swizzled 64-column slabs that wgmma reads (kernels/cuda/wgmma.cuh), the
+// slabs one after another at shared `tile`; rows at or past `valid_rows` become zeros.
+template <int kRows, int kHeadDim, int kThreads, typename Element>
+__device__ __forceinline__ void load_swizzled_async(char* tile, const Element* global, int64_t stride,
+                                                    int valid_rows, int tid) {
+  constexpr int kChunks = kHeadDim / 8;  // 16-byte chunks per row
+  constexpr int kTotal = kRows * kChunks;
+  static_assert(kTotal % kThreads == 0, "the tile must split evenly over the threads");
+#pragma unroll
+  for (int c = tid; c < kTotal; c += kThreads) {
+    const int row = c / kChunks;
+    const int chunk = c % kChunks;
+    const bool valid = row < valid_rows;
+    char* slab = tile + (chunk / 8) * (kRows * wgmma::kSwizzleBytes);
+    ptx::cp_async_16(slab + wgmma::swizzled_offset(row, chunk % 8),
+                     global + (valid ? row : 0) * stride + chunk * 8, valid);
   }
 }
 

@@ -121,10 +121,10 @@ __device__ TaskInputs<Element> task_inputs(const AttentionBwdParams& params, int
 }
 
 // dk_accum += scale·dK, dv_accum += dV for accumulator tiles [kTiles][4] (mma layout) holding the
-// keys key0 + 0..15 of the block at kv_start (kv_rows valid) and head_dim columns col0 + 8·tile + ...
+// keys key0 + 0..15 of the block at kv_start (kv_rows valid), all head_dim columns.
 template <int kTiles>
 __device__ void add_key_gradients(const AttentionBwdParams& params, int batch, int kv_head, int kv_start,
-                                  int kv_rows, int key0, int col0, int lane, const float (&dk)[kTiles][4],
+                                  int kv_rows, int key0, int lane, const float (&dk)[kTiles][4],
                                   const float (&dv)[kTiles][4]) {
   const AttentionFwdParams& fwd = params.fwd;
   const int64_t kv_row_stride = static_cast<int64_t>(fwd.kv_heads) * fwd.head_dim;
@@ -136,7 +136,7 @@ __device__ void add_key_gradients(const AttentionBwdParams& params, int batch, i
     for (int e = 0; e < 4; ++e) {
       const int key = key0 + accumulator_row(lane, e);
       if (key < kv_rows) {
-        const int64_t index = kv_offset + key * kv_row_stride + col0 + dt * 8 + accumulator_col(lane, e);
+        const int64_t index = kv_offset + key * kv_row_stride + dt * 8 + accumulator_col(lane, e);
         params.dk_accum[index] += dk[dt][e] * fwd.softmax_scale;
         params.dv_accum[index] += dv[dt][e];
       }
@@ -341,7 +341,7 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
   }
 
   // This block owns these keys: no atomics.
-  add_key_gradients(params, batch, kv_head, kv_start, kv_rows, warp_key0, 0, lane, dk, dv);
+  add_key_gradients(params, batch, kv_head, kv_start, kv_rows, warp_key0, lane, dk, dv);
 }
 
 }  // namespace trainsim::kernels::attention_impl

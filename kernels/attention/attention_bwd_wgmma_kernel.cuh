@@ -102,8 +102,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   load_task(0, 0);
   ptx::cp_async_commit();
 
-  float dk[kSlabs][8][4] = {};
-  float dv[kSlabs][8][4] = {};
+  float dk[kHeadDim / 8][4] = {};
+  float dv[kHeadDim / 8][4] = {};
   const float scale_log2 = fwd.softmax_scale * kLog2e;
   const uint32_t wg_keys = warpgroup * 64 * kRow;  // this warpgroup's rows in a K/V slab
   // dQ: this warpgroup's output slab and keys.
@@ -171,22 +171,19 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
       accumulators_to_a<Element>(a_p[kk], p, kk);
       accumulators_to_a<Element>(a_ds[kk], ds, kk);
     }
-#pragma unroll
-    for (int slab = 0; slab < kSlabs; ++slab) {
-      wgmma::fence_operands(dv[slab]);
-      wgmma::fence_operands(dk[slab]);
-    }
+    wgmma::fence_operands(dv);
+    wgmma::fence_operands(dk);
     wgmma::fence();
 #pragma unroll
     for (int kk = 0; kk < kBlockM / 16; ++kk) {
-#pragma unroll
-      for (int slab = 0; slab < kSlabs; ++slab) {
-        const uint32_t offset = slab * (kBlockM * kRow) + kk * 16 * kRow;
-        wgmma::mma_m64n64k16_rs_mn<Element>(dv[slab], a_p[kk],
-                                            wgmma::make_descriptor(tile_do + offset, wgmma::kGroupBytes));
-        wgmma::mma_m64n64k16_rs_mn<Element>(dk[slab], a_ds[kk],
-                                            wgmma::make_descriptor(tile_q + offset, wgmma::kGroupBytes));
-      }
+      wgmma::static_for<kSlabs>([&](auto slab) {
+        constexpr int kSlab = decltype(slab)::value;
+        const uint32_t offset = kSlab * (kBlockM * kRow) + kk * 16 * kRow;
+        wgmma::mma_m64n64k16_rs_mn<Element, kSlab * 8>(
+            dv, a_p[kk], wgmma::make_descriptor(tile_do + offset, wgmma::kGroupBytes));
+        wgmma::mma_m64n64k16_rs_mn<Element, kSlab * 8>(
+            dk, a_ds[kk], wgmma::make_descriptor(tile_q + offset, wgmma::kGroupBytes));
+      });
     }
     wgmma::commit_group();
 
@@ -201,11 +198,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
       }
     }
     wgmma::wait_group<0>();
-#pragma unroll
-    for (int slab = 0; slab < kSlabs; ++slab) {
-      wgmma::fence_operands(dv[slab]);
-      wgmma::fence_operands(dk[slab]);
-    }
+    wgmma::fence_operands(dv);
+    wgmma::fence_operands(dk);
     wgmma::fence_proxy_async();
     __syncthreads();
 
@@ -243,11 +237,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   }
 
   // This block owns these keys: no atomics.
-#pragma unroll
-  for (int slab = 0; slab < kSlabs; ++slab) {
-    add_key_gradients(params, batch, kv_head, kv_start, kv_rows, warpgroup * 64 + warp_row0, slab * 64, lane,
-                      dk[slab], dv[slab]);
-  }
+  add_key_gradients(params, batch, kv_head, kv_start, kv_rows, warpgroup * 64 + warp_row0, lane, dk, dv);
 }
 
 }  // namespace trainsim::kernels::attention_impl

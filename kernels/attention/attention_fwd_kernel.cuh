@@ -31,6 +31,122 @@ struct FwdTraits {
   static_assert(kWarpRows % 16 == 0 && kBlockN % 16 == 0 && kHeadDim % 16 == 0, "mma tiles are 16 wide");
 };
 
+// Where a forward block's tensors start: the block holds query rows [q_start, q_start + kBlockM)
+// (q_rows of them exist) of one (head, batch); keys [0, kv_end) can be visible to them.
+template <typename Element>
+struct FwdBlock {
+  const Element* q;  // row q_start
+  const Element* k;  // row 0 of the key/value head
+  const Element* v;
+  Element* out;  // row q_start
+  float* lse;    // row q_start
+  int q_start;
+  int q_rows;
+  int shift;  // bottom-right causal alignment: key j <= row i + shift
+  int kv_end;
+};
+
+template <typename Element, int kBlockM>
+__device__ __forceinline__ FwdBlock<Element> fwd_block(const AttentionFwdParams& params) {
+  const int head = static_cast<int>(blockIdx.y);
+  const int batch = static_cast<int>(blockIdx.z);
+  const int kv_head = head / (params.heads / params.kv_heads);
+  const int q_start = static_cast<int>(blockIdx.x) * kBlockM;
+  const int shift = params.kv_len - params.q_len;
+  return {static_cast<const Element*>(params.q) + batch * params.q_strides.batch +
+              static_cast<int64_t>(q_start) * params.q_strides.row + head * params.q_strides.head,
+          static_cast<const Element*>(params.k) + batch * params.k_strides.batch +
+              kv_head * params.k_strides.head,
+          static_cast<const Element*>(params.v) + batch * params.v_strides.batch +
+              kv_head * params.v_strides.head,
+          static_cast<Element*>(params.out) + batch * params.out_strides.batch +
+              static_cast<int64_t>(q_start) * params.out_strides.row + head * params.out_strides.head,
+          params.lse + (static_cast<int64_t>(batch) * params.heads + head) * params.q_len + q_start,
+          q_start,
+          min(kBlockM, params.q_len - q_start),
+          shift,
+          params.causal ? min(params.kv_len, q_start + kBlockM + shift) : params.kv_len};
+}
+
+// Sets to -inf the scores of a 16-row accumulator tile (absolute first row `row0`, keys from
+// `n_start`) for keys past kv_len and, when causal, after the row's diagonal.
+template <int kNTiles>
+__device__ __forceinline__ void mask_scores(float (&s)[kNTiles][4], const AttentionFwdParams& params,
+                                            int shift, int row0, int n_start, int lane) {
+#pragma unroll
+  for (int nt = 0; nt < kNTiles; ++nt) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int row = row0 + accumulator_row(lane, e);
+      const int col = n_start + nt * 8 + accumulator_col(lane, e);
+      if (col >= params.kv_len || (params.causal && col > row + shift)) {
+        s[nt][e] = -INFINITY;
+      }
+    }
+  }
+}
+
+// One online-softmax step of a 16-row accumulator tile: the new running max, the running sum and
+// the output accumulator rescaled, the scores replaced by P = exp(S - max) (scaled, base 2).
+template <int kNTiles, int kDTiles>
+__device__ __forceinline__ void online_softmax(float (&s)[kNTiles][4], float (&o)[kDTiles][4],
+                                               float (&row_max)[2], float (&row_sum)[2], float scale_log2) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float m = row_max[half];
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt) {
+      m = fmaxf(m, fmaxf(s[nt][2 * half], s[nt][2 * half + 1]));
+    }
+    m = quad_max(m);
+    // A row that has seen no key yet keeps max = -inf; subtracting 0 then gives P = 0, not NaN.
+    const float m_scaled = m == -INFINITY ? 0.0F : m * scale_log2;
+    const float rescale = ptx::fast_exp2(row_max[half] * scale_log2 - m_scaled);
+    row_max[half] = m;
+    float sum = row_sum[half] * rescale;
+#pragma unroll
+    for (int dt = 0; dt < kDTiles; ++dt) {
+      o[dt][2 * half] *= rescale;
+      o[dt][2 * half + 1] *= rescale;
+    }
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt) {
+#pragma unroll
+      for (int e = 2 * half; e < 2 * half + 2; ++e) {
+        const float p = ptx::fast_exp2(s[nt][e] * scale_log2 - m_scaled);
+        s[nt][e] = p;
+        sum += p;
+      }
+    }
+    row_sum[half] = sum;
+  }
+}
+
+// out = O / sum and lse = max·scale + log(sum) for a 16-row accumulator tile at block row `row0`;
+// a row that saw no key gets 0 and -inf.
+template <typename Element, int kDTiles>
+__device__ __forceinline__ void store_output(const FwdBlock<Element>& block, const AttentionFwdParams& params,
+                                             const float (&o)[kDTiles][4], const float (&row_max)[2],
+                                             const float (&row_sum)[2], int row0, int lane) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const float sum = quad_sum(row_sum[half]);
+    const float inv_sum = sum > 0.0F ? 1.0F / sum : 0.0F;
+    const int row = row0 + (lane >> 2) + half * 8;
+    if (row < block.q_rows) {
+      Element* out_row = block.out + static_cast<int64_t>(row) * params.out_strides.row + ((lane & 3) << 1);
+#pragma unroll
+      for (int dt = 0; dt < kDTiles; ++dt) {
+        *reinterpret_cast<uint32_t*>(out_row + dt * 8) =
+            ElementTraits<Element>::pack(o[dt][2 * half] * inv_sum, o[dt][2 * half + 1] * inv_sum);
+      }
+      if ((lane & 3) == 0) {
+        block.lse[row] = sum > 0.0F ? row_max[half] * params.softmax_scale + logf(sum) : -INFINITY;
+      }
+    }
+  }
+}
+
 template <typename Element, typename Traits>
 __global__ void __launch_bounds__(Traits::kThreads) attention_fwd_kernel(const AttentionFwdParams params) {
   using QTile = typename Traits::QTile;
@@ -45,32 +161,16 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_fwd_kernel(const A
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid & 31;
   const int warp = tid >> 5;
-  const int head = static_cast<int>(blockIdx.y);
-  const int batch = static_cast<int>(blockIdx.z);
-  const int kv_head = head / (params.heads / params.kv_heads);
-  const int q_start = static_cast<int>(blockIdx.x) * kBlockM;
-  const int q_rows = min(kBlockM, params.q_len - q_start);
-  const int shift = params.kv_len - params.q_len;  // bottom-right causal alignment: key j <= row i + shift
-  const int kv_end = params.causal ? min(params.kv_len, q_start + kBlockM + shift) : params.kv_len;
+  const FwdBlock<Element> block = fwd_block<Element, kBlockM>(params);
 
-  const Element* q = static_cast<const Element*>(params.q) + batch * params.q_strides.batch +
-                     static_cast<int64_t>(q_start) * params.q_strides.row + head * params.q_strides.head;
-  const Element* k = static_cast<const Element*>(params.k) + batch * params.k_strides.batch +
-                     kv_head * params.k_strides.head;
-  const Element* v = static_cast<const Element*>(params.v) + batch * params.v_strides.batch +
-                     kv_head * params.v_strides.head;
-  Element* out = static_cast<Element*>(params.out) + batch * params.out_strides.batch +
-                 static_cast<int64_t>(q_start) * params.out_strides.row + head * params.out_strides.head;
-  float* lse = params.lse + (static_cast<int64_t>(batch) * params.heads + head) * params.q_len + q_start;
-
-  const int n_tiles = kv_end > 0 ? ceil_div(kv_end, kBlockN) : 0;
+  const int n_tiles = block.kv_end > 0 ? ceil_div(block.kv_end, kBlockN) : 0;
   Element* s_q = reinterpret_cast<Element*>(ptx::dynamic_smem());
   Element* s_k = s_q + QTile::kElements;
   Element* s_v = s_k + 2 * KvTile::kElements;
   if (n_tiles > 0) {
-    load_tile_async<QTile, kThreads>(s_q, q, params.q_strides.row, q_rows, tid);
-    load_tile_async<KvTile, kThreads>(s_k, k, params.k_strides.row, min(kBlockN, params.kv_len), tid);
-    load_tile_async<KvTile, kThreads>(s_v, v, params.v_strides.row, min(kBlockN, params.kv_len), tid);
+    load_tile_async<QTile, kThreads>(s_q, block.q, params.q_strides.row, block.q_rows, tid);
+    load_tile_async<KvTile, kThreads>(s_k, block.k, params.k_strides.row, min(kBlockN, params.kv_len), tid);
+    load_tile_async<KvTile, kThreads>(s_v, block.v, params.v_strides.row, min(kBlockN, params.kv_len), tid);
   }
   ptx::cp_async_commit();
 
@@ -92,10 +192,10 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_fwd_kernel(const A
       const int next_start = n_start + kBlockN;
       const int valid = min(kBlockN, params.kv_len - next_start);
       load_tile_async<KvTile, kThreads>(s_k + (stage ^ 1) * KvTile::kElements,
-                                        k + static_cast<int64_t>(next_start) * params.k_strides.row,
+                                        block.k + static_cast<int64_t>(next_start) * params.k_strides.row,
                                         params.k_strides.row, valid, tid);
       load_tile_async<KvTile, kThreads>(s_v + (stage ^ 1) * KvTile::kElements,
-                                        v + static_cast<int64_t>(next_start) * params.v_strides.row,
+                                        block.v + static_cast<int64_t>(next_start) * params.v_strides.row,
                                         params.v_strides.row, valid, tid);
     }
     ptx::cp_async_commit();
@@ -125,58 +225,18 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_fwd_kernel(const A
       }
     }
 
-    // Mask keys past kv_len and, for causal blocks, keys after the row's diagonal.
-    const bool needs_mask =
-        n_start + kBlockN > params.kv_len || (params.causal && n_start + kBlockN - 1 > q_start + shift);
+    // Mask keys past kv_len and, for causal blocks, keys after the row's diagonal; online softmax.
+    const bool needs_mask = n_start + kBlockN > params.kv_len ||
+                            (params.causal && n_start + kBlockN - 1 > block.q_start + block.shift);
     if (needs_mask) {
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
-#pragma unroll
-        for (int nt = 0; nt < kNTiles; ++nt) {
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int row = q_start + warp_row0 + mt * 16 + accumulator_row(lane, e);
-            const int col = n_start + nt * 8 + accumulator_col(lane, e);
-            if (col >= params.kv_len || (params.causal && col > row + shift)) {
-              s[mt][nt][e] = -INFINITY;
-            }
-          }
-        }
+        mask_scores(s[mt], params, block.shift, block.q_start + warp_row0 + mt * 16, n_start, lane);
       }
     }
-
-    // Online softmax: new running max, rescale the running sum and output, P = exp(S - max).
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        float m = row_max[mt][half];
-#pragma unroll
-        for (int nt = 0; nt < kNTiles; ++nt) {
-          m = fmaxf(m, fmaxf(s[mt][nt][2 * half], s[mt][nt][2 * half + 1]));
-        }
-        m = quad_max(m);
-        // A row that has seen no key yet keeps max = -inf; subtracting 0 then gives P = 0, not NaN.
-        const float m_scaled = m == -INFINITY ? 0.0F : m * scale_log2;
-        const float rescale = ptx::fast_exp2(row_max[mt][half] * scale_log2 - m_scaled);
-        row_max[mt][half] = m;
-        float sum = row_sum[mt][half] * rescale;
-#pragma unroll
-        for (int dt = 0; dt < kDTiles; ++dt) {
-          o[mt][dt][2 * half] *= rescale;
-          o[mt][dt][2 * half + 1] *= rescale;
-        }
-#pragma unroll
-        for (int nt = 0; nt < kNTiles; ++nt) {
-#pragma unroll
-          for (int e = 2 * half; e < 2 * half + 2; ++e) {
-            const float p = ptx::fast_exp2(s[mt][nt][e] * scale_log2 - m_scaled);
-            s[mt][nt][e] = p;
-            sum += p;
-          }
-        }
-        row_sum[mt][half] = sum;
-      }
+      online_softmax(s[mt], o[mt], row_max[mt], row_sum[mt], scale_log2);
     }
 
     // O += P·V, P taken from the score registers.
@@ -201,26 +261,9 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_fwd_kernel(const A
     __syncthreads();  // every warp is done with this stage before it is refilled
   }
 
-  // out = O / sum, lse = max·scale + log(sum); a row that saw no key gets 0 and -inf.
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt) {
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const float sum = quad_sum(row_sum[mt][half]);
-      const float inv_sum = sum > 0.0F ? 1.0F / sum : 0.0F;
-      const int row = warp_row0 + mt * 16 + (lane >> 2) + half * 8;
-      if (row < q_rows) {
-        Element* out_row = out + static_cast<int64_t>(row) * params.out_strides.row + ((lane & 3) << 1);
-#pragma unroll
-        for (int dt = 0; dt < kDTiles; ++dt) {
-          *reinterpret_cast<uint32_t*>(out_row + dt * 8) =
-              ElementTraits<Element>::pack(o[mt][dt][2 * half] * inv_sum, o[mt][dt][2 * half + 1] * inv_sum);
-        }
-        if ((lane & 3) == 0) {
-          lse[row] = sum > 0.0F ? row_max[mt][half] * params.softmax_scale + logf(sum) : -INFINITY;
-        }
-      }
-    }
+    store_output(block, params, o[mt], row_max[mt], row_sum[mt], warp_row0 + mt * 16, lane);
   }
 }
 

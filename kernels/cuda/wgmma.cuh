@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -51,6 +52,18 @@ __host__ __device__ constexpr uint64_t make_descriptor(uint32_t address, uint32_
 // row `row`.
 __host__ __device__ constexpr uint32_t swizzled_offset(int row, int chunk) {
   return static_cast<uint32_t>(row * kSwizzleBytes + ((chunk ^ (row % kSwizzleRows)) << 4));
+}
+
+// Calls f(std::integral_constant<int, i>{}) for i = 0..kCount-1: a loop whose index can be a
+// template argument (the accumulator slab of an instruction).
+template <typename F, int... kIndex>
+__host__ __device__ __forceinline__ void static_for(F& f, std::integer_sequence<int, kIndex...> /*indices*/) {
+  (f(std::integral_constant<int, kIndex>{}), ...);
+}
+
+template <int kCount, typename F>
+__host__ __device__ __forceinline__ void static_for(F&& f) {
+  static_for(f, std::make_integer_sequence<int, kCount>{});
 }
 
 }  // namespace trainsim::kernels::wgmma
@@ -151,31 +164,28 @@ __device__ __forceinline__ void mma_m64n64k16_ss(float (&d)[8][4], uint64_t desc
   }
 }
 
-// d (64 x 64) += a (64 x 16, registers) · b (16 x 64, MN-major descriptor).
-template <typename Element>
-__device__ __forceinline__ void mma_m64n64k16_rs_mn(float (&d)[8][4], const uint32_t (&a)[4],
-                                                    uint64_t desc_b);
-
-#define TRAINSIM_WGMMA_RS_N64_MN(TYPE)                                                                      \
-  asm volatile(                                                                                             \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                                          \
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE                                           \
-      " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "   \
-      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n" \
-      : TRAINSIM_WGMMA_D4(d, 0), TRAINSIM_WGMMA_D4(d, 1), TRAINSIM_WGMMA_D4(d, 2), TRAINSIM_WGMMA_D4(d, 3), \
-        TRAINSIM_WGMMA_D4(d, 4), TRAINSIM_WGMMA_D4(d, 5), TRAINSIM_WGMMA_D4(d, 6), TRAINSIM_WGMMA_D4(d, 7)  \
+// d[kFirst..kFirst+7] (64 x 64 of a wider accumulator) += a (64 x 16, registers) · b (16 x 64,
+// MN-major descriptor).
+#define TRAINSIM_WGMMA_RS_N64_MN(TYPE)                                                                       \
+  asm volatile(                                                                                              \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                                           \
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE                                            \
+      " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "    \
+      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"  \
+      : TRAINSIM_WGMMA_D4(d, kFirst), TRAINSIM_WGMMA_D4(d, kFirst + 1), TRAINSIM_WGMMA_D4(d, kFirst + 2),    \
+        TRAINSIM_WGMMA_D4(d, kFirst + 3), TRAINSIM_WGMMA_D4(d, kFirst + 4),                                  \
+        TRAINSIM_WGMMA_D4(d, kFirst + 5), TRAINSIM_WGMMA_D4(d, kFirst + 6), TRAINSIM_WGMMA_D4(d, kFirst + 7) \
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1))
 
-template <>
-__device__ __forceinline__ void mma_m64n64k16_rs_mn<__nv_bfloat16>(float (&d)[8][4], const uint32_t (&a)[4],
-                                                                   uint64_t desc_b) {
-  TRAINSIM_WGMMA_RS_N64_MN("bf16");
-}
-
-template <>
-__device__ __forceinline__ void mma_m64n64k16_rs_mn<__half>(float (&d)[8][4], const uint32_t (&a)[4],
-                                                            uint64_t desc_b) {
-  TRAINSIM_WGMMA_RS_N64_MN("f16");
+template <typename Element, int kFirst, int kTiles>
+__device__ __forceinline__ void mma_m64n64k16_rs_mn(float (&d)[kTiles][4], const uint32_t (&a)[4],
+                                                    uint64_t desc_b) {
+  static_assert(kFirst >= 0 && kFirst + 8 <= kTiles, "the 64 columns lie inside the accumulator");
+  if constexpr (std::is_same_v<Element, __nv_bfloat16>) {
+    TRAINSIM_WGMMA_RS_N64_MN("bf16");
+  } else {
+    TRAINSIM_WGMMA_RS_N64_MN("f16");
+  }
 }
 
 #undef TRAINSIM_WGMMA_SS_N128

@@ -512,11 +512,11 @@ template void mma_m64n64k16_ss<__half, false, false>(float (&)[8][4], uint64_t, 
 template void mma_m64n64k16_ss<__nv_bfloat16, true, true>(float (&)[8][4], uint64_t, uint64_t, bool);
 template void mma_m64n64k16_ss<__half, true, true>(float (&)[8][4], uint64_t, uint64_t, bool);
 template <>
-void mma_m64n64k16_rs_mn<__nv_bfloat16>(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b) {
+void mma_m64n64k16_rs_mn_tile<__nv_bfloat16>(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b) {
   emulation::wgmma_rs_mn<__nv_bfloat16>(d, a, desc_b);
 }
 template <>
-void mma_m64n64k16_rs_mn<__half>(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b) {
+void mma_m64n64k16_rs_mn_tile<__half>(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b) {
   emulation::wgmma_rs_mn<__half>(d, a, desc_b);
 }
 

@@ -113,7 +113,19 @@ void mma_m64n128k16_ss(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b, bool
 template <typename Element, bool kTransA, bool kTransB>
 void mma_m64n64k16_ss(float (&d)[8][4], uint64_t desc_a, uint64_t desc_b, bool accumulate);
 template <typename Element>
-void mma_m64n64k16_rs_mn(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b);
+void mma_m64n64k16_rs_mn_tile(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b);
+template <typename Element, int kFirst, int kTiles>
+void mma_m64n64k16_rs_mn(float (&d)[kTiles][4], const uint32_t (&a)[4], uint64_t desc_b) {
+  static_assert(kFirst >= 0 && kFirst + 8 <= kTiles, "the 64 columns lie inside the accumulator");
+  float tile[8][4];
+  for (int j = 0; j < 8; ++j) {
+    for (int e = 0; e < 4; ++e) tile[j][e] = d[kFirst + j][e];
+  }
+  mma_m64n64k16_rs_mn_tile<Element>(tile, a, desc_b);
+  for (int j = 0; j < 8; ++j) {
+    for (int e = 0; e < 4; ++e) d[kFirst + j][e] = tile[j][e];
+  }
+}
 
 }  // namespace trainsim::kernels::wgmma
 

@@ -1,4 +1,4 @@
-// The Hopper (sm_90a) warpgroup MMA instructions the wgmma attention forward is built from, and the
+// The Hopper (sm_90a) warpgroup MMA instructions the wgmma attention kernels are built from, and the
 // shared-memory matrix descriptors they read (PTX ISA, "Asynchronous Warpgroup Level Matrix
 // Multiply-Accumulate", wgmma.mma_async and its matrix descriptor).
 //
@@ -9,9 +9,10 @@
 // layouts are read (CUTLASS cute/atom/mma_traits_sm90_gmma.hpp names them):
 //   K-major  (the reduction dimension contiguous): rows of the M or N dimension, 8-row groups
 //            `stride` bytes apart; one k16 step stays inside a 128-byte row.
-//   MN-major (the M or N dimension contiguous, "transposed"): 64 N-elements per 128-byte row, rows
-//            of the reduction dimension, 8-row groups `stride` bytes apart; the kernels keep N <= 64
-//            per instruction, so the offset between 64-element atoms is never used.
+//   MN-major (the M or N dimension contiguous, "transposed"): 64 M or N elements per 128-byte row,
+//            rows of the reduction dimension, 8-row groups `stride` bytes apart; the kernels keep
+//            that dimension at 64 per instruction, so the offset between 64-element atoms is never
+//            used.
 // The descriptor's two offsets are both set to the 8-row group stride: whichever of them a layout
 // reads, it is right (the other is unused in these layouts).
 //

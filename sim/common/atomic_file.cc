@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -17,8 +18,9 @@ namespace trainsim {
 namespace {
 
 // The temporaries of open writers, for remove_pending_temporaries(). A slot is claimed (kWriting)
-// before its path is copied in and published (kPending) after, so a signal handler only ever reads
-// complete paths.
+// before the temporary file is created and published (kPending) once its path is copied in, so a
+// signal handler only ever reads complete paths, and stop_new_temporaries() can wait for the files
+// being created.
 constexpr int kFree = 0;
 constexpr int kWriting = 1;
 constexpr int kPending = 2;
@@ -29,18 +31,36 @@ struct Slot {
   char path[PATH_MAX];
 };
 std::array<Slot, kSlots> g_slots;
+std::atomic<bool> g_stopped{false};
 
-int list_pending(const std::filesystem::path& temporary) {
-  const std::string& text = temporary.native();
-  if (text.size() >= PATH_MAX) return -1;
+// A free slot, now kWriting; -1 when all are taken. Once stop_new_temporaries() ran, never returns:
+// the program is about to end, and no new file may appear behind its cleanup.
+int claim_slot() {
   for (size_t i = 0; i < kSlots; ++i) {
     int expected = kFree;
     if (!g_slots[i].state.compare_exchange_strong(expected, kWriting)) continue;
-    std::memcpy(g_slots[i].path, text.c_str(), text.size() + 1);
-    g_slots[i].state.store(kPending);
+    if (g_stopped.load()) {
+      g_slots[i].state.store(kFree);
+      for (;;) ::pause();  // the stopping thread ends the process
+    }
     return static_cast<int>(i);
   }
   return -1;
+}
+
+// Publishes `temporary` in `slot` (claimed) and returns the slot, or frees it and returns -1 when
+// the path does not fit.
+int publish(int slot, const std::filesystem::path& temporary) {
+  if (slot < 0) return -1;
+  Slot& s = g_slots[static_cast<size_t>(slot)];
+  const std::string& text = temporary.native();
+  if (text.size() >= PATH_MAX) {
+    s.state.store(kFree);
+    return -1;
+  }
+  std::memcpy(s.path, text.c_str(), text.size() + 1);
+  s.state.store(kPending);
+  return slot;
 }
 
 void unlist(int slot) {
@@ -82,8 +102,14 @@ void sync_directory(const std::filesystem::path& path) {
 
 AtomicFile::AtomicFile(std::filesystem::path destination, FileMode mode)
     : destination_(std::move(destination)), mode_(mode) {
-  fd_ = create_temporary(destination_, temporary_);
-  slot_ = list_pending(temporary_);
+  slot_ = claim_slot();
+  try {
+    fd_ = create_temporary(destination_, temporary_);
+  } catch (...) {
+    unlist(slot_);
+    throw;
+  }
+  slot_ = publish(slot_, temporary_);
   out_.open(temporary_, std::ios::binary | std::ios::trunc);
   if (!out_) {
     discard();
@@ -140,6 +166,19 @@ void write_file_atomically(const std::filesystem::path& destination, std::string
 void remove_pending_temporaries() noexcept {
   for (Slot& slot : g_slots) {
     if (slot.state.load() == kPending) ::unlink(slot.path);
+  }
+}
+
+void stop_new_temporaries() noexcept {
+  g_stopped.store(true);
+  // Writers that claimed a slot before the flag was set are between open(2) and publishing its path:
+  // microseconds, unless the file system stalls; give up waiting after about a second.
+  for (int round = 0; round < 1000; ++round) {
+    bool creating = false;
+    for (const Slot& slot : g_slots) creating = creating || slot.state.load() == kWriting;
+    if (!creating) return;
+    const struct timespec millisecond { 0, 1000000 };
+    ::nanosleep(&millisecond, nullptr);
   }
 }
 

@@ -64,6 +64,12 @@ void write_file_atomically(const std::filesystem::path& destination, std::string
 // open at once, are removed by their writers only.
 void remove_pending_temporaries() noexcept;
 
+// For the end of a program: from now on no AtomicFile creates its temporary (a thread that tries
+// blocks until the process ends), and those being created when this is called are waited for (at
+// most about a second), so that remove_pending_temporaries() afterwards leaves nothing behind. Not
+// async-signal-safe (it sleeps); call it from a thread, as sim/common/interrupt.h's watcher does.
+void stop_new_temporaries() noexcept;
+
 }  // namespace trainsim
 
 #endif  // TRAINSIM_SIM_COMMON_ATOMIC_FILE_H_

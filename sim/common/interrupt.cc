@@ -43,6 +43,7 @@ InterruptGuard::InterruptGuard(std::string program, std::string advice) {
     int signal = 0;
     while (::sigwait(&g_watched, &signal) == 0) {
       if (g_stopping) return;
+      stop_new_temporaries();
       remove_pending_temporaries();
       write_all(signal == SIGINT ? interrupted : terminated);
       ::_exit(128 + signal);

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -130,6 +131,32 @@ TEST_F(AtomicFileTest, SigkillMidWriteLeavesThePreviousContent) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(read(out), "previous profile");
+}
+
+// Once a program is stopping, no temporary may appear behind its cleanup: a writer that starts
+// after stop_new_temporaries() blocks instead of creating its file, and one already open is removed.
+// (The race this closes: a signal arriving between a writer's open(2) and the publication of its
+// path left the temporary behind.)
+TEST_F(AtomicFileTest, NoTemporaryAppearsAfterTheStop) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    AtomicFile open_before(dir_ / "before.json");
+    stop_new_temporaries();
+    std::thread late([this] {
+      const AtomicFile late_file(dir_ / "late.json");
+      ::pause();  // keeps it open until the process ends
+    });
+    late.detach();
+    ::usleep(200000);  // the late writer has had time to create its file, were it allowed to
+    const auto entries = std::distance(fs::directory_iterator(dir_), fs::directory_iterator());
+    remove_pending_temporaries();
+    ::_exit(entries == 1 && fs::is_empty(dir_) ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "a temporary was left behind";
 }
 
 // In a child: an InterruptGuard, a file being written, then `signal`. Returns the wait status.

@@ -109,8 +109,10 @@ AtomicFile::AtomicFile(std::filesystem::path destination, FileMode mode)
     unlist(slot_);
     throw;
   }
-  slot_ = publish(slot_, temporary_);
+  // Opened before the path is published: once the interrupt watcher may unlink the path, nothing
+  // opens it by name again (a second open would create it anew behind the cleanup).
   out_.open(temporary_, std::ios::binary | std::ios::trunc);
+  slot_ = publish(slot_, temporary_);
   if (!out_) {
     discard();
     throw std::runtime_error(
@@ -171,7 +173,7 @@ void remove_pending_temporaries() noexcept {
 
 void stop_new_temporaries() noexcept {
   g_stopped.store(true);
-  // Writers that claimed a slot before the flag was set are between open(2) and publishing its path:
+  // Writers that claimed a slot before the flag was set are creating and opening their file:
   // microseconds, unless the file system stalls; give up waiting after about a second.
   for (int round = 0; round < 1000; ++round) {
     bool creating = false;

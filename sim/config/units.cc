@@ -190,8 +190,10 @@ std::string format_quantity(double value, QuantityKind kind) {
   double best_scale = 0;
   for (const Unit& u : units) {
     const double scaled = value / u.scale;
-    const double rounded = std::round(scaled * 1000) / 1000;
-    if (rounded == 0 || std::abs(rounded * u.scale - value) > 1e-9 * value) continue;
+    // Beyond 2^52 a double has no fraction to round (and scaled * 1000 could overflow).
+    const double rounded = std::abs(scaled) >= 0x1p52 ? scaled : std::round(scaled * 1000) / 1000;
+    if (!std::isfinite(rounded) || rounded == 0 || std::abs(rounded * u.scale - value) > 1e-9 * value)
+      continue;
     std::string candidate = shortest(rounded) + std::string(u.symbol);
     const bool shorter = best.empty() || candidate.size() < best.size() ||
                          (candidate.size() == best.size() && u.scale > best_scale);
@@ -203,10 +205,10 @@ std::string format_quantity(double value, QuantityKind kind) {
     }
   }
   if (!best.empty()) return best;
-  // Not short in any unit: the exact value in the smallest unit.
-  const Unit* smallest = &units.front();
+  // Not short in any unit: the exact value in the smallest unit it stays finite in.
+  const Unit* smallest = nullptr;
   for (const Unit& u : units) {
-    if (u.scale < smallest->scale) smallest = &u;
+    if (std::isfinite(value / u.scale) && (smallest == nullptr || u.scale < smallest->scale)) smallest = &u;
   }
   return shortest(value / smallest->scale) + std::string(smallest->symbol);
 }

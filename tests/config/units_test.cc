@@ -97,6 +97,19 @@ TEST(Units, FormatPicksTheShortestExactUnit) {
   EXPECT_EQ(format_quantity(1.0 / 3, QuantityKind::kBytes), "0.3333333333333333B");
 }
 
+TEST(Units, HugeValuesFormatFinitely) {
+  // Found by the units fuzzer: 1e308 s became "infns" (the value in nanoseconds overflowed).
+  for (const QuantityKind k : {QuantityKind::kDuration, QuantityKind::kBytes, QuantityKind::kBandwidth,
+                               QuantityKind::kFlopRate, QuantityKind::kFrequency}) {
+    for (const double v : {1e308, 1.7976931348623157e308, 3e300, 1.2345678901234567e20}) {
+      const std::string spelt = format_quantity(v, k);
+      EXPECT_EQ(spelt.find("inf"), std::string::npos) << spelt;
+      EXPECT_NEAR(parse_ok(spelt, k), v, 1e-9 * v) << spelt;
+    }
+  }
+  EXPECT_EQ(format_quantity(1e308, QuantityKind::kDuration), "1e+308s");
+}
+
 TEST(Units, FormatRoundTrips) {
   for (const double v : {1.0, 3.0, 1536.0, 31.5e9, 123456789.0, 2e12}) {
     for (const QuantityKind k : {QuantityKind::kBytes, QuantityKind::kBandwidth}) {

@@ -35,27 +35,16 @@ constexpr int kDeltaThreads = 128;
 // The merge kernel: head_dim / 4 threads per row (4 floats each), 128 threads per block.
 constexpr int kMergeThreads = 128;
 
-// Grids of the kernels.
-template <int kHeadDim>
+// Grids of the kernels; Traits is a forward (FwdConfig, FwdWgmmaConfig) or backward (BwdConfig,
+// BwdWgmmaConfig) configuration.
+template <typename Traits>
 dim3 fwd_grid(const AttentionFwdParams& params) {
-  return dim3(ceil_div(params.q_len, FwdConfig<kHeadDim>::kBlockM), params.heads, params.batch);
+  return dim3(ceil_div(params.q_len, Traits::kBlockM), params.heads, params.batch);
 }
 
-template <int kHeadDim>
-dim3 fwd_wgmma_grid(const AttentionFwdParams& params) {
-  return dim3(ceil_div(params.q_len, FwdWgmmaConfig<kHeadDim>::kBlockM), params.heads, params.batch);
-}
-
-template <int kHeadDim>
+template <typename Traits>
 dim3 bwd_grid(const AttentionBwdParams& params) {
-  return dim3(ceil_div(params.fwd.kv_len, BwdConfig<kHeadDim>::kBlockN), params.fwd.kv_heads,
-              params.fwd.batch);
-}
-
-template <int kHeadDim>
-dim3 bwd_wgmma_grid(const AttentionBwdParams& params) {
-  return dim3(ceil_div(params.fwd.kv_len, BwdWgmmaConfig<kHeadDim>::kBlockN), params.fwd.kv_heads,
-              params.fwd.batch);
+  return dim3(ceil_div(params.fwd.kv_len, Traits::kBlockN), params.fwd.kv_heads, params.fwd.batch);
 }
 
 template <int kHeadDim>

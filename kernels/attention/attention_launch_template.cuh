@@ -10,54 +10,47 @@
 
 namespace trainsim::kernels::attention_impl {
 
-// Allows `kernel` more than the default 48 KiB of dynamic shared memory.
-template <typename Kernel>
-void allow_shared_memory(Kernel kernel, int bytes) {
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+// Launches `kernel` (a kernel of configuration Traits) over `grid`, allowing it Traits::kSmemBytes
+// of dynamic shared memory (more than the default 48 KiB).
+template <typename Traits, typename Params>
+void launch(void (*kernel)(Params), dim3 grid, const Params& params, cudaStream_t stream) {
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes));
+  kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(params);
+  CUDA_CHECK_LAUNCH();
+}
+
+// delta = rowsum(dout ∘ out), the first kernel of every backward.
+template <typename Element, int kHeadDim>
+void launch_delta(const AttentionBwdParams& params, cudaStream_t stream) {
+  attention_bwd_delta_kernel<Element, kHeadDim>
+      <<<delta_grid<kHeadDim>(params), kDeltaThreads, 0, stream>>>(params);
+  CUDA_CHECK_LAUNCH();
 }
 
 template <typename Element, int kHeadDim>
 void run_attention_fwd(const AttentionFwdParams& params, cudaStream_t stream) {
   using Traits = FwdConfig<kHeadDim>;
-  const auto kernel = attention_fwd_kernel<Element, Traits>;
-  allow_shared_memory(kernel, Traits::kSmemBytes);
-  kernel<<<fwd_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes, stream>>>(params);
-  CUDA_CHECK_LAUNCH();
+  launch<Traits>(attention_fwd_kernel<Element, Traits>, fwd_grid<Traits>(params), params, stream);
 }
 
 template <typename Element, int kHeadDim>
 void run_attention_fwd_wgmma(const AttentionFwdParams& params, cudaStream_t stream) {
   using Traits = FwdWgmmaConfig<kHeadDim>;
-  const auto kernel = attention_fwd_wgmma_kernel<Element, Traits>;
-  allow_shared_memory(kernel, Traits::kSmemBytes);
-  kernel<<<fwd_wgmma_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes, stream>>>(params);
-  CUDA_CHECK_LAUNCH();
-}
-
-template <typename Element, int kHeadDim>
-void run_attention_bwd_wgmma(const AttentionBwdParams& params, cudaStream_t stream) {
-  attention_bwd_delta_kernel<Element, kHeadDim>
-      <<<delta_grid<kHeadDim>(params), kDeltaThreads, 0, stream>>>(params);
-  CUDA_CHECK_LAUNCH();
-
-  using Traits = BwdWgmmaConfig<kHeadDim>;
-  const auto kernel = attention_bwd_wgmma_kernel<Element, Traits>;
-  allow_shared_memory(kernel, Traits::kSmemBytes);
-  kernel<<<bwd_wgmma_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes, stream>>>(params);
-  CUDA_CHECK_LAUNCH();
+  launch<Traits>(attention_fwd_wgmma_kernel<Element, Traits>, fwd_grid<Traits>(params), params, stream);
 }
 
 template <typename Element, int kHeadDim>
 void run_attention_bwd(const AttentionBwdParams& params, cudaStream_t stream) {
-  attention_bwd_delta_kernel<Element, kHeadDim>
-      <<<delta_grid<kHeadDim>(params), kDeltaThreads, 0, stream>>>(params);
-  CUDA_CHECK_LAUNCH();
-
+  launch_delta<Element, kHeadDim>(params, stream);
   using Traits = BwdConfig<kHeadDim>;
-  const auto kernel = attention_bwd_kernel<Element, Traits>;
-  allow_shared_memory(kernel, Traits::kSmemBytes);
-  kernel<<<bwd_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes, stream>>>(params);
-  CUDA_CHECK_LAUNCH();
+  launch<Traits>(attention_bwd_kernel<Element, Traits>, bwd_grid<Traits>(params), params, stream);
+}
+
+template <typename Element, int kHeadDim>
+void run_attention_bwd_wgmma(const AttentionBwdParams& params, cudaStream_t stream) {
+  launch_delta<Element, kHeadDim>(params, stream);
+  using Traits = BwdWgmmaConfig<kHeadDim>;
+  launch<Traits>(attention_bwd_wgmma_kernel<Element, Traits>, bwd_grid<Traits>(params), params, stream);
 }
 
 }  // namespace trainsim::kernels::attention_impl

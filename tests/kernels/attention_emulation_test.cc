@@ -102,12 +102,12 @@ void check_forward(const Case& c, uint32_t seed, Kernel kernel = Kernel::kMmaSyn
   if (kernel == Kernel::kWgmma) {
     using Traits = attention_impl::FwdWgmmaConfig<kHeadDim>;
     emulation::launch(
-        attention_impl::fwd_wgmma_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes,
+        attention_impl::fwd_grid<Traits>(params), Traits::kThreads, Traits::kSmemBytes,
         [&] { attention_impl::attention_fwd_wgmma_kernel<Element, Traits>(params); }, seed);
   } else {
     using Traits = attention_impl::FwdConfig<kHeadDim>;
     emulation::launch(
-        attention_impl::fwd_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes,
+        attention_impl::fwd_grid<Traits>(params), Traits::kThreads, Traits::kSmemBytes,
         [&] { attention_impl::attention_fwd_kernel<Element, Traits>(params); }, seed);
   }
 
@@ -165,12 +165,12 @@ void check_backward(const Case& c, uint32_t seed, Kernel kernel = Kernel::kMmaSy
   if (kernel == Kernel::kWgmma) {
     using Traits = attention_impl::BwdWgmmaConfig<kHeadDim>;
     emulation::launch(
-        attention_impl::bwd_wgmma_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes,
+        attention_impl::bwd_grid<Traits>(params), Traits::kThreads, Traits::kSmemBytes,
         [&] { attention_impl::attention_bwd_wgmma_kernel<Element, Traits>(params); }, seed);
   } else {
     using Traits = attention_impl::BwdConfig<kHeadDim>;
     emulation::launch(
-        attention_impl::bwd_grid<kHeadDim>(params), Traits::kThreads, Traits::kSmemBytes,
+        attention_impl::bwd_grid<Traits>(params), Traits::kThreads, Traits::kSmemBytes,
         [&] { attention_impl::attention_bwd_kernel<Element, Traits>(params); }, seed);
   }
 

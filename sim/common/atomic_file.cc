@@ -36,16 +36,16 @@ std::atomic<bool> g_stopped{false};
 // A free slot, now kWriting; -1 when all are taken. Once stop_new_temporaries() ran, never returns:
 // the program is about to end, and no new file may appear behind its cleanup.
 int claim_slot() {
-  for (size_t i = 0; i < kSlots; ++i) {
+  int slot = -1;
+  for (size_t i = 0; i < kSlots && slot < 0; ++i) {
     int expected = kFree;
-    if (!g_slots[i].state.compare_exchange_strong(expected, kWriting)) continue;
-    if (g_stopped.load()) {
-      g_slots[i].state.store(kFree);
-      for (;;) ::pause();  // the stopping thread ends the process
-    }
-    return static_cast<int>(i);
+    if (g_slots[i].state.compare_exchange_strong(expected, kWriting)) slot = static_cast<int>(i);
   }
-  return -1;
+  if (g_stopped.load()) {  // checked after the claim: the stopping thread waits for claimed slots
+    if (slot >= 0) g_slots[static_cast<size_t>(slot)].state.store(kFree);
+    for (;;) ::pause();  // the stopping thread ends the process
+  }
+  return slot;
 }
 
 // Publishes `temporary` in `slot` (claimed) and returns the slot, or frees it and returns -1 when

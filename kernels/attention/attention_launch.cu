@@ -22,14 +22,14 @@ bool attention_kernel_available(AttentionKernel kernel) {
   return device.compute_major == 9 && device.compute_minor == 0;
 }
 
-namespace {
-
-void require_available(AttentionKernel kernel) {
+void check_available(AttentionKernel kernel) {
   if (!attention_kernel_available(kernel)) {
     throw std::invalid_argument(std::string("the ") + to_string(kernel) +
                                 " attention kernels need a compute capability 9.0 GPU (sm_90a)");
   }
 }
+
+namespace {
 
 // Calls visit(element, head_dim) with a value of the element type and std::integral_constant of the
 // head_dim: the instantiated (bf16/fp16, 64/128) pairs; check_supported has ruled out the rest.
@@ -49,7 +49,7 @@ void dispatch(DataType dtype, int head_dim, Visit visit) {
 
 void attention_forward(const AttentionFwdParams& params, cudaStream_t stream, AttentionKernel kernel) {
   check_supported(params);
-  require_available(kernel);
+  check_available(kernel);
   dispatch(params.dtype, params.head_dim, [&](auto element, auto head_dim) {
     using Element = decltype(element);
     kernel == AttentionKernel::kWgmma
@@ -58,23 +58,15 @@ void attention_forward(const AttentionFwdParams& params, cudaStream_t stream, At
   });
 }
 
-void attention_forward(const AttentionFwdParams& params, cudaStream_t stream) {
-  attention_forward(params, stream, AttentionKernel::kMmaSync);
-}
-
 void attention_backward(const AttentionBwdParams& params, cudaStream_t stream, AttentionKernel kernel) {
   check_supported(params);
-  require_available(kernel);
+  check_available(kernel);
   dispatch(params.fwd.dtype, params.fwd.head_dim, [&](auto element, auto head_dim) {
     using Element = decltype(element);
     kernel == AttentionKernel::kWgmma
         ? attention_impl::run_attention_bwd_wgmma<Element, head_dim()>(params, stream)
         : attention_impl::run_attention_bwd<Element, head_dim()>(params, stream);
   });
-}
-
-void attention_backward(const AttentionBwdParams& params, cudaStream_t stream) {
-  attention_backward(params, stream, AttentionKernel::kMmaSync);
 }
 
 }  // namespace trainsim::kernels

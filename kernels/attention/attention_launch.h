@@ -52,15 +52,16 @@ const char* to_string(AttentionKernel kernel);
 // True when `kernel` can run on the current device: kWgmma needs compute capability 9.0. Throws
 // GpuError when the device cannot be queried.
 bool attention_kernel_available(AttentionKernel kernel);
+// Throws std::invalid_argument, naming the kernel, when it cannot run on the current device.
+void check_available(AttentionKernel kernel);
 
 // Launchers. Throw like check_supported, or GpuError when the launch fails (a kernel the device
 // cannot run: std::invalid_argument). attention_backward runs the delta kernel, then the main kernel;
-// it adds into the accumulators (zero them for a plain gradient). The overloads without a kernel run
-// kMmaSync.
-void attention_forward(const AttentionFwdParams& params, cudaStream_t stream, AttentionKernel kernel);
-void attention_forward(const AttentionFwdParams& params, cudaStream_t stream);
-void attention_backward(const AttentionBwdParams& params, cudaStream_t stream, AttentionKernel kernel);
-void attention_backward(const AttentionBwdParams& params, cudaStream_t stream);
+// it adds into the accumulators (zero them for a plain gradient).
+void attention_forward(const AttentionFwdParams& params, cudaStream_t stream,
+                       AttentionKernel kernel = AttentionKernel::kMmaSync);
+void attention_backward(const AttentionBwdParams& params, cudaStream_t stream,
+                        AttentionKernel kernel = AttentionKernel::kMmaSync);
 void merge_attention(const MergeParams& params, cudaStream_t stream);
 
 }  // namespace trainsim::kernels

@@ -410,9 +410,10 @@ void bench_gemm(Report& report, const Ceilings& ceilings, const std::string& nam
       {"GEMM " + name, desc.str(), t.median_ms, rate, 0.0, rate / ceilings.gemm_tflops, check.summary()});
 }
 
-// FPDT forward + backward over u chunks in three modes, verified on sampled rows of the whole
-// sequence (FPDT equals dense causal attention), timed on the compute stream.
-void bench_fpdt(Report& report, const Ceilings& ceilings, const FpdtShape& shape, int runs, uint64_t seed) {
+// FPDT forward + backward over u chunks in three modes, on `kernel`'s attention blocks, verified on
+// sampled rows of the whole sequence (FPDT equals dense causal attention), timed on the compute stream.
+void bench_fpdt(Report& report, const Ceilings& ceilings, const FpdtShape& shape, int runs, uint64_t seed,
+                AttentionKernel kernel) {
   const AttentionShape whole = shape.whole();
   const AttentionOptions causal{true, std::nullopt};
   DeviceSequenceIo io(shape, DataType::kBFloat16);
@@ -435,7 +436,7 @@ void bench_fpdt(Report& report, const Ceilings& ceilings, const FpdtShape& shape
        {std::tuple{false, FpdtSync::kEvents, "no offload"},
         std::tuple{true, FpdtSync::kEvents, "offload, events"},
         std::tuple{true, FpdtSync::kHostSyncs, "offload, DeepSpeed host syncs"}}) {
-    FpdtAttention pipeline(shape, {offload, sync, DataType::kBFloat16, std::nullopt});
+    FpdtAttention pipeline(shape, {offload, sync, DataType::kBFloat16, std::nullopt, kernel});
     for (DeviceBuffer<std::byte>* poisoned : {&io.out(), &io.dq(), &io.dk(), &io.dv()}) {
       CUDA_CHECK(cudaMemset(poisoned->data(), 0xFF, poisoned->bytes()));
     }
@@ -502,7 +503,8 @@ void bench_fpdt(Report& report, const Ceilings& ceilings, const FpdtShape& shape
       pipeline.backward(io);
     });
     const double bwd_ms = std::max(both.median_ms - fwd.median_ms, 1e-9);
-    const std::string mode = std::string("FPDT ") + label;
+    const std::string mode =
+        std::string("FPDT ") + label + (kernel == AttentionKernel::kWgmma ? ", wgmma" : "");
     report.add({mode + " forward", desc.str(), fwd.median_ms, tflops(fwd_flops, fwd.median_ms), 0.0,
                 tflops(fwd_flops, fwd.median_ms) / ceilings.gemm_tflops, fwd_check.summary()});
     report.add({mode + " backward", desc.str(), bwd_ms, tflops(bwd_flops, bwd_ms), 0.0,
@@ -577,8 +579,9 @@ int run(const Options& options) {
   const std::vector<int64_t> lengths =
       options.quick ? std::vector<int64_t>{8192, 16384} : std::vector<int64_t>{8192, 16384, 32768, 65536};
   guarded("merge", "merge", [&] { bench_merge(report, ceilings, {1, lengths.back(), 8, 128}, seed += 10); });
-  // The attention kernels: the full check, then the timed passes, of each kernel the device runs;
-  // the wgmma ones last, so that a fault in them (not yet verified on a GPU) leaves the rest measured.
+  // The attention kernels: the full check, the timed passes and the FPDT pipeline on them, of each
+  // kernel the device runs; the wgmma ones last, so that a fault in them (not yet verified on a GPU)
+  // leaves the rest measured.
   const int64_t chunk = options.quick ? 16384 : 65536;
   auto attention = [&](AttentionKernel kernel) {
     const std::string suffix = kernel == AttentionKernel::kWgmma ? " wgmma" : "";
@@ -605,29 +608,35 @@ int run(const Options& options) {
                         10, seed += 10, kernel);
       });
     }
+    guarded("fpdt", "FPDT" + suffix, [&] {
+      bench_fpdt(report, ceilings, {1, 8, 2, 128, {chunk, chunk, chunk, chunk}}, 2, seed += 10, kernel);
+    });
   };
   attention(AttentionKernel::kMmaSync);
-  guarded("fpdt", "FPDT", [&] {
-    bench_fpdt(report, ceilings, {1, 8, 2, 128, {chunk, chunk, chunk, chunk}}, 2, seed += 10);
-  });
+  // What is measured so far goes to the file before the wgmma kernels run: if one of them hangs and
+  // the bench is killed, the file still holds every other row (without the wall-time line the final
+  // write adds).
+  const auto save = [&report, &options] {
+    if (options.output.empty()) return true;
+    std::ofstream file(options.output);
+    report.print(file);
+    if (!file) std::cerr << "trainsim-kernel-bench: cannot write " << options.output << "\n";
+    return static_cast<bool>(file);
+  };
   bool wgmma = false;
   guarded("attention", "attention wgmma",
           [&] { wgmma = attention_kernel_available(AttentionKernel::kWgmma); });
-  if (wgmma) attention(AttentionKernel::kWgmma);
+  if (wgmma) {
+    if (!save()) return 3;
+    attention(AttentionKernel::kWgmma);
+  }
 
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::ostringstream footer;
   footer << "- bench wall time " << static_cast<int>(seconds) << " s";
   report.note(footer.str());
   report.print(std::cout);
-  if (!options.output.empty()) {
-    std::ofstream file(options.output);
-    report.print(file);
-    if (!file) {
-      std::cerr << "trainsim-kernel-bench: cannot write " << options.output << "\n";
-      return 3;
-    }
-  }
+  if (!save()) return 3;
   if (!report.all_verified()) {
     std::cerr << "trainsim-kernel-bench: a kernel FAILED verification (see the 'verified' column)\n";
     return 1;

@@ -41,6 +41,7 @@ FpdtAttention::FpdtAttention(const FpdtShape& shape, const FpdtOptions& options)
   if (shape.head_dim != 64 && shape.head_dim != 128) {
     throw std::invalid_argument("FPDT: head_dim must be 64 or 128");
   }
+  check_available(options.attention_kernel);
 
   const int64_t q_width = shape.heads * shape.head_dim;
   const int64_t kv_width = shape.kv_heads * shape.head_dim;
@@ -220,7 +221,7 @@ void FpdtAttention::forward(FpdtChunkIo& io) {
       const AttentionShape block = shape_.block(i, j);
       attention_forward(make_forward_params(block, {j == i, options_.softmax_scale}, options_.dtype, q, k_j,
                                             v_j, block_out_.data(), block_lse_.data()),
-                        compute_.get());
+                        compute_.get(), options_.attention_kernel);
       merge_attention(make_merge_params(rows_of(block), options_.dtype, j == 0, out_acc_.data(), lse,
                                         block_out_.data(), block_lse_.data()),
                       compute_.get());
@@ -356,7 +357,7 @@ void FpdtAttention::backward(FpdtChunkIo& io) {
           make_forward_params(shape_.block(q, i), {q == i, options_.softmax_scale}, options_.dtype, q_ptr, k,
                               v, const_cast<void*>(out), lse);
       attention_backward(make_backward_params(fwd, dout, dq, dk_acc_.data(), dv_acc_.data(), delta_.data()),
-                         compute_.get());
+                         compute_.get(), options_.attention_kernel);
       if (!offload) {
         continue;
       }

@@ -28,6 +28,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/attention/attention_launch.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/event.h"
 #include "kernels/cuda/stream.h"
@@ -47,6 +48,8 @@ struct FpdtOptions {
   FpdtSync sync = FpdtSync::kEvents;
   DataType dtype = DataType::kBFloat16;  // of q, k, v, out, dout and the gradients
   std::optional<double> softmax_scale;   // 1/sqrt(head_dim) when empty
+  // The kernels of every attention block.
+  AttentionKernel attention_kernel = AttentionKernel::kMmaSync;
 };
 
 // Where chunks come from and go to: in training the QKV projection and the Ulysses all-to-alls; in
@@ -72,8 +75,8 @@ class FpdtChunkIo {
 class FpdtAttention {
  public:
   // Allocates everything on the current device (and pinned host memory with offload), sized for
-  // the shape. Throws std::invalid_argument for a shape or dtype the kernels do not support (see
-  // attention_launch.h), GpuError when an allocation fails.
+  // the shape. Throws std::invalid_argument for a shape or dtype the kernels do not support, or an
+  // attention kernel the device cannot run (see attention_launch.h), GpuError when an allocation fails.
   FpdtAttention(const FpdtShape& shape, const FpdtOptions& options);
   FpdtAttention(const FpdtAttention&) = delete;
   FpdtAttention& operator=(const FpdtAttention&) = delete;

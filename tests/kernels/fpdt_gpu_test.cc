@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "kernels/attention/attention_launch.h"
 #include "kernels/fpdt/pipeline.h"
 #include "kernels/fpdt/sequence_io.h"
 #include "kernels/reference/fpdt.h"
@@ -69,18 +70,31 @@ void check(const FpdtShape& shape, const FpdtOptions& options, uint32_t seed) {
   }
 }
 
+const std::vector<FpdtShape> kShapes = {
+    {1, 4, 2, 128, {256, 256, 256}}, {2, 2, 2, 64, {100, 37, 300}}, {1, 2, 1, 128, {200}}};
+
 TEST(FpdtGpu, AllModesMatchTheChunkedReference) {
   TRAINSIM_SKIP_WITHOUT_GPU();
-  const std::vector<FpdtShape> shapes = {
-      {1, 4, 2, 128, {256, 256, 256}}, {2, 2, 2, 64, {100, 37, 300}}, {1, 2, 1, 128, {200}}};
   uint32_t seed = 1;
-  for (const FpdtShape& shape : shapes) {
+  for (const FpdtShape& shape : kShapes) {
     for (const FpdtOptions& options :
          {FpdtOptions{true, FpdtSync::kEvents, DataType::kBFloat16, std::nullopt},
           FpdtOptions{true, FpdtSync::kHostSyncs, DataType::kBFloat16, std::nullopt},
           FpdtOptions{false, FpdtSync::kEvents, DataType::kBFloat16, std::nullopt}}) {
       check(shape, options, seed++);
     }
+  }
+}
+
+TEST(FpdtGpu, WgmmaBlocksMatchTheChunkedReference) {
+  TRAINSIM_SKIP_WITHOUT_GPU();
+  if (!attention_kernel_available(AttentionKernel::kWgmma)) {
+    GTEST_SKIP() << "the wgmma kernels need a compute capability 9.0 GPU";
+  }
+  uint32_t seed = 100;
+  for (const FpdtShape& shape : kShapes) {
+    check(shape, {true, FpdtSync::kEvents, DataType::kBFloat16, std::nullopt, AttentionKernel::kWgmma},
+          seed++);
   }
 }
 

@@ -1,5 +1,5 @@
 // The attention launchers and convert_float for the fake CUDA runtime: the same checks as the real
-// launchers, then the CPU references, enqueued on the caller's (deferred) stream.
+// launchers, then the CPU references (for either kernel), enqueued on the caller's (deferred) stream.
 #include <span>
 #include <stdexcept>
 #include <vector>
@@ -61,7 +61,9 @@ AttentionShape shape_of(const AttentionFwdParams& p) {
 
 }  // namespace
 
-void attention_forward(const AttentionFwdParams& params, cudaStream_t stream) {
+void check_available(AttentionKernel /*kernel*/) {}  // the fake device runs either kernel
+
+void attention_forward(const AttentionFwdParams& params, cudaStream_t stream, AttentionKernel /*kernel*/) {
   check_supported(params);
   fake_cuda::enqueue(stream, [p = params] {
     const AttentionShape s = shape_of(p);
@@ -84,7 +86,7 @@ void attention_forward(const AttentionFwdParams& params, cudaStream_t stream) {
   });
 }
 
-void attention_backward(const AttentionBwdParams& params, cudaStream_t stream) {
+void attention_backward(const AttentionBwdParams& params, cudaStream_t stream, AttentionKernel /*kernel*/) {
   check_supported(params);
   fake_cuda::enqueue(stream, [bp = params] {
     const AttentionFwdParams& p = bp.fwd;

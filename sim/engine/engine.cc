@@ -212,6 +212,9 @@ void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, d
   rs.done[id] = iteration + 1;
   ++rs.total_done;
   ++ops_executed_;
+  // Before any simcall: notify_all yields to the other actors, which would finish ops of their own
+  // first and carry the count past the budget.
+  check_budgets();
   for (const OpId next : rs.successors.of(id)) {
     if (--rs.remaining[next] == 0 && rs.graph->op(next).stream == Stream::kP2p) rs.p2p_ready.push_back(next);
   }
@@ -221,7 +224,6 @@ void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, d
     if (iteration + 1 < options_.iterations) begin_iteration(rs, iteration + 1);
   }
   rs.cv->notify_all();
-  check_budgets();
 }
 
 void Simulation::check_budgets() {

@@ -32,7 +32,8 @@ config::Scenario scenario(const ScratchDir& dir, const std::string& parallelism,
   return config::load_scenario("s.yaml");
 }
 
-EngineResult simulate_scenario(const config::Scenario& s, bool full, IdealLinks links = {1e15, 0, 1e15, 0}) {
+EngineResult simulate_scenario(const config::Scenario& s, bool full, IdealLinks links = {1e15, 0, 1e15, 0},
+                               uint64_t max_events = 0) {
   const workload::ParallelPlan plan = workload::make_plan(s);
   std::vector<workload::Graph> graphs;
   std::vector<int64_t> ranks;
@@ -50,7 +51,7 @@ EngineResult simulate_scenario(const config::Scenario& s, bool full, IdealLinks 
   WarningLog warnings;
   const cost::ComputeModel compute(s.cluster.hardware, &warnings);
   IdealTransport transport(links);
-  return simulate(plan, ranks, pointers, transport, compute, EngineOptions{full, 1});
+  return simulate(plan, ranks, pointers, transport, compute, EngineOptions{full, 1, max_events});
 }
 
 // What a simulation in a child process reports back: rank 0's (first simulated rank's) figures.
@@ -82,6 +83,33 @@ ChildRun simulate_in_child(const config::Scenario& s, bool full, IdealLinks link
   waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   return values;
+}
+
+// How many ops a simulation stopped by a budget of `max_events` reports, run in a child (0 when it
+// was not stopped).
+uint64_t ops_when_stopped(const config::Scenario& s, uint64_t max_events) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    uint64_t ops = 0;
+    try {
+      simulate_scenario(s, true, {50e9, 5e-6, 25e9, 5e-6}, max_events);
+    } catch (const BudgetExceededError& e) {
+      ops = e.ops_executed();
+    }
+    const ssize_t written = write(fds[1], &ops, sizeof(ops));
+    _exit(written == sizeof(ops) ? 0 : 1);
+  }
+  close(fds[1]);
+  uint64_t ops = 0;
+  EXPECT_EQ(read(fds[0], &ops, sizeof(ops)), static_cast<ssize_t>(sizeof(ops)));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return ops;
 }
 
 // Forward plus backward compute of one micro-batch on `graph` (a middle stage: uniform layers).
@@ -161,6 +189,17 @@ TEST(Engine, CollapsedAndFullRunsAgree) {
   EXPECT_GT(collapsed.iteration_s, 0);
   EXPECT_DOUBLE_EQ(collapsed.iteration_s, full.iteration_s);
   EXPECT_DOUBLE_EQ(collapsed.peak_hbm_bytes, full.peak_hbm_bytes);
+}
+
+// A budget of n ops stops the simulation after exactly n, also where the ranks of a collective finish
+// it at the same instant (each finish wakes the waiting streams, a simcall that lets other actors run
+// first).
+TEST(Engine, MaxEventsStopsAfterExactlyThatManyOps) {
+  ScratchDir dir;
+  const config::Scenario s = scenario(dir, "{tp: 2, dp: 2}", 4, 4, 4);
+  for (const uint64_t budget : {1, 37, 200, 201, 202, 203}) {
+    EXPECT_EQ(ops_when_stopped(s, budget), budget);
+  }
 }
 
 // Data-parallel gradient all-reduces on their own stream overlap the backward pass: with enough

@@ -98,6 +98,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.megatron_sp =
       s.tp > 1 && (s.scheme == SequenceParallel::kMegatron || s.scheme == SequenceParallel::kRing);
   s.dropout = s.learned_positions;
+  s.bias_passes = s.linear_bias && s.learned_positions;
   s.fused_attention = !s.learned_positions || sequence_scheme;
 
   require(divides(s.sp, m.seq_len), "parallelism.sp",

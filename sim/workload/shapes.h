@@ -7,6 +7,11 @@
 //     2022 Table 2; RoPE models (Llama, GPT-NeoX) have no dropout and use a flash-style fused
 //     kernel. Ulysses, ring attention and FPDT always use the fused kernel (FPDT requires
 //     flash-attn, seed-papers.md A2; Transformer Engine context parallelism requires fused attention).
+//   * The same GPT-style models run Megatron-LM's 2021-22 bias handling (Korthikanti et al. 2022):
+//     the QKV bias is added by its own pass over the GEMM output (F.linear on a 3-D input: matmul,
+//     then add_), and every bias gradient is its own reduction over the tokens (grad_output.sum in
+//     the column-parallel backward; autograd's sum for the biases of the fused bias-GeLU and
+//     bias-dropout-add). Fused stacks (Transformer Engine) fold both into GEMM epilogues.
 //   * Ring attention with tp > 1 also shards the tensor-parallel regions along the sequence
 //     (Megatron-SP), as Megatron-LM recipes with context parallelism do.
 //   * The vocabulary is split evenly over TP ranks, rounding up (no padding to multiples of 128).
@@ -31,6 +36,7 @@ struct RankShapes {
   bool linear_bias = false;
   bool dropout = false;
   bool fused_attention = false;
+  bool bias_passes = false;  // separate bias-add and bias-gradient passes (see above)
 
   // Plan.
   config::SequenceParallel scheme = config::SequenceParallel::kNone;

@@ -2,8 +2,9 @@
 // Megatron sequence parallelism (Korthikanti et al. 2022), with the attention core supplied by the
 // scheme (local, Ulysses or ring). Also the dispatch of layer_forward / layer_backward.
 //
-// Forward: norm, [SP: all-gather], QKV GEMM, [RoPE], attention core, projection GEMM, all-reduce
-// (TP) or reduce-scatter (TP+SP), bias-dropout-add; then the same around FC1, activation, FC2.
+// Forward: norm, [SP: all-gather], QKV GEMM, [QKV bias add], [RoPE], attention core, projection GEMM,
+// all-reduce (TP) or reduce-scatter (TP+SP), bias-dropout-add; then the same around FC1, activation,
+// FC2.
 // That is 2 all-reduces per layer forward (A.7: 4 per layer per micro-batch with the backward), or
 // 2 all-gathers + 2 reduce-scatters under SP.
 // Backward (Megatron-LM tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication):
@@ -100,6 +101,7 @@ ForwardResult dense_forward(BuildContext& ctx, int64_t layer, int64_t micro_batc
   w.memory(OpLabel::kNorm, 2 * hn, {input_ready, params_ready});
   const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
   w.gemm(OpLabel::kQkv, GemmPass::kForward, rows, qkv_width, s.hidden, {x});
+  if (s.bias_passes) w.memory(OpLabel::kQkv, 2 * e * rows * qkv_width);  // + bias, in place
   if (s.rope) w.memory(OpLabel::kRope, 2 * e * rows * (s.qkv_heads + s.qkv_kv_heads) * s.head_dim);
   const OpId core = attention_core_forward(ctx, layer, micro_batch);
   w.gemm(OpLabel::kProjection, GemmPass::kForward, rows, s.hidden, q_width, {core});
@@ -165,6 +167,9 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
   const int64_t q_width = s.qkv_heads * s.head_dim;
   const int64_t qkv_width = (s.qkv_heads + 2 * s.qkv_kv_heads) * s.head_dim;
   const int64_t fc1_width = s.ffn_local * (s.swiglu ? 2 : 1);
+  // With separate bias passes, each bias gradient re-reads the gradient it sums over the tokens:
+  // the bias-dropout-add backward's (residual ops), the bias-GeLU backward's, and the QKV output's.
+  const double bias_hn = s.bias_passes ? hn : 0.0;
 
   BufferId rematerialised = -1;
   if (s.recompute == config::Recompute::kFull) {
@@ -186,14 +191,14 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
   w.gemm(OpLabel::kFc2, GemmPass::kInputGrad, rows, s.ffn_local, s.hidden, {grad_ready, g, params});
   ctx.grads.produced(w.gemm(OpLabel::kFc2, GemmPass::kWeightGrad, s.ffn_local, s.hidden, rows),
                      p.fc2_weight + p.fc2_bias);
-  w.memory(OpLabel::kActivation, e * rows * (s.ffn_local + 2 * fc1_width));
+  w.memory(OpLabel::kActivation, e * rows * (s.ffn_local + (s.bias_passes ? 3 : 2) * fc1_width));
   const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
   w.gemm(OpLabel::kFc1, GemmPass::kInputGrad, rows, s.hidden, fc1_width);
   const OpId r1 = tp_reduce(ctx, w.last(Stream::kCompute));
   ctx.grads.produced(w.gemm(OpLabel::kFc1, GemmPass::kWeightGrad, fc1_width, s.hidden, rows, {x}),
                      p.fc1_weight + p.fc1_bias);
   ctx.grads.produced(w.memory(OpLabel::kNorm, 3 * hn, {r1}), p.norms / 2);
-  w.memory(OpLabel::kResidual, 3 * hn);
+  w.memory(OpLabel::kResidual, 3 * hn + bias_hn);
   // Attention block.
   const OpId g2 = tp_gather(ctx, w.last(Stream::kCompute));
   w.gemm(OpLabel::kProjection, GemmPass::kInputGrad, rows, q_width, s.hidden, {g2});
@@ -212,13 +217,14 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
   if (core >= 0) w.release(core, Stream::kCompute);
   if (s.rope)
     w.memory(OpLabel::kRope, 2 * e * rows * (s.qkv_heads + s.qkv_kv_heads) * s.head_dim, {core_done});
+  if (s.bias_passes) w.memory(OpLabel::kQkv, e * rows * qkv_width, {core_done});
   const OpId x2 = tp_gather(ctx, w.last(Stream::kCompute));
   w.gemm(OpLabel::kQkv, GemmPass::kInputGrad, rows, s.hidden, qkv_width, {core_done});
   const OpId r2 = tp_reduce(ctx, w.last(Stream::kCompute));
   ctx.grads.produced(w.gemm(OpLabel::kQkv, GemmPass::kWeightGrad, qkv_width, s.hidden, rows, {x2}),
                      p.qkv_weight + p.qkv_bias);
   ctx.grads.produced(w.memory(OpLabel::kNorm, 3 * hn, {r2}), p.norms / 2);
-  const OpId dx = w.memory(OpLabel::kResidual, 3 * hn);
+  const OpId dx = w.memory(OpLabel::kResidual, 3 * hn + bias_hn);
   w.release(workspace, Stream::kCompute);
   if (rematerialised >= 0) w.release(rematerialised, Stream::kCompute);
   if (state.stash >= 0) w.release(state.stash, Stream::kCompute);

@@ -46,6 +46,39 @@ TEST(DataParallel, BucketsFireInReverseLayerOrderDuringTheLastBackward) {
   }
 }
 
+// Megatron-LM 2021-22 (GPT-style models with biases): the QKV bias is its own pass over the QKV
+// output (read + write), and each of the four bias gradients re-reads the gradient it reduces.
+TEST(BiasPasses, QkvBiasAddAndBiasGradientReductions) {
+  testing::PlanSpec spec;
+  spec.tp = 2;
+  config::Scenario s = testing::make_scenario("megatron-1.7b", 1, 1, spec);
+  s.model.layers = 2;
+  const ParallelPlan plan = make_plan(s);
+  const Graph biased = build_rank_graph(s, plan, 0);
+  s.model.linear_bias = false;
+  const Graph plain = build_rank_graph(s, plan, 0);
+
+  const double e = 2;  // bf16
+  const double rows = static_cast<double>(s.model.seq_len);
+  const double qkv_width = 3.0 * s.model.hidden / 2;  // per TP rank
+  const double fc1_width = static_cast<double>(s.model.ffn_hidden) / 2;
+  const double hidden = static_cast<double>(s.model.hidden);
+  const auto memory_bytes = [](const Graph& g, Phase phase, OpLabel label) {
+    return testing::sum_bytes(g, [&](const Op& op) {
+      return op.kind == OpKind::kMemory && op.phase == phase && op.label == label && op.layer == 0;
+    });
+  };
+  EXPECT_DOUBLE_EQ(memory_bytes(biased, Phase::kForward, OpLabel::kQkv), 2 * e * rows * qkv_width);
+  EXPECT_DOUBLE_EQ(memory_bytes(plain, Phase::kForward, OpLabel::kQkv), 0.0);
+  EXPECT_DOUBLE_EQ(memory_bytes(biased, Phase::kBackward, OpLabel::kQkv), e * rows * qkv_width);
+  EXPECT_DOUBLE_EQ(memory_bytes(biased, Phase::kBackward, OpLabel::kActivation) -
+                       memory_bytes(plain, Phase::kBackward, OpLabel::kActivation),
+                   e * rows * fc1_width);
+  EXPECT_DOUBLE_EQ(memory_bytes(biased, Phase::kBackward, OpLabel::kResidual) -
+                       memory_bytes(plain, Phase::kBackward, OpLabel::kResidual),
+                   2 * e * rows * hidden);
+}
+
 TEST(ZeroThree, GathersEachLayerOneAheadInForwardAndBackward) {
   testing::PlanSpec spec;
   spec.dp = 4;

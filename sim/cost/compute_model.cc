@@ -16,6 +16,9 @@ namespace {
 using config::AttentionPass;
 using config::Dtype;
 
+// The head dims flash kernels are instantiated for are multiples of this.
+constexpr double kHeadDimStep = 32;
+
 // Query-key pairs a causal mask aligned to the bottom-right corner leaves unmasked.
 double unmasked_pairs(int64_t q_len, int64_t kv_len, bool causal) {
   const double q = static_cast<double>(q_len);
@@ -145,7 +148,11 @@ double ComputeModel::attention_s(const AttentionCall& c) const {
           ? efficiency_or_one(profile_.compute.attention_forward_efficiency, "attention_forward_efficiency")
           : efficiency_or_one(profile_.compute.attention_backward_efficiency,
                               "attention_backward_efficiency");
-  return std::max(flops / (peak * efficiency), launch_s_);
+  // Flash kernels are compiled for head dims in steps of 32 (FlashAttention-2's HEADDIM_SWITCH: 32,
+  // 64, 96, 128, ...); another head_dim runs in the next one up and does the padding's work too.
+  const double head_dim = static_cast<double>(c.head_dim);
+  const double padded = std::ceil(head_dim / kHeadDimStep) * kHeadDimStep;
+  return std::max(flops * (padded / head_dim) / (peak * efficiency), launch_s_);
 }
 
 double ComputeModel::memory_s(double bytes) const {

@@ -101,6 +101,10 @@ TEST(ComputeModel, AttentionFlopsAndTime) {
   const ComputeModel model(p, &warnings);
   EXPECT_DOUBLE_EQ(model.attention_s(full), attention_flops(full) / (100e12 * 0.5));
   EXPECT_DOUBLE_EQ(model.attention_s(backward), attention_flops(backward) / (100e12 * 0.4));
+  // A head_dim between two compiled ones (80: GPT-3 2.7B) runs in the next one up (96).
+  AttentionCall padded = full;
+  padded.head_dim = 80;
+  EXPECT_DOUBLE_EQ(model.attention_s(padded), attention_flops(padded) * 96 / 80 / (100e12 * 0.5));
 }
 
 TEST(ComputeModel, MissingEfficiencyAssumesIdealAndSaysSo) {

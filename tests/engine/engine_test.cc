@@ -61,55 +61,47 @@ struct ChildRun {
   double buffers_at_peak_bytes = -1;
 };
 
-// SimGrid allows one simulation per process: runs `simulate_scenario` in a child.
-ChildRun simulate_in_child(const config::Scenario& s, bool full, IdealLinks links = {1e15, 0, 1e15, 0}) {
+// SimGrid allows one simulation per process: runs `body` in a child and returns what it returned
+// (a trivially copyable value, sent back through a pipe).
+template <typename T, typename Body>
+T in_child(const Body& body) {
   int fds[2];
   EXPECT_EQ(pipe(fds), 0);
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    const EngineResult r = simulate_scenario(s, full, links);
-    const ChildRun values{
-        r.iteration_time_s, r.ranks[0].peak_hbm_bytes,
-        r.ranks[0].hbm_at_peak_bytes[static_cast<size_t>(workload::MemoryCategory::kBuffers)]};
-    const ssize_t written = write(fds[1], &values, sizeof(values));
-    _exit(written == sizeof(values) ? 0 : 1);
+    const T value = body();
+    const ssize_t written = write(fds[1], &value, sizeof(value));
+    _exit(written == sizeof(value) ? 0 : 1);
   }
   close(fds[1]);
-  ChildRun values;
-  EXPECT_EQ(read(fds[0], &values, sizeof(values)), static_cast<ssize_t>(sizeof(values)));
+  T value{};
+  EXPECT_EQ(read(fds[0], &value, sizeof(value)), static_cast<ssize_t>(sizeof(value)));
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  return values;
+  return value;
 }
 
-// How many ops a simulation stopped by a budget of `max_events` reports, run in a child (0 when it
-// was not stopped).
+ChildRun simulate_in_child(const config::Scenario& s, bool full, IdealLinks links = {1e15, 0, 1e15, 0}) {
+  return in_child<ChildRun>([&] {
+    const EngineResult r = simulate_scenario(s, full, links);
+    return ChildRun{r.iteration_time_s, r.ranks[0].peak_hbm_bytes,
+                    r.ranks[0].hbm_at_peak_bytes[static_cast<size_t>(workload::MemoryCategory::kBuffers)]};
+  });
+}
+
+// How many ops a simulation stopped by a budget of `max_events` reports (0 when it was not stopped).
 uint64_t ops_when_stopped(const config::Scenario& s, uint64_t max_events) {
-  int fds[2];
-  EXPECT_EQ(pipe(fds), 0);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    uint64_t ops = 0;
+  return in_child<uint64_t>([&]() -> uint64_t {
     try {
       simulate_scenario(s, true, {50e9, 5e-6, 25e9, 5e-6}, max_events);
     } catch (const BudgetExceededError& e) {
-      ops = e.ops_executed();
+      return e.ops_executed();
     }
-    const ssize_t written = write(fds[1], &ops, sizeof(ops));
-    _exit(written == sizeof(ops) ? 0 : 1);
-  }
-  close(fds[1]);
-  uint64_t ops = 0;
-  EXPECT_EQ(read(fds[0], &ops, sizeof(ops)), static_cast<ssize_t>(sizeof(ops)));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  return ops;
+    return 0;
+  });
 }
 
 // Forward plus backward compute of one micro-batch on `graph` (a middle stage: uniform layers).

@@ -75,6 +75,35 @@ __global__ void attention_bwd_delta_kernel(const AttentionBwdParams params) {
   }
 }
 
+// The key/value block of a backward thread block: blockIdx.x tiles the keys by kBlockN, y is the
+// key/value head, z the batch.
+template <typename Element>
+struct BwdBlock {
+  const Element* k;  // row kv_start of the key/value head
+  const Element* v;
+  int batch;
+  int kv_head;
+  int kv_start;
+  int kv_rows;  // valid rows of the block
+  int shift;    // bottom-right causal alignment: key j <= row i + shift
+};
+
+template <typename Element, int kBlockN>
+__device__ __forceinline__ BwdBlock<Element> bwd_block(const AttentionFwdParams& fwd) {
+  const int kv_head = static_cast<int>(blockIdx.y);
+  const int batch = static_cast<int>(blockIdx.z);
+  const int kv_start = static_cast<int>(blockIdx.x) * kBlockN;
+  return {static_cast<const Element*>(fwd.k) + batch * fwd.k_strides.batch +
+              static_cast<int64_t>(kv_start) * fwd.k_strides.row + kv_head * fwd.k_strides.head,
+          static_cast<const Element*>(fwd.v) + batch * fwd.v_strides.batch +
+              static_cast<int64_t>(kv_start) * fwd.v_strides.row + kv_head * fwd.v_strides.head,
+          batch,
+          kv_head,
+          kv_start,
+          min(kBlockN, fwd.kv_len - kv_start),
+          fwd.kv_len - fwd.q_len};
+}
+
 // The (query head, query tile) tasks of a backward block that owns keys [kv_start, kv_start +
 // block_n) of one key/value head: every head of the GQA group, the query tiles of kBlockM rows from
 // the first one that sees these keys (causal) to the end.
@@ -121,21 +150,21 @@ __device__ TaskInputs<Element> task_inputs(const AttentionBwdParams& params, int
 }
 
 // dk_accum += scale·dK, dv_accum += dV for accumulator tiles [kTiles][4] (mma layout) holding the
-// keys key0 + 0..15 of the block at kv_start (kv_rows valid), all head_dim columns.
-template <int kTiles>
-__device__ void add_key_gradients(const AttentionBwdParams& params, int batch, int kv_head, int kv_start,
-                                  int kv_rows, int key0, int lane, const float (&dk)[kTiles][4],
-                                  const float (&dv)[kTiles][4]) {
+// keys key0 + 0..15 of `block`, all head_dim columns.
+template <typename Element, int kTiles>
+__device__ void add_key_gradients(const AttentionBwdParams& params, const BwdBlock<Element>& block, int key0,
+                                  int lane, const float (&dk)[kTiles][4], const float (&dv)[kTiles][4]) {
   const AttentionFwdParams& fwd = params.fwd;
   const int64_t kv_row_stride = static_cast<int64_t>(fwd.kv_heads) * fwd.head_dim;
   const int64_t kv_offset =
-      ((static_cast<int64_t>(batch) * fwd.kv_len + kv_start) * fwd.kv_heads + kv_head) * fwd.head_dim;
+      ((static_cast<int64_t>(block.batch) * fwd.kv_len + block.kv_start) * fwd.kv_heads + block.kv_head) *
+      fwd.head_dim;
 #pragma unroll
   for (int dt = 0; dt < kTiles; ++dt) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int key = key0 + accumulator_row(lane, e);
-      if (key < kv_rows) {
+      if (key < block.kv_rows) {
         const int64_t index = kv_offset + key * kv_row_stride + dt * 8 + accumulator_col(lane, e);
         params.dk_accum[index] += dk[dt][e] * fwd.softmax_scale;
         params.dv_accum[index] += dv[dt][e];
@@ -160,20 +189,11 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid & 31;
   const int warp = tid >> 5;
-  const int kv_head = static_cast<int>(blockIdx.y);
-  const int batch = static_cast<int>(blockIdx.z);
-  const int kv_start = static_cast<int>(blockIdx.x) * kBlockN;
-  const int kv_rows = min(kBlockN, fwd.kv_len - kv_start);
-  const int shift = fwd.kv_len - fwd.q_len;  // bottom-right causal alignment: key j <= row i + shift
-  const KeyBlockTasks<kBlockM> tasks(fwd, kv_head, kv_start);
+  const BwdBlock<Element> block = bwd_block<Element, kBlockN>(fwd);
+  const KeyBlockTasks<kBlockM> tasks(fwd, block.kv_head, block.kv_start);
   if (tasks.count == 0) {
     return;  // no query sees these keys: nothing to add
   }
-
-  const Element* k = static_cast<const Element*>(fwd.k) + batch * fwd.k_strides.batch +
-                     static_cast<int64_t>(kv_start) * fwd.k_strides.row + kv_head * fwd.k_strides.head;
-  const Element* v = static_cast<const Element*>(fwd.v) + batch * fwd.v_strides.batch +
-                     static_cast<int64_t>(kv_start) * fwd.v_strides.row + kv_head * fwd.v_strides.head;
 
   Element* s_k = reinterpret_cast<Element*>(ptx::dynamic_smem());
   Element* s_v = s_k + KvTile::kElements;
@@ -186,7 +206,7 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
   // Starts the loads of task t (query head, query tile) into `stage`.
   auto load_task = [&](int t, int stage) {
     const TaskInputs<Element> in =
-        task_inputs<Element, kBlockM>(params, batch, tasks.head(t), tasks.q_start(t));
+        task_inputs<Element, kBlockM>(params, block.batch, tasks.head(t), tasks.q_start(t));
     load_tile_async<QTile, kThreads>(s_q + stage * QTile::kElements, in.q, fwd.q_strides.row, in.valid, tid);
     load_tile_async<QTile, kThreads>(s_do + stage * QTile::kElements, in.dout, params.dout_strides.row,
                                      in.valid, tid);
@@ -194,8 +214,8 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
     load_floats_async<kThreads>(s_delta + stage * kBlockM, in.delta, kBlockM, in.valid, tid);
   };
 
-  load_tile_async<KvTile, kThreads>(s_k, k, fwd.k_strides.row, kv_rows, tid);
-  load_tile_async<KvTile, kThreads>(s_v, v, fwd.v_strides.row, kv_rows, tid);
+  load_tile_async<KvTile, kThreads>(s_k, block.k, fwd.k_strides.row, block.kv_rows, tid);
+  load_tile_async<KvTile, kThreads>(s_v, block.v, fwd.v_strides.row, block.kv_rows, tid);
   load_task(0, 0);
   ptx::cp_async_commit();
 
@@ -238,10 +258,10 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
     for (int nt = 0; nt < kQTiles; ++nt) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int key = kv_start + warp_key0 + accumulator_row(lane, e);
+        const int key = block.kv_start + warp_key0 + accumulator_row(lane, e);
         const int col = nt * 8 + accumulator_col(lane, e);
         const int row = q_start + col;
-        const bool visible = row < fwd.q_len && key < fwd.kv_len && (!fwd.causal || key <= row + shift);
+        const bool visible = row < fwd.q_len && key < fwd.kv_len && (!fwd.causal || key <= row + block.shift);
         p[nt][e] = visible ? ptx::fast_exp2(p[nt][e] * scale_log2 - tile_lse[col] * kLog2e) : 0.0F;
       }
     }
@@ -305,8 +325,8 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
     __syncthreads();
 
     // dQ += scale·dS·K for this warp's query rows, atomically added (other key blocks add too).
-    float* dq =
-        params.dq_accum + ((static_cast<int64_t>(batch) * fwd.q_len + q_start) * fwd.heads + head) * kHeadDim;
+    float* dq = params.dq_accum +
+                ((static_cast<int64_t>(block.batch) * fwd.q_len + q_start) * fwd.heads + head) * kHeadDim;
     const int64_t dq_row_stride = static_cast<int64_t>(fwd.heads) * kHeadDim;
 #pragma unroll
     for (int piece = warp; piece < Traits::kDqPieces; piece += Traits::kWarps) {
@@ -341,7 +361,7 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
   }
 
   // This block owns these keys: no atomics.
-  add_key_gradients(params, batch, kv_head, kv_start, kv_rows, warp_key0, lane, dk, dv);
+  add_key_gradients(params, block, warp_key0, lane, dk, dv);
 }
 
 }  // namespace trainsim::kernels::attention_impl

@@ -56,12 +56,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   const int lane = tid & 31;
   const int warpgroup = tid >> 7;
   const int warp_row0 = ((tid >> 5) & 3) * 16;  // first of this warp's 16 rows in its warpgroup's tile
-  const int kv_head = static_cast<int>(blockIdx.y);
-  const int batch = static_cast<int>(blockIdx.z);
-  const int kv_start = static_cast<int>(blockIdx.x) * kBlockN;
-  const int kv_rows = min(kBlockN, fwd.kv_len - kv_start);
-  const int shift = fwd.kv_len - fwd.q_len;  // bottom-right causal alignment: key j <= row i + shift
-  const KeyBlockTasks<kBlockM> tasks(fwd, kv_head, kv_start);
+  const BwdBlock<Element> block = bwd_block<Element, kBlockN>(fwd);
+  const KeyBlockTasks<kBlockM> tasks(fwd, block.kv_head, block.kv_start);
   if (tasks.count == 0) {
     return;  // no query sees these keys: nothing to add
   }
@@ -84,7 +80,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   // Starts the loads of task t (query head, query tile) into `stage`.
   auto load_task = [&](int t, int stage) {
     const TaskInputs<Element> in =
-        task_inputs<Element, kBlockM>(params, batch, tasks.head(t), tasks.q_start(t));
+        task_inputs<Element, kBlockM>(params, block.batch, tasks.head(t), tasks.q_start(t));
     load_swizzled_async<kBlockM, kHeadDim, kThreads>(s_q + stage * Traits::kQBytes, in.q, fwd.q_strides.row,
                                                      in.valid, tid);
     load_swizzled_async<kBlockM, kHeadDim, kThreads>(s_do + stage * Traits::kQBytes, in.dout,
@@ -93,12 +89,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     load_floats_async<kThreads>(s_delta + stage * kBlockM, in.delta, kBlockM, in.valid, tid);
   };
 
-  const Element* k = static_cast<const Element*>(fwd.k) + batch * fwd.k_strides.batch +
-                     static_cast<int64_t>(kv_start) * fwd.k_strides.row + kv_head * fwd.k_strides.head;
-  const Element* v = static_cast<const Element*>(fwd.v) + batch * fwd.v_strides.batch +
-                     static_cast<int64_t>(kv_start) * fwd.v_strides.row + kv_head * fwd.v_strides.head;
-  load_swizzled_async<kBlockN, kHeadDim, kThreads>(s_k, k, fwd.k_strides.row, kv_rows, tid);
-  load_swizzled_async<kBlockN, kHeadDim, kThreads>(s_v, v, fwd.v_strides.row, kv_rows, tid);
+  load_swizzled_async<kBlockN, kHeadDim, kThreads>(s_k, block.k, fwd.k_strides.row, block.kv_rows, tid);
+  load_swizzled_async<kBlockN, kHeadDim, kThreads>(s_v, block.v, fwd.v_strides.row, block.kv_rows, tid);
   load_task(0, 0);
   ptx::cp_async_commit();
 
@@ -154,10 +146,10 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     for (int nt = 0; nt < 8; ++nt) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int key = kv_start + warpgroup * 64 + warp_row0 + accumulator_row(lane, e);
+        const int key = block.kv_start + warpgroup * 64 + warp_row0 + accumulator_row(lane, e);
         const int col = nt * 8 + accumulator_col(lane, e);
         const int row = q_start + col;
-        const bool visible = row < fwd.q_len && key < fwd.kv_len && (!fwd.causal || key <= row + shift);
+        const bool visible = row < fwd.q_len && key < fwd.kv_len && (!fwd.causal || key <= row + block.shift);
         p[nt][e] = visible ? ptx::fast_exp2(p[nt][e] * scale_log2 - tile_lse[col] * kLog2e) : 0.0F;
         ds[nt][e] = p[nt][e] * (ds[nt][e] - tile_delta[col]);
       }
@@ -220,7 +212,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     wgmma::wait_group<0>();
     wgmma::fence_operands(dq);
     float* dq_accum =
-        params.dq_accum + ((static_cast<int64_t>(batch) * fwd.q_len + q_start) * fwd.heads + head) * kHeadDim;
+        params.dq_accum +
+        ((static_cast<int64_t>(block.batch) * fwd.q_len + q_start) * fwd.heads + head) * kHeadDim;
     const int64_t dq_row_stride = static_cast<int64_t>(fwd.heads) * kHeadDim;
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
@@ -237,7 +230,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   }
 
   // This block owns these keys: no atomics.
-  add_key_gradients(params, batch, kv_head, kv_start, kv_rows, warpgroup * 64 + warp_row0, lane, dk, dv);
+  add_key_gradients(params, block, warpgroup * 64 + warp_row0, lane, dk, dv);
 }
 
 }  // namespace trainsim::kernels::attention_impl

@@ -25,6 +25,10 @@ struct DeviceFacts {
   double memory_bytes = 0;      // device memory; host RAM for the CPU backend
   double cache_bytes = 0;       // last-level cache (L2 on a GPU): rotating buffers outgrow it
   double host_memory_bytes = 0;
+  // Device memory in use once the CUDA context and the BLAS handle exist, before any buffer of the
+  // calibration (total - free of device 0; another process on the GPU would count too); 0 = not
+  // measured (the CPU backend).
+  double context_bytes = 0;
   int pcie_generation = 0;
   std::string driver_version;       // NVIDIA driver
   std::string runtime_version;      // CUDA runtime

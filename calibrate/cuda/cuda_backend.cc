@@ -79,6 +79,10 @@ CudaBackend::CudaBackend(int devices, kernels::AttentionKernel attention) : atte
   capabilities_.attention_head_dims = {64, 128};
   capabilities_.max_case_flops = kMaxCaseFlops;
   blas_ = std::make_unique<kernels::BlasLt>();
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  facts_.context_bytes = static_cast<double>(total_bytes - free_bytes);
   host_cache_bytes_ = cpu::host_facts().cache_bytes;
   for (int d = 0; d < devices; ++d) {
     const kernels::DeviceGuard guard(d);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -56,6 +57,7 @@ class Builder {
     tables();
     host_link();
     compute();
+    runtime_memory();
     provenance();
     return std::move(doc_);
   }
@@ -414,6 +416,30 @@ class Builder {
     }
     doc_.header.push_back(fmt::format("{}, {}", o_.tool_version, o_.date));
     doc_.header.push_back("command: " + o_.command);
+  }
+
+  // The base's figures (NCCL's buffers need several GPUs to measure), the context measured on a GPU.
+  void runtime_memory() {
+    const std::optional<config::RuntimeMemory> base =
+        o_.base ? o_.base->runtime_memory : std::optional<config::RuntimeMemory>();
+    const double context = m_.facts.context_bytes;
+    if (!base && !(context > 0)) return;
+    config::RuntimeMemory& r = profile_.runtime_memory.emplace(base.value_or(config::RuntimeMemory{}));
+    const auto cite_base = [&](const char* key, double value) {
+      const std::string path = std::string("runtime_memory.") + key;
+      if (value > 0) source(path, from_base(path));
+    };
+    cite_base("context", r.context_bytes);
+    cite_base("collective_communicator", r.collective_communicator_bytes);
+    cite_base("p2p_peer_in_node", r.p2p_peer_in_node_bytes);
+    cite_base("p2p_peer_across_nodes", r.p2p_peer_across_nodes_bytes);
+    if (context > 0) {
+      r.context_bytes = round_significant(context);
+      source(
+          "runtime_memory.context",
+          "measured: cudaMemGetInfo total - free on device 0 once the CUDA context and the cuBLASLt handle "
+          "exist, before any buffer");
+    }
   }
 
   const Measurements& m_;

@@ -1,6 +1,7 @@
 #include "calibrate/profile/writer.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -103,6 +104,20 @@ void write_compute(std::ostream& out, const config::ComputeModel& c) {
   duration("host_sync", c.host_sync_s);
   fraction("comm_compute_slowdown", c.comm_compute_slowdown);
   if (!body.str().empty()) out << "compute:\n" << body.str();
+}
+
+// The section when the profile has one; a key at 0 (the same as left out) is not written.
+void write_runtime_memory(std::ostream& out, const std::optional<config::RuntimeMemory>& r) {
+  if (!r) return;
+  std::ostringstream body;
+  const auto bytes = [&](const char* name, double value) {
+    if (value > 0) body << "  " << name << ": " << q(value, QuantityKind::kBytes) << '\n';
+  };
+  bytes("context", r->context_bytes);
+  bytes("collective_communicator", r->collective_communicator_bytes);
+  bytes("p2p_peer_in_node", r->p2p_peer_in_node_bytes);
+  bytes("p2p_peer_across_nodes", r->p2p_peer_across_nodes_bytes);
+  out << "runtime_memory:" << (body.str().empty() ? " {}\n" : "\n" + body.str());
 }
 
 void write_tables(std::ostream& out, const ProfileDocument& doc) {
@@ -221,6 +236,7 @@ std::string profile_yaml(const ProfileDocument& doc) {
   write_gpu(out, p.gpu);
   write_host(out, p);
   write_compute(out, p.compute);
+  write_runtime_memory(out, p.runtime_memory);
   write_tables(out, doc);
   if (p.cost.price_per_gpu_hour_usd) {
     out << "cost:\n  price_per_gpu_hour: " << number(*p.cost.price_per_gpu_hour_usd) << "USD\n";

@@ -45,6 +45,18 @@ struct ComputeModel {
   double comm_compute_slowdown = 0;          // compute slows by this fraction while NCCL kernels run
 };
 
+// Device memory the software stack holds on every GPU outside the framework's tensors, which peak HBM
+// counts beside them (memory category "runtime"). NCCL allocates its buffers per communicator and
+// per connected peer when a communicator first runs an operation, so a rank pays only for the groups
+// and peers its graph uses (sim/workload/runtime_memory.h). A key left out counts 0.
+struct RuntimeMemory {
+  double context_bytes = 0;  // CUDA context with its loaded modules, library handles
+  double collective_communicator_bytes =
+      0;                              // NCCL channel buffers of a communicator running ring/tree collectives
+  double p2p_peer_in_node_bytes = 0;  // NCCL buffers per peer of all-to-all or send/recv in the same node
+  double p2p_peer_across_nodes_bytes = 0;  // the same for a peer on another node
+};
+
 // How the repetitions behind a measured median spread (the keys `min`, `p90`, `repetitions` of a
 // sample row). 0 means "not recorded": cited, imported and derived samples, and profiles written
 // before these keys. When recorded, min_s <= the sample's duration_s <= p90_s.
@@ -142,6 +154,7 @@ struct HardwareProfile {
   HostLink host_link;
   double host_memory_bytes = 0;  // of the node the profile describes; the topology may override
   ComputeModel compute;
+  std::optional<RuntimeMemory> runtime_memory;  // absent: the profile does not say (not counted)
   std::vector<GemmSample> gemm_samples;
   std::vector<AttentionSample> attention_samples;
   std::vector<CollectiveSample> collective_samples;

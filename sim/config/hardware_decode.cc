@@ -1,6 +1,7 @@
 // Decoding of hardware-profile files, including the rule that every number names its source.
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -103,6 +104,15 @@ void decode_compute(MapReader& m, ComputeModel& out) {
   m.read("kernel_launch", out.kernel_launch_s, QuantityKind::kDuration);
   m.read("host_sync", out.host_sync_s, QuantityKind::kDuration);
   m.read("comm_compute_slowdown", out.comm_compute_slowdown, RealRange{0, 1});
+  m.finish();
+}
+
+void decode_runtime_memory(MapReader& m, RuntimeMemory& out) {
+  const RealRange bytes{0, std::numeric_limits<double>::infinity()};
+  m.read("context", out.context_bytes, QuantityKind::kBytes, bytes);
+  m.read("collective_communicator", out.collective_communicator_bytes, QuantityKind::kBytes, bytes);
+  m.read("p2p_peer_in_node", out.p2p_peer_in_node_bytes, QuantityKind::kBytes, bytes);
+  m.read("p2p_peer_across_nodes", out.p2p_peer_across_nodes_bytes, QuantityKind::kBytes, bytes);
   m.finish();
 }
 
@@ -328,6 +338,11 @@ void decode_hardware(const Node& root, HardwareProfile& out) {
   r.read("host_memory", out.host_memory_bytes, QuantityKind::kBytes, kPositiveReal);
   MapReader c(r.child("compute"));
   decode_compute(c, out.compute);
+  const Node runtime_memory = r.child("runtime_memory");
+  if (runtime_memory.defined()) {
+    MapReader m(runtime_memory);
+    decode_runtime_memory(m, out.runtime_memory.emplace());
+  }
   decode_samples(r, out);
   MapReader cost(r.child("cost"));
   decode_cost(cost, out.cost);

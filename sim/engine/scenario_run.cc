@@ -6,6 +6,7 @@
 #include "sim/engine/ideal_transport.h"
 #include "sim/engine/simgrid_transport.h"
 #include "sim/workload/builder.h"
+#include "sim/workload/runtime_memory.h"
 
 namespace trainsim::engine {
 namespace {
@@ -46,6 +47,7 @@ std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, cons
   std::vector<const workload::Graph*> graphs;
   for (const workload::Graph& g : run->graphs) graphs.push_back(&g);
   const cost::ComputeModel compute(scenario.cluster.hardware, &run->warnings);
+  workload::warn_without_runtime_memory(scenario.cluster.hardware, run->warnings);
   std::unique_ptr<Transport> transport;
   if (options.network == NetworkModel::kIdeal) {
     transport = ideal_transport(scenario);

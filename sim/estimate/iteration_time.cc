@@ -18,6 +18,7 @@
 #include "sim/workload/layout.h"
 #include "sim/workload/memory.h"
 #include "sim/workload/plan.h"
+#include "sim/workload/runtime_memory.h"
 #include "sim/workload/shapes.h"
 
 namespace trainsim::estimate {
@@ -267,6 +268,7 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
   const int64_t ma = mb - step;
 
   const cost::ComputeModel compute(scenario.cluster.hardware, warnings);
+  workload::warn_without_runtime_memory(scenario.cluster.hardware, *warnings);
   StageTimer timer(scenario, plan, compute);
   const auto time = [&](int64_t micro_batches, int64_t stage) {
     config::Scenario reduced = scenario;

@@ -20,11 +20,6 @@ using workload::OpKind;
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-std::string category_name(int c) {
-  static const char* kNames[] = {"weights", "gradients", "optimizer", "activations", "buffers"};
-  return kNames[c];
-}
-
 // nccl-tests' bus-bandwidth factor for a collective of `n` ranks (doc/PERFORMANCE.md).
 double bus_factor(OpKind kind, workload::CollectiveKind collective, int64_t n) {
   if (kind != OpKind::kCollective || n <= 1) return 1.0;
@@ -137,7 +132,8 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   const double hbm_peak = r.ranks[peak_index].peak_hbm_bytes;
   json by_category = json::object();
   for (int c = 0; c < workload::kMemoryCategoryCount; ++c) {
-    by_category[category_name(c)] = r.ranks[peak_index].hbm_at_peak_bytes[static_cast<size_t>(c)];
+    by_category[std::string(workload::to_string(static_cast<workload::MemoryCategory>(c)))] =
+        r.ranks[peak_index].hbm_at_peak_bytes[static_cast<size_t>(c)];
   }
 
   json warnings = json::array();

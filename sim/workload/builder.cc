@@ -7,6 +7,7 @@
 #include "sim/workload/errors.h"
 #include "sim/workload/model_state.h"
 #include "sim/workload/pipeline_schedule.h"
+#include "sim/workload/runtime_memory.h"
 
 namespace trainsim::workload {
 namespace {
@@ -192,8 +193,14 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
                    attention_model_flops,
                    {}};
 
-  // Setup: this rank's model state.
+  // Setup: the runtime's memory (sized once the graph shows which communicators it uses), then
+  // this rank's model state.
   w.set_position({Phase::kSetup, -1, -1});
+  const std::optional<config::RuntimeMemory>& runtime_memory = scenario.cluster.hardware.runtime_memory;
+  std::optional<GraphWriter::Allocation> runtime;
+  if (runtime_memory) {
+    runtime = w.alloc(OpLabel::kRuntime, MemoryCategory::kRuntime, MemorySpace::kHbm, 0, Stream::kCompute);
+  }
   const ModelStateBytes state =
       model_state_bytes(scenario.training.optimizer, s.act_bytes, s.zero_stage,
                         stage_params(s, layout, stage), plan.group_size(grad_group));
@@ -254,6 +261,11 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
   w.set_position({Phase::kTeardown, -1, -1});
   const OpId done = w.last(Stream::kDpComm);
   for (BufferId b : persistent) w.release(b, Stream::kCompute, {done});
+  if (runtime) {
+    const CommunicatorUse use = communicator_use(graph, plan, scenario.cluster.topology.node.gpus);
+    w.resize(*runtime, runtime_memory_bytes(use, *runtime_memory));
+    w.release(runtime->buffer, Stream::kCompute, {done});
+  }
 
   TRAINSIM_WORKLOAD_CHECK(ctx.saved.empty())
       << ctx.saved.size() << " layer states never consumed on rank " << rank;

@@ -24,6 +24,12 @@ OpId Graph::add(const Op& op, std::span<const OpId> predecessors) {
   return id;
 }
 
+void Graph::resize_allocation(OpId id, double bytes) {
+  TRAINSIM_WORKLOAD_CHECK(id < ops_.size() && ops_[id].kind == OpKind::kAlloc && bytes >= 0)
+      << "resize of op " << id << " to " << bytes << " bytes";
+  ops_[id].bytes = bytes;
+}
+
 std::span<const OpId> Graph::predecessors(OpId id) const {
   return {preds_.data() + pred_offsets_[id], preds_.data() + pred_offsets_[id + 1]};
 }
@@ -149,6 +155,8 @@ std::string_view to_string(MemoryCategory category) {
       return "activations";
     case MemoryCategory::kBuffers:
       return "buffers";
+    case MemoryCategory::kRuntime:
+      return "runtime";
   }
   return "?";
 }
@@ -229,6 +237,8 @@ std::string_view to_string(OpLabel label) {
       return "logits";
     case OpLabel::kCommBuffer:
       return "comm_buffer";
+    case OpLabel::kRuntime:
+      return "runtime";
   }
   return "?";
 }

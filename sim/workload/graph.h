@@ -82,8 +82,9 @@ enum class MemoryCategory : uint8_t {
   kActivations,  // tensors kept for backward, layer inputs/outputs, host copies of them
   kBuffers,      // transient working sets: workspaces, gathered ZeRO-3 parameters, communication
                  // buffers, FPDT chunk buffers
+  kRuntime,      // held by the software stack for the whole run: CUDA context, NCCL buffers
 };
-inline constexpr int kMemoryCategoryCount = 5;
+inline constexpr int kMemoryCategoryCount = 6;
 
 // What an op computes or moves; with phase, layer and micro-batch it names the op.
 enum class OpLabel : uint8_t {
@@ -124,6 +125,7 @@ enum class OpLabel : uint8_t {
   kCheckpoint,
   kLogits,
   kCommBuffer,
+  kRuntime,
 };
 
 enum class GemmPass : uint8_t { kForward, kInputGrad, kWeightGrad };
@@ -207,6 +209,10 @@ class Graph {
   // Appends `op` with the given predecessors (each must be an existing op id; duplicates are
   // removed) and returns its id. Aborts on a predecessor that does not exist yet.
   OpId add(const Op& op, std::span<const OpId> predecessors);
+
+  // Sets the size of allocation `id`, for one whose size depends on ops appended after it (the
+  // runtime memory of the communicators a rank uses). Aborts unless `id` is an allocation.
+  void resize_allocation(OpId id, double bytes);
 
   size_t size() const { return ops_.size(); }
   const Op& op(OpId id) const { return ops_[id]; }

@@ -150,6 +150,13 @@ GraphWriter::Allocation GraphWriter::alloc(OpLabel label, MemoryCategory categor
   return {buffer, append(op, deps, true)};
 }
 
+void GraphWriter::resize(Allocation allocation, double bytes) {
+  BufferState& state = buffers_.at(static_cast<size_t>(allocation.buffer));
+  TRAINSIM_WORKLOAD_CHECK(state.live) << "resize of freed buffer " << allocation.buffer;
+  state.bytes = bytes;
+  graph_.resize_allocation(allocation.op, bytes);
+}
+
 OpId GraphWriter::release(BufferId buffer, Stream stream, Deps deps) {
   TRAINSIM_WORKLOAD_CHECK(buffer >= 0 && buffer < static_cast<BufferId>(buffers_.size()))
       << "buffer " << buffer;

@@ -75,6 +75,8 @@ class GraphWriter {
 
   Allocation alloc(OpLabel label, MemoryCategory category, MemorySpace space, double bytes, Stream stream,
                    Deps deps = {}, int32_t index = -1);
+  // Sets the size of a live allocation (its alloc op and the free to come) to `bytes`.
+  void resize(Allocation allocation, double bytes);
   // Frees `buffer` on `stream` (the stream of its last user, so the free never delays other
   // streams, as PyTorch's caching allocator with record_stream behaves). Aborts on a double free.
   OpId release(BufferId buffer, Stream stream, Deps deps = {});

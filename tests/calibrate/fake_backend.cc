@@ -16,6 +16,7 @@ FakeBackend::FakeBackend(int devices) {
   facts_.cache_bytes = 50.0 * (1ULL << 20);
   facts_.host_memory_bytes = 2e12;
   facts_.pcie_generation = 5;
+  facts_.context_bytes = kContextBytes;
   facts_.driver_version = "570.124.06";
   facts_.attention_kernel = "mma.sync";
   facts_.runtime_version = "12.8";

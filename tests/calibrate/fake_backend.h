@@ -22,6 +22,7 @@ class FakeBackend : public Backend {
   static constexpr double kLaunchS = 3e-6;
   static constexpr double kHostSyncS = 8e-6;
   static constexpr double kSlowdown = 0.125;
+  static constexpr double kContextBytes = 523e6;
 
   // `devices` GPUs at GPU scale (bf16, fp16; head dims 64, 128).
   explicit FakeBackend(int devices);

@@ -99,6 +99,14 @@ TEST(MeasuredProfile, HoldsWhatWasMeasuredAndLoadsBack) {
               0.01 * FakeBackend::kCopyBytesPerS);
   EXPECT_NEAR(p.host_link.latency_s, FakeBackend::kCopyLatencyS, 0.01 * FakeBackend::kCopyLatencyS);
   EXPECT_EQ(p.host_link.pcie_generation, 5);
+  // The context as measured, NCCL's buffers (one GPU cannot measure them) from the base.
+  ASSERT_TRUE(p.runtime_memory.has_value());
+  EXPECT_DOUBLE_EQ(p.runtime_memory->context_bytes, FakeBackend::kContextBytes);
+  EXPECT_EQ(p.source_of("runtime_memory.context").rfind("measured:", 0), 0u);
+  EXPECT_DOUBLE_EQ(p.runtime_memory->collective_communicator_bytes,
+                   o.base->runtime_memory->collective_communicator_bytes);
+  EXPECT_EQ(p.source_of("runtime_memory.p2p_peer_in_node"),
+            "from h100-sxm5-80gb.yaml: " + o.base->source_of("runtime_memory.p2p_peer_in_node"));
 
   ASSERT_EQ(p.gemm_samples.size(), m.gemms.size());
   for (const config::GemmSample& s : p.gemm_samples) {

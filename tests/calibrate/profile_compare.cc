@@ -45,6 +45,16 @@ void expect_same_profile(const config::HardwareProfile& a, const config::Hardwar
   same(a.compute.kernel_launch_s, e.compute.kernel_launch_s, "kernel_launch");
   same(a.compute.host_sync_s, e.compute.host_sync_s, "host_sync");
   same(a.compute.comm_compute_slowdown, e.compute.comm_compute_slowdown, "comm_compute_slowdown");
+  EXPECT_EQ(a.runtime_memory.has_value(), e.runtime_memory.has_value()) << "runtime_memory";
+  if (a.runtime_memory && e.runtime_memory) {
+    same(a.runtime_memory->context_bytes, e.runtime_memory->context_bytes, "runtime_memory.context");
+    same(a.runtime_memory->collective_communicator_bytes, e.runtime_memory->collective_communicator_bytes,
+         "runtime_memory.collective_communicator");
+    same(a.runtime_memory->p2p_peer_in_node_bytes, e.runtime_memory->p2p_peer_in_node_bytes,
+         "runtime_memory.p2p_peer_in_node");
+    same(a.runtime_memory->p2p_peer_across_nodes_bytes, e.runtime_memory->p2p_peer_across_nodes_bytes,
+         "runtime_memory.p2p_peer_across_nodes");
+  }
   ASSERT_EQ(a.gemm_samples.size(), e.gemm_samples.size());
   for (size_t i = 0; i < e.gemm_samples.size(); ++i) {
     const auto& x = a.gemm_samples[i];

@@ -30,6 +30,7 @@ ProfileDocument everything() {
   p.host_link = {5, 55.23e9, 54.1e9, 2.15e-6};
   p.host_memory_bytes = 2e12;
   p.compute = {0.8123, 0.5, 0.3456, 0.9, 2.345e-6, 9.87e-6, 0.123};
+  p.runtime_memory = config::RuntimeMemory{612.5e6, 688e6, 469e6, 29.3e6};
   // Spread keys: all three, none, and each alone.
   p.gemm_samples = {{Dtype::kBf16, 4096, 4096, 8192, 1.234e-3, {1.201e-3, 1.302e-3, 10}},
                     {Dtype::kFp8, 16, 32, 48, 3.3e-6}};
@@ -60,6 +61,7 @@ ProfileDocument everything() {
                {"host_link", "measured"},
                {"host_memory", "queried"},
                {"compute", "measured"},
+               {"runtime_memory", "measured: cudaMemGetInfo"},
                {"gemm_samples", "measured"},
                {"attention_samples", "measured"},
                {"collective_samples[0]", "measured"},
@@ -92,6 +94,17 @@ TEST(ProfileWriter, EveryFieldRoundTripsThroughTheSimulatorsLoader) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("bus_bandwidth: 40.5GB/s}  # 12 sizes"), std::string::npos);
+  EXPECT_NE(text.find("runtime_memory:\n  context: 612.5MB\n"), std::string::npos) << text;
+}
+
+TEST(ProfileWriter, RuntimeMemoryWithoutFiguresStaysGiven) {
+  ProfileDocument doc = everything();
+  doc.profile.runtime_memory = config::RuntimeMemory{};
+  doc.profile.sources.erase("runtime_memory");
+  const std::filesystem::path file = scratch_dir() / "runtime-memory-zero.yaml";
+  write_profile(file, doc, false);
+  EXPECT_NE(read_file(file).find("runtime_memory: {}\n"), std::string::npos);
+  testing::expect_same_profile(config::load_hardware(file), doc.profile);
 }
 
 TEST(ProfileWriter, EveryShippedProfileRoundTrips) {

@@ -244,6 +244,53 @@ sources:
           "not a key of this profile (did you mean \"gpu.hbm.capacity\"?)"));
 }
 
+TEST_F(LoaderErrors, RuntimeMemoryIsBytesWithSources) {
+  const std::string base = R"(schema_version: 1
+name: gpu
+gpu:
+  name: Test GPU
+  peak_flops: {bf16: 312TFLOP/s}
+  hbm: {capacity: 80GiB, bandwidth: 2TB/s}
+host_link: {h2d_bandwidth: 25GB/s, d2h_bandwidth: 25GB/s}
+runtime_memory: {context: -300MB, collective_comunicator: 688MB, p2p_peer_in_node: 469}
+provenance: {kind: cited}
+sources:
+  gpu: datasheet
+  host_link: measured
+)";
+  dir_.write("hw.yaml", base);
+  EXPECT_THAT(
+      errors_of([] { load_hardware("hw.yaml"); }),
+      ElementsAre("hw.yaml:8:27: error: runtime_memory.context: a size must be finite and not negative, "
+                  "got \"-300MB\"",
+                  "hw.yaml:8:27: error: runtime_memory: no source for this section; add `runtime_memory: "
+                  "<datasheet, paper or \"measured\">` under sources",
+                  "hw.yaml:8:35: error: runtime_memory.collective_comunicator: unknown key "
+                  "\"collective_comunicator\" (did you mean \"collective_communicator\"?)",
+                  "hw.yaml:8:84: error: runtime_memory.p2p_peer_in_node: expected a size with a unit, e.g. "
+                  "80GiB; \"469\" has no unit"));
+  dir_.write("hw.yaml", R"(schema_version: 1
+name: gpu
+gpu:
+  name: Test GPU
+  peak_flops: {bf16: 312TFLOP/s}
+  hbm: {capacity: 80GiB, bandwidth: 2TB/s}
+host_link: {h2d_bandwidth: 25GB/s, d2h_bandwidth: 25GB/s}
+runtime_memory: {context: 300MB, p2p_peer_across_nodes: 29MB}
+provenance: {kind: cited}
+sources:
+  gpu: datasheet
+  host_link: measured
+  runtime_memory: "NVIDIA/nccl issue #964"
+)");
+  const HardwareProfile h = load_hardware("hw.yaml");
+  ASSERT_TRUE(h.runtime_memory.has_value());
+  EXPECT_DOUBLE_EQ(h.runtime_memory->context_bytes, 300e6);
+  EXPECT_DOUBLE_EQ(h.runtime_memory->collective_communicator_bytes, 0);
+  EXPECT_DOUBLE_EQ(h.runtime_memory->p2p_peer_across_nodes_bytes, 29e6);
+  EXPECT_EQ(h.source_of("runtime_memory.context"), "NVIDIA/nccl issue #964");
+}
+
 TEST_F(LoaderErrors, TopologyRulesPerFabricKind) {
   dir_.write("t.yaml", R"(schema_version: 1
 name: t

@@ -1,4 +1,7 @@
 // Every shipped input file is valid: the examples are part of the manual.
+#include <fstream>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "sim/config/loader.h"
@@ -52,6 +55,35 @@ TEST(ShippedInputs, EveryHardwareProfileLoadsWithSources) {
     } catch (const ConfigError& e) {
       ADD_FAILURE() << e.what();
     }
+  }
+}
+
+// A citation written as a plain YAML scalar ends at " #" (a comment): "issue #964" must be quoted.
+TEST(ShippedInputs, EveryCitationLoadsWhole) {
+  for (const auto& file : yaml_files("calibrate/profiles")) {
+    SCOPED_TRACE(file.string());
+    const HardwareProfile h = load_hardware(file);
+    std::ifstream in(file);
+    bool in_sources = false;
+    int checked = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("sources:", 0) == 0) {
+        in_sources = true;
+        continue;
+      }
+      const size_t colon = line.find(": ");
+      if (!in_sources || line.rfind("  ", 0) != 0 || colon == std::string::npos) continue;
+      const std::string key = line.substr(2, colon - 2);
+      std::string text = line.substr(colon + 2);
+      if (text.size() >= 2 && text.front() == '"' && text.back() == '"' &&
+          text.find('\\') == std::string::npos) {
+        text = text.substr(1, text.size() - 2);
+      }
+      ASSERT_EQ(h.sources.count(key), 1u) << key;
+      EXPECT_EQ(h.sources.at(key), text) << key;
+      ++checked;
+    }
+    EXPECT_GT(checked, 0);
   }
 }
 

@@ -81,6 +81,7 @@ nlohmann::json report_json(const config::Scenario& s, const workload::WorkloadSu
                        {"optimizer", category(at_peak, MemoryCategory::kOptimizer)},
                        {"activations", category(at_peak, MemoryCategory::kActivations)},
                        {"buffers", category(at_peak, MemoryCategory::kBuffers)},
+                       {"runtime", category(at_peak, MemoryCategory::kRuntime)},
                        {"peak_hbm_bytes", c.memory.peak_hbm_bytes},
                        {"peak_host_bytes", c.memory.peak_host_bytes}});
     nlohmann::json entries = workload::to_json(c)["comm"];
@@ -119,18 +120,19 @@ void print_table(std::ostream& out, const config::Scenario& s, const workload::W
     out << fmt::format("{:<58} {:<20} {:>14.6g} {:>14.6g} {:>8.3f}%  {}\n", r.quantity, r.scope, r.graph,
                        r.closed_form, 100 * r.relative_difference, r.note);
   }
-  out << fmt::format("\n{:<7} {:>5} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "# class",
-                     "stage", "ranks", "weights", "gradients", "optimizer", "activations", "buffers",
-                     "peak HBM", "peak host");
+  out << fmt::format("\n{:<7} {:>5} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n",
+                     "# class", "stage", "ranks", "weights", "gradients", "optimizer", "activations",
+                     "buffers", "runtime", "peak HBM", "peak host");
   for (const workload::ClassSummary& c : summary.classes) {
     const workload::CategoryBytes& m = c.memory.hbm_at_peak;
-    out << fmt::format("{:<7} {:>5} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", c.cls.id,
-                       c.cls.stage, c.cls.size,
+    out << fmt::format("{:<7} {:>5} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n",
+                       c.cls.id, c.cls.stage, c.cls.size,
                        config::format_bytes_rounded(category(m, MemoryCategory::kWeights)),
                        config::format_bytes_rounded(category(m, MemoryCategory::kGradients)),
                        config::format_bytes_rounded(category(m, MemoryCategory::kOptimizer)),
                        config::format_bytes_rounded(category(m, MemoryCategory::kActivations)),
                        config::format_bytes_rounded(category(m, MemoryCategory::kBuffers)),
+                       config::format_bytes_rounded(category(m, MemoryCategory::kRuntime)),
                        config::format_bytes_rounded(c.memory.peak_hbm_bytes),
                        config::format_bytes_rounded(c.memory.peak_host_bytes));
   }

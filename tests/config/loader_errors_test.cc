@@ -1,4 +1,7 @@
 // Every class of input error, with the exact message and position users see.
+#include <string_view>
+
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -245,20 +248,24 @@ sources:
 }
 
 TEST_F(LoaderErrors, RuntimeMemoryIsBytesWithSources) {
-  const std::string base = R"(schema_version: 1
+  const auto profile = [](std::string_view runtime_memory, std::string_view more_sources) {
+    return fmt::format(R"(schema_version: 1
 name: gpu
 gpu:
   name: Test GPU
-  peak_flops: {bf16: 312TFLOP/s}
-  hbm: {capacity: 80GiB, bandwidth: 2TB/s}
-host_link: {h2d_bandwidth: 25GB/s, d2h_bandwidth: 25GB/s}
-runtime_memory: {context: -300MB, collective_comunicator: 688MB, p2p_peer_in_node: 469}
-provenance: {kind: cited}
+  peak_flops: {{bf16: 312TFLOP/s}}
+  hbm: {{capacity: 80GiB, bandwidth: 2TB/s}}
+host_link: {{h2d_bandwidth: 25GB/s, d2h_bandwidth: 25GB/s}}
+runtime_memory: {}
+provenance: {{kind: cited}}
 sources:
   gpu: datasheet
   host_link: measured
-)";
-  dir_.write("hw.yaml", base);
+{})",
+                       runtime_memory, more_sources);
+  };
+  dir_.write("hw.yaml",
+             profile("{context: -300MB, collective_comunicator: 688MB, p2p_peer_in_node: 469}", ""));
   EXPECT_THAT(
       errors_of([] { load_hardware("hw.yaml"); }),
       ElementsAre("hw.yaml:8:27: error: runtime_memory.context: a size must be finite and not negative, "
@@ -269,20 +276,8 @@ sources:
                   "\"collective_comunicator\" (did you mean \"collective_communicator\"?)",
                   "hw.yaml:8:84: error: runtime_memory.p2p_peer_in_node: expected a size with a unit, e.g. "
                   "80GiB; \"469\" has no unit"));
-  dir_.write("hw.yaml", R"(schema_version: 1
-name: gpu
-gpu:
-  name: Test GPU
-  peak_flops: {bf16: 312TFLOP/s}
-  hbm: {capacity: 80GiB, bandwidth: 2TB/s}
-host_link: {h2d_bandwidth: 25GB/s, d2h_bandwidth: 25GB/s}
-runtime_memory: {context: 300MB, p2p_peer_across_nodes: 29MB}
-provenance: {kind: cited}
-sources:
-  gpu: datasheet
-  host_link: measured
-  runtime_memory: "NVIDIA/nccl issue #964"
-)");
+  dir_.write("hw.yaml", profile("{context: 300MB, p2p_peer_across_nodes: 29MB}",
+                                "  runtime_memory: \"NVIDIA/nccl issue #964\"\n"));
   const HardwareProfile h = load_hardware("hw.yaml");
   ASSERT_TRUE(h.runtime_memory.has_value());
   EXPECT_DOUBLE_EQ(h.runtime_memory->context_bytes, 300e6);

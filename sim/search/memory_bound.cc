@@ -1,6 +1,7 @@
 #include "sim/search/memory_bound.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "sim/analytic/memory.h"
 #include "sim/workload/activations.h"
@@ -53,7 +54,8 @@ double memory_lower_bound_bytes(const config::Scenario& scenario) {
                       : 0.0;
     bound = std::max(bound, state.total() + activations);
   }
-  return bound;
+  const std::optional<config::RuntimeMemory>& runtime = scenario.cluster.hardware.runtime_memory;
+  return bound + (runtime ? runtime->context_bytes : 0.0);
 }
 
 }  // namespace trainsim::search

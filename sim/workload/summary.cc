@@ -26,6 +26,7 @@ WorkloadSummary summarize(const config::Scenario& scenario, const ParallelPlan& 
     cs.params_per_rank = stage_params(shapes, layout, classes[c].stage);
     cs.flops = flop_totals(g);
     cs.memory = memory_timeline(g);
+    cs.communicators = communicator_use(g, plan, w.gpus_per_node);
     cs.comm = comm_log(plan, g);
     const double n = static_cast<double>(classes[c].size);
     w.iteration.executed += n * cs.flops.executed;

@@ -10,6 +10,7 @@
 #include "sim/workload/graph.h"
 #include "sim/workload/memory.h"
 #include "sim/workload/plan.h"
+#include "sim/workload/runtime_memory.h"
 
 namespace trainsim::workload {
 
@@ -17,9 +18,10 @@ struct ClassSummary {
   SymmetryClass cls;
   size_t ops = 0;
   size_t edges = 0;
-  int64_t params_per_rank = 0;  // before ZeRO sharding
-  FlopTotals flops;             // of one rank of the class
-  MemoryTimeline memory;        // of one rank of the class
+  int64_t params_per_rank = 0;    // before ZeRO sharding
+  FlopTotals flops;               // of one rank of the class
+  MemoryTimeline memory;          // of one rank of the class
+  CommunicatorUse communicators;  // what its runtime memory pays for (runtime_memory.h)
   std::vector<CommLogEntry> comm;
 };
 

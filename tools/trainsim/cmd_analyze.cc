@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -16,6 +17,7 @@
 #include "sim/workload/builder.h"
 #include "sim/workload/errors.h"
 #include "sim/workload/json.h"
+#include "sim/workload/runtime_memory.h"
 #include "sim/workload/summary.h"
 #include "tools/trainsim/cli.h"
 
@@ -82,6 +84,9 @@ nlohmann::json report_json(const config::Scenario& s, const workload::WorkloadSu
                        {"activations", category(at_peak, MemoryCategory::kActivations)},
                        {"buffers", category(at_peak, MemoryCategory::kBuffers)},
                        {"runtime", category(at_peak, MemoryCategory::kRuntime)},
+                       {"collective_communicators", c.communicators.collective_communicators},
+                       {"p2p_peers_in_node", c.communicators.p2p_peers_in_node},
+                       {"p2p_peers_across_nodes", c.communicators.p2p_peers_across_nodes},
                        {"peak_hbm_bytes", c.memory.peak_hbm_bytes},
                        {"peak_host_bytes", c.memory.peak_host_bytes}});
     nlohmann::json entries = workload::to_json(c)["comm"];
@@ -138,6 +143,16 @@ void print_table(std::ostream& out, const config::Scenario& s, const workload::W
   }
   out << fmt::format("# peak host memory per node ({} GPUs): {}\n", summary.gpus_per_node,
                      config::format_bytes_rounded(summary.peak_host_bytes_per_node));
+  const std::optional<config::RuntimeMemory>& runtime = s.cluster.hardware.runtime_memory;
+  for (const workload::ClassSummary& c : summary.classes) {
+    const workload::CommunicatorUse& u = c.communicators;
+    out << fmt::format(
+        "# runtime of class {}: context + {} collective communicators + {} peers in the node + {} "
+        "across nodes{}\n",
+        c.cls.id, u.collective_communicators, u.p2p_peers_in_node, u.p2p_peers_across_nodes,
+        runtime ? " = " + config::format_bytes_rounded(workload::runtime_memory_bytes(u, *runtime))
+                : ": not counted (the hardware profile gives no runtime_memory)");
+  }
   out << fmt::format("\n{:<7} {:<15} {:<10} {:>10} {:>14} {:>14} {:>14}\n", "# class", "kind", "group",
                      "calls", "bytes/call", "total bytes", "volume bytes");
   for (const workload::ClassSummary& c : summary.classes) {

@@ -87,6 +87,26 @@ TEST(ShippedInputs, EveryCitationLoadsWhole) {
   }
 }
 
+// calibrate/README.md's example: a profile that extends a shipped one replaces one runtime figure.
+TEST(ShippedInputs, AnExtendingProfileReplacesOneRuntimeFigure) {
+  const trainsim::testing::ScratchDir dir;
+  const std::filesystem::path shipped =
+      trainsim::testing::source_dir() / "calibrate/profiles/a100-sxm4-80gb.yaml";
+  dir.write("a100-four-p2p-channels.yaml",
+            "schema_version: 1\nname: a100-four-p2p-channels\nextends: " + shipped.string() +
+                "\nruntime_memory:\n  p2p_peer_in_node: 60MB\nsources:\n"
+                "  runtime_memory.p2p_peer_in_node: \"assumption: "
+                "NCCL_NCHANNELS_PER_PEER=4, 4 channels x 15 MB\"\n");
+  const HardwareProfile base = load_hardware(shipped);
+  const HardwareProfile h = load_hardware(dir.path() / "a100-four-p2p-channels.yaml");
+  ASSERT_TRUE(h.runtime_memory && base.runtime_memory);
+  EXPECT_DOUBLE_EQ(h.runtime_memory->p2p_peer_in_node_bytes, 60e6);
+  EXPECT_DOUBLE_EQ(h.runtime_memory->context_bytes, base.runtime_memory->context_bytes);
+  EXPECT_DOUBLE_EQ(h.runtime_memory->collective_communicator_bytes,
+                   base.runtime_memory->collective_communicator_bytes);
+  EXPECT_EQ(h.source_of("runtime_memory.context"), base.source_of("runtime_memory.context"));
+}
+
 TEST(ShippedInputs, FpdtHeadlineScenario) {
   const Scenario s =
       load_scenario(trainsim::testing::source_dir() / "scenarios/05-llama3-8b-fpdt-2m-4xa100.yaml");

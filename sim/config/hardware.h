@@ -50,11 +50,13 @@ struct ComputeModel {
 // per connected peer when a communicator first runs an operation, so a rank pays only for the groups
 // and peers its graph uses (sim/workload/runtime_memory.h). A key left out counts 0.
 struct RuntimeMemory {
-  double context_bytes = 0;  // CUDA context with its loaded modules, library handles
-  double collective_communicator_bytes =
-      0;                              // NCCL channel buffers of a communicator running ring/tree collectives
-  double p2p_peer_in_node_bytes = 0;  // NCCL buffers per peer of all-to-all or send/recv in the same node
-  double p2p_peer_across_nodes_bytes = 0;  // the same for a peer on another node
+  // The CUDA context with its loaded modules, and library handles.
+  double context_bytes = 0;
+  // NCCL's channel buffers of one communicator that runs ring/tree collectives.
+  double collective_communicator_bytes = 0;
+  // NCCL's buffers per peer of an all-to-all or a send/receive in the same node, and on another node.
+  double p2p_peer_in_node_bytes = 0;
+  double p2p_peer_across_nodes_bytes = 0;
 };
 
 // How the repetitions behind a measured median spread (the keys `min`, `p90`, `repetitions` of a

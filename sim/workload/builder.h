@@ -1,8 +1,10 @@
 // Entry points that turn a scenario into per-rank operation graphs for one training iteration.
 //
 // What one rank's graph holds, in issue order:
-//   setup      allocations of its model state: weights, gradients, optimizer states (by ZeRO stage;
-//              model_state.h), ZeRO-2's reduction bucket;
+//   setup      the runtime's memory when the hardware profile gives it (CUDA context, NCCL buffers
+//              of the communicators the graph uses; runtime_memory.h), then allocations of its model
+//              state: weights, gradients, optimizer states (by ZeRO stage; model_state.h), ZeRO-2's
+//              reduction bucket;
 //   schedule   its pipeline stage's forward and backward passes (pipeline_schedule.h), each a run
 //              of layers of one model chunk for one micro-batch, with the receive of its input
 //              (from the previous virtual stage) before it and the send of its output after it
@@ -12,7 +14,8 @@
 //              embedding's all-reduce across the first and last stage, the all-reduce of
 //              sequence-parallel norm gradients over TP (Megatron finalize_model_grads), the step,
 //              and ZeRO-1/2's parameter all-gather;
-//   teardown   frees of the model state, so every allocation in a graph is freed in it.
+//   teardown   frees of the model state and the runtime's memory, so every allocation in a graph is
+//              freed in it.
 // Buffers: a layer's input is allocated by whoever produces it (embedding, previous layer, receive)
 // and freed by that layer's backward; activations kept for backward follow activations.h; a
 // pipeline output is freed once sent (Megatron's deallocate_output_tensor).

@@ -117,7 +117,11 @@ void write_runtime_memory(std::ostream& out, const std::optional<config::Runtime
   bytes("collective_communicator", r->collective_communicator_bytes);
   bytes("p2p_peer_in_node", r->p2p_peer_in_node_bytes);
   bytes("p2p_peer_across_nodes", r->p2p_peer_across_nodes_bytes);
-  out << "runtime_memory:" << (body.str().empty() ? " {}\n" : "\n" + body.str());
+  if (body.str().empty()) {
+    out << "runtime_memory: {}\n";
+  } else {
+    out << "runtime_memory:\n" << body.str();
+  }
 }
 
 void write_tables(std::ostream& out, const ProfileDocument& doc) {

@@ -111,6 +111,8 @@ nlohmann::json report_json(const config::Scenario& s, const workload::WorkloadSu
   return j;
 }
 
+const char* plural(int64_t count) { return count == 1 ? "" : "s"; }
+
 void print_table(std::ostream& out, const config::Scenario& s, const workload::WorkloadSummary& summary,
                  const analytic::Analysis& analysis, const std::vector<analytic::Comparison>& rows) {
   using workload::MemoryCategory;
@@ -147,9 +149,10 @@ void print_table(std::ostream& out, const config::Scenario& s, const workload::W
   for (const workload::ClassSummary& c : summary.classes) {
     const workload::CommunicatorUse& u = c.communicators;
     out << fmt::format(
-        "# runtime of class {}: context + {} collective communicators + {} peers in the node + {} "
-        "across nodes{}\n",
-        c.cls.id, u.collective_communicators, u.p2p_peers_in_node, u.p2p_peers_across_nodes,
+        "# runtime of class {}: context + {} collective communicator{} + {} peer{} in the node + {} across "
+        "nodes{}\n",
+        c.cls.id, u.collective_communicators, plural(u.collective_communicators), u.p2p_peers_in_node,
+        plural(u.p2p_peers_in_node), u.p2p_peers_across_nodes,
         runtime ? " = " + config::format_bytes_rounded(workload::runtime_memory_bytes(u, *runtime))
                 : ": not counted (the hardware profile gives no runtime_memory)");
   }

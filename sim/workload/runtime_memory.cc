@@ -54,7 +54,7 @@ void warn_without_runtime_memory(const config::HardwareProfile& profile, Warning
   warnings.add(
       "no-runtime-memory",
       fmt::format("hardware profile {} gives no runtime_memory: peak HBM leaves out the CUDA context and "
-                  "NCCL's buffers (about 1-4 GiB per GPU with the cited figures of the shipped profiles)",
+                  "NCCL's buffers (1-5 GiB per GPU in the shipped scenarios with the cited figures)",
                   profile.name));
 }
 

@@ -153,7 +153,7 @@ void print_table(std::ostream& out, const config::Scenario& s, const workload::W
         "nodes{}\n",
         c.cls.id, u.collective_communicators, plural(u.collective_communicators), u.p2p_peers_in_node,
         plural(u.p2p_peers_in_node), u.p2p_peers_across_nodes,
-        runtime ? " = " + config::format_bytes_rounded(workload::runtime_memory_bytes(u, *runtime))
+        runtime ? " = " + config::format_bytes_rounded(category(c.memory.hbm_max, MemoryCategory::kRuntime))
                 : ": not counted (the hardware profile gives no runtime_memory)");
   }
   out << fmt::format("\n{:<7} {:<15} {:<10} {:>10} {:>14} {:>14} {:>14}\n", "# class", "kind", "group",

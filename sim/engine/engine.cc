@@ -110,10 +110,10 @@ struct RankState {
 
 struct CollectiveInstance {
   int expected = 0;
-  int arrived = 0;
   int left = 0;
   bool done = false;
   double launch_s = 0;
+  std::vector<RankState*> members;  // the simulated members that have arrived
   sg4::ConditionVariablePtr cv;
 };
 
@@ -268,18 +268,21 @@ double Simulation::run_collective(RankState& rs, const Op& op, int iteration) {
     instance.cv = sg4::ConditionVariable::create();
     instance.expected = info.simulated;
   }
-  ++instance.arrived;
+  // The collective occupies every member from its arrival (NCCL's kernel is resident while it
+  // waits for its peers) to the end of the transfer. The last arrival runs the transfer and releases
+  // every member at its end, so that all members stop slowing kernels at the same instant.
+  instance.members.push_back(&rs);
   ++rs.comm_busy;
-  if (instance.arrived == instance.expected) {
+  if (static_cast<int>(instance.members.size()) == instance.expected) {
     instance.launch_s = sg4::Engine::get_clock();
     transport_.collective(op.collective.kind, info.members, op.bytes);
+    for (RankState* member : instance.members) --member->comm_busy;
     instance.done = true;
     instance.cv->notify_all();
   } else {
     std::unique_lock<sg4::Mutex> lock(*mutex_);
     while (!instance.done && !stopped()) instance.cv->wait(lock);
   }
-  --rs.comm_busy;
   const double launch = instance.launch_s;
   if (++instance.left == instance.expected) collectives_.erase(key);
   return launch;
@@ -356,7 +359,14 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
     case OpKind::kMemory:
     case OpKind::kOptimizerStep: {
       double d = rs.duration[id];
-      if (rs.comm_busy > 0) d *= 1.0 + compute_.comm_compute_slowdown();
+      if (compute_.comm_compute_slowdown() > 0) {
+        // Let the streams whose work became ready at this instant (a collective issued together with
+        // this kernel, one ending now) update comm_busy first: the slowdown then does not depend on
+        // the order in which simultaneous events happen to be processed, which differs between
+        // collapsed and full runs.
+        sg4::this_actor::yield();
+        if (rs.comm_busy > 0) d *= 1.0 + compute_.comm_compute_slowdown();
+      }
       sg4::this_actor::sleep_for(d);
       break;
     }

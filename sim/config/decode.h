@@ -22,6 +22,9 @@ using HardwareLoader =
 // cross-field checks on the sections that decoded cleanly.
 void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load_topology,
                      const HardwareLoader& load_hardware);
+// Decodes a scenario's `stragglers` map. Ranks and nodes are checked against `cluster` when it is
+// given (null: the cluster section did not load).
+void decode_stragglers(MapReader& m, Stragglers& out, const Cluster* cluster);
 void decode_topology(const Node& root, Topology& out);
 void decode_hardware(const Node& root, HardwareProfile& out);
 

@@ -57,6 +57,28 @@ void emit_parallelism(YAML::Emitter& out, const Parallelism& p) {
   out << YAML::EndMap;
 }
 
+void emit_stragglers(YAML::Emitter& out, const Stragglers& s) {
+  out << YAML::Key << "stragglers" << YAML::Value << YAML::BeginMap;
+  if (!s.slow_gpus.empty()) {
+    out << YAML::Key << "slow_gpus" << YAML::Value << YAML::BeginSeq;
+    for (const SlowGpus& e : s.slow_gpus) {
+      out << YAML::Flow << YAML::BeginMap;
+      if (!e.ranks.empty()) out << YAML::Key << "ranks" << YAML::Value << YAML::Flow << e.ranks;
+      if (!e.nodes.empty()) out << YAML::Key << "nodes" << YAML::Value << YAML::Flow << e.nodes;
+      out << YAML::Key << "speed" << YAML::Value << e.speed;
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  if (s.spread_stddev > 0) {
+    out << YAML::Key << "speed_spread" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "stddev" << YAML::Value << s.spread_stddev;
+    out << YAML::Key << "seed" << YAML::Value << s.seed;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
 }  // namespace
 
 std::string to_yaml(const Scenario& s) {
@@ -80,6 +102,7 @@ std::string to_yaml(const Scenario& s) {
   out << YAML::Key << "hardware" << YAML::Value << s.cluster.hardware_path.lexically_relative(dir).string();
   out << YAML::Key << "gpus" << YAML::Value << s.cluster.gpus;
   out << YAML::EndMap;
+  if (s.stragglers.any()) emit_stragglers(out, s.stragglers);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

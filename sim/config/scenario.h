@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "sim/config/hardware.h"
 #include "sim/config/topology.h"
@@ -74,6 +75,26 @@ struct Cluster {
   HardwareProfile hardware;  // the loaded file
 };
 
+// GPUs slower than the hardware profile (stragglers: power capping, thermal throttling, a degraded
+// part). A GPU's kernels (GEMMs, attention, memory passes, the optimizer) take 1/speed as long;
+// copies, communication and host work are unchanged. Its speed is its draw from the spread (1 when
+// spread_stddev is 0) times the speed of the slow_gpus entry that names it.
+struct SlowGpus {
+  std::vector<int64_t> ranks;  // global ranks, each on GPU `rank` of the cluster
+  std::vector<int64_t> nodes;  // every GPU of these nodes (node = rank / GPUs per node)
+  double speed = 1;            // fraction of the profile's kernel rates, in (0, 1]
+};
+
+struct Stragglers {
+  std::vector<SlowGpus> slow_gpus;  // no GPU is named twice
+  // Every GPU's own speed, normal around 1 with this standard deviation and truncated at 3 of them
+  // (GPUs of one model differ by manufacturing and power management); 0 for none.
+  double spread_stddev = 0;
+  uint64_t seed = 1;  // the draws are a function of (seed, rank) alone
+
+  bool any() const { return !slow_gpus.empty() || spread_stddev > 0; }
+};
+
 struct Scenario {
   std::filesystem::path path;  // the file it was loaded from (absolute, normalised)
   std::string name;
@@ -83,6 +104,7 @@ struct Scenario {
   Training training;
   Parallelism parallelism;
   Cluster cluster;
+  Stragglers stragglers;
 
   // Micro-batches per iteration and data-parallel replica: global_batch / (micro_batch * dp).
   int64_t micro_batches() const { return training.global_batch / (training.micro_batch * parallelism.dp); }

@@ -378,6 +378,10 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
                       out.cluster.topology.fabric.nodes, out.cluster.topology.node.gpus));
     }
   });
+  if (const Node stragglers = r.child("stragglers"); stragglers.defined()) {
+    MapReader m(stragglers);
+    decode_stragglers(m, out.stragglers, a.cluster_ok ? &out.cluster : nullptr);
+  }
   r.finish();
 
   Parallelism& p = out.parallelism;

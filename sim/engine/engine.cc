@@ -19,7 +19,7 @@ using workload::OpId;
 using workload::OpKind;
 using workload::Stream;
 
-std::vector<double> compute_durations(const Graph& graph, const cost::ComputeModel& compute) {
+std::vector<double> compute_durations(const Graph& graph, const cost::ComputeModel& compute, double speed) {
   std::vector<double> out(graph.size(), 0.0);
   for (OpId id = 0; id < graph.size(); ++id) {
     const Op& op = graph.op(id);
@@ -59,10 +59,11 @@ std::vector<double> compute_durations(const Graph& graph, const cost::ComputeMod
         break;
       case OpKind::kHostSync:
         out[id] = compute.host_sync_s();
-        break;
+        continue;  // host work: the GPU's speed does not matter
       default:
         break;
     }
+    out[id] /= speed;
   }
   return out;
 }
@@ -472,12 +473,17 @@ EngineResult Simulation::run(const std::vector<int64_t>& ranks, const std::vecto
   iteration_end_s_.assign(static_cast<size_t>(options_.iterations), 0.0);
   started_ = std::chrono::steady_clock::now();
 
+  if (!options_.compute_speed.empty() && options_.compute_speed.size() != ranks.size()) {
+    throw std::invalid_argument(
+        fmt::format("{} compute speeds for {} simulated ranks", options_.compute_speed.size(), ranks.size()));
+  }
   states_.resize(ranks.size());
   for (size_t i = 0; i < ranks.size(); ++i) {
     RankState& rs = states_[i];
     rs.rank = ranks[i];
     rs.graph = graphs[i];
-    rs.duration = compute_durations(*rs.graph, compute_);
+    rs.duration = compute_durations(*rs.graph, compute_,
+                                    options_.compute_speed.empty() ? 1.0 : options_.compute_speed[i]);
     rs.done.assign(rs.graph->size(), 0);
     rs.successors = rs.graph->successors();
     rs.pred_count.resize(rs.graph->size());

@@ -29,6 +29,9 @@ struct EngineOptions {
   // ops with more to go, or once it has run longer than time_limit_s of host (wall-clock) time.
   uint64_t max_events = 0;
   double time_limit_s = 0;
+  // Kernel speed of each simulated rank, in the order of `ranks` (workload/gpu_speed.h); empty when
+  // every GPU runs at the profile's rates.
+  std::vector<double> compute_speed{};
 };
 
 // When each op of a rank ran (in the last iteration), and the rank's memory high-water marks.
@@ -87,8 +90,9 @@ EngineResult simulate(const workload::ParallelPlan& plan, const std::vector<int6
                       const cost::ComputeModel& compute, const EngineOptions& options);
 
 // How long each op of `graph` takes on the compute side (0 for ops whose time comes from the
-// network or from rendezvous).
-std::vector<double> compute_durations(const workload::Graph& graph, const cost::ComputeModel& compute);
+// network or from rendezvous), on a GPU whose kernels run at `speed` times the profile's rates.
+std::vector<double> compute_durations(const workload::Graph& graph, const cost::ComputeModel& compute,
+                                      double speed = 1);
 
 }  // namespace trainsim::engine
 

@@ -6,6 +6,7 @@
 #include "sim/engine/ideal_transport.h"
 #include "sim/engine/simgrid_transport.h"
 #include "sim/workload/builder.h"
+#include "sim/workload/gpu_speed.h"
 #include "sim/workload/runtime_memory.h"
 
 namespace trainsim::engine {
@@ -33,7 +34,7 @@ std::unique_ptr<Transport> ideal_transport(const config::Scenario& scenario) {
 
 std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, const RunOptions& options) {
   const auto started = std::chrono::steady_clock::now();
-  auto run = std::make_unique<ScenarioRun>(ScenarioRun{workload::make_plan(scenario), {}, {}, {}, {}, 0});
+  auto run = std::make_unique<ScenarioRun>(ScenarioRun{workload::make_plan(scenario), {}, {}, {}, {}, {}, 0});
   const workload::ParallelPlan& plan = run->plan;
   if (options.engine.full) {
     for (int64_t r = 0; r < plan.world_size(); ++r) {
@@ -65,7 +66,16 @@ std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, cons
           "is not injected; --full simulates it");
     }
   }
-  run->result = simulate(plan, run->ranks, graphs, *transport, compute, options.engine);
+  EngineOptions engine = options.engine;
+  run->gpu_speed = workload::gpu_speeds(scenario, plan);
+  engine.compute_speed = workload::simulated_speeds(run->gpu_speed, plan, run->ranks, engine.full);
+  if (!engine.full && !run->gpu_speed.empty() &&
+      plan.world_size() > static_cast<int64_t>(run->ranks.size())) {
+    run->warnings.add("stragglers-collapsed",
+                      "collapsed run with stragglers: each pipeline stage runs at the speed of its slowest "
+                      "GPU (its members move in lockstep); --full simulates every GPU at its own speed");
+  }
+  run->result = simulate(plan, run->ranks, graphs, *transport, compute, engine);
   run->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return run;
 }

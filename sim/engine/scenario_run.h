@@ -29,6 +29,7 @@ struct ScenarioRun {
   workload::ParallelPlan plan;
   std::vector<int64_t> ranks;           // simulated, ascending
   std::vector<workload::Graph> graphs;  // of `ranks`
+  std::vector<double> gpu_speed;        // per rank of the world (workload/gpu_speed.h); empty: all at 1
   EngineResult result;
   WarningLog warnings;
   double wall_s = 0;  // host time spent building and simulating

@@ -15,6 +15,7 @@
 #include "sim/engine/engine.h"
 #include "sim/report/breakdown.h"
 #include "sim/workload/builder.h"
+#include "sim/workload/gpu_speed.h"
 #include "sim/workload/layout.h"
 #include "sim/workload/memory.h"
 #include "sim/workload/plan.h"
@@ -112,8 +113,9 @@ class StageTimer {
              const cost::ComputeModel& compute)
       : plan_(plan), compute_(compute), tiers_(tiers_of(scenario)) {}
 
-  StageTime time(const workload::Graph& graph) {
-    std::vector<double> duration = engine::compute_durations(graph, compute_);
+  // `graph` laid out on a GPU whose kernels run at `speed` times the profile's rates.
+  StageTime time(const workload::Graph& graph, double speed) {
+    std::vector<double> duration = engine::compute_durations(graph, compute_, speed);
     engine::RankRun run;
     run.start_s.assign(graph.size(), 0.0);
     run.end_s.assign(graph.size(), 0.0);
@@ -212,8 +214,10 @@ class StageTimer {
 };
 
 // The stages worth building: the first (embedding, most micro-batches in flight), the last (LM
-// head, loss) and the first stage with the most layers; others repeat one of these.
-std::vector<int64_t> stages_to_build(const workload::RankShapes& shapes) {
+// head, loss), the first stage with the most layers and the first with the slowest GPU
+// (`stage_speed`); others repeat one of these.
+std::vector<int64_t> stages_to_build(const workload::RankShapes& shapes,
+                                     const std::vector<double>& stage_speed) {
   const workload::StageLayout layout = workload::partition_layers(shapes.layers, shapes.pp, shapes.vpp);
   int64_t widest = 0, widest_layers = -1;
   for (int64_t stage = 0; stage < shapes.pp; ++stage) {
@@ -226,7 +230,8 @@ std::vector<int64_t> stages_to_build(const workload::RankShapes& shapes) {
       widest = stage;
     }
   }
-  const std::set<int64_t> stages{0, widest, shapes.pp - 1};
+  const auto slowest = std::min_element(stage_speed.begin(), stage_speed.end()) - stage_speed.begin();
+  const std::set<int64_t> stages{0, widest, shapes.pp - 1, slowest};
   return {stages.begin(), stages.end()};
 }
 
@@ -270,17 +275,25 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
   const cost::ComputeModel compute(scenario.cluster.hardware, warnings);
   workload::warn_without_runtime_memory(scenario.cluster.hardware, *warnings);
   StageTimer timer(scenario, plan, compute);
+  // Each stage at the speed of its slowest GPU, as a collapsed run simulates it.
+  std::vector<int64_t> representatives;
+  for (const workload::SymmetryClass& c : plan.symmetry_classes())
+    representatives.push_back(c.representative);
+  std::vector<double> stage_speed =
+      workload::simulated_speeds(workload::gpu_speeds(scenario, plan), plan, representatives, false);
+  if (stage_speed.empty()) stage_speed.assign(static_cast<size_t>(pp), 1.0);
   const auto time = [&](int64_t micro_batches, int64_t stage) {
     config::Scenario reduced = scenario;
     reduced.training.global_batch = micro_batches * scenario.training.micro_batch * shapes.dp;
-    const int64_t rank = plan.symmetry_classes()[static_cast<size_t>(stage)].representative;
-    return timer.time(workload::build_rank_graph(reduced, plan, rank));
+    const auto s = static_cast<size_t>(stage);
+    return timer.time(workload::build_rank_graph(reduced, plan, representatives[s]), stage_speed[s]);
   };
 
   const double md = static_cast<double>(m);
   std::vector<StageTime> times;
   std::vector<double> per_micro_batch_s;  // what one more micro-batch adds to each stage
-  for (const int64_t stage : stages_to_build(shapes)) {
+  const std::vector<int64_t> built = stages_to_build(shapes, stage_speed);
+  for (const int64_t stage : built) {
     const StageTime at_b = time(mb, stage);
     if (ma >= 1) {
       const StageTime at_a = time(ma, stage);
@@ -318,7 +331,6 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
   }
   // Stages not built repeat a built one's work with at most its host memory.
   std::vector<double> class_host_peaks(static_cast<size_t>(pp), built_host_peak);
-  const std::vector<int64_t> built = stages_to_build(shapes);
   for (size_t i = 0; i < built.size(); ++i) {
     class_host_peaks[static_cast<size_t>(built[i])] = times[i].peak_host_bytes;
   }

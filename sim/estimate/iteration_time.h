@@ -31,17 +31,17 @@ struct IterationTimeEstimate {
   bool fits = true;  // peak_hbm_bytes within the GPU's capacity and host memory within the node's
 };
 
-// Estimates `scenario`'s iteration. For the first stage, the last and the one with the most layers,
-// one rank's operation graph is laid out on its streams without an event simulation: each op starts
-// when its predecessors have ended and lasts its cost-model time (kernels as the engine prices them,
-// slowed while a collective runs; collectives and sends alpha-beta over the intra-node links or the
-// GPU's share of the NICs, as `--network ideal`; copies over the host link). The graphs hold a few
-// micro-batches, every sum being affine in their number, and the time is split by what the compute
-// stream waited for, as the run report does. The slowest stage plus the schedule's formula bubble
-// over its per-micro-batch time is the iteration; memory peaks are tracked the engine's way.
-// Within 10 % of the contention-free simulation on the shipped scenarios (tests/analytic). Warnings
-// (extrapolated kernel shapes, missing efficiencies) go to `warnings`. Throws workload::PlanError
-// when the plan cannot be expressed.
+// Estimates `scenario`'s iteration. For the first stage, the last, the one with the most layers and
+// the one with the slowest GPU, one rank's operation graph is laid out on its streams without an
+// event simulation: each op starts when its predecessors have ended and lasts its cost-model time
+// (kernels as the engine prices them, at the stage's slowest GPU's speed, slowed while a collective runs;
+// collectives and sends alpha-beta over the intra-node links or the GPU's share of the NICs, as `--network
+// ideal`; copies over the host link). The graphs hold a few micro-batches, every sum being affine in their
+// number, and the time is split by what the compute stream waited for, as the run report does. The slowest
+// stage plus the schedule's formula bubble over its per-micro-batch time is the iteration; memory peaks are
+// tracked the engine's way. Within 10 % of the contention-free simulation on the shipped scenarios
+// (tests/analytic). Warnings (extrapolated kernel shapes, missing efficiencies) go to `warnings`. Throws
+// workload::PlanError when the plan cannot be expressed.
 IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, WarningLog* warnings);
 
 nlohmann::json to_json(const IterationTimeEstimate& estimate);

@@ -1,5 +1,6 @@
 #include "sim/report/run_report.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -89,6 +90,25 @@ json comm_log(const workload::ParallelPlan& plan, const workload::Graph& graph, 
   return out;
 }
 
+// The GPUs' speeds (run.gpu_speed not empty): the slowest and its pipeline stage (in a collapsed run
+// the whole stage runs at its speed), the mean, and how many run below the profile.
+json stragglers(const engine::ScenarioRun& run) {
+  const std::vector<double>& speed = run.gpu_speed;
+  const auto slowest = std::min_element(speed.begin(), speed.end());
+  const int64_t slowest_rank = slowest - speed.begin();
+  double sum = 0;
+  int64_t below = 0;
+  for (const double v : speed) {
+    sum += v;
+    below += v < 1 ? 1 : 0;
+  }
+  return {{"slowest_rank", slowest_rank},
+          {"slowest_stage", run.plan.coords(slowest_rank).pp()},
+          {"slowest_speed", *slowest},
+          {"mean_speed", sum / static_cast<double>(speed.size())},
+          {"gpus_below_profile", below}};
+}
+
 }  // namespace
 
 json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
@@ -139,7 +159,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   json warnings = json::array();
   for (const std::string& w : run.warnings.messages()) warnings.push_back(w);
 
-  return {
+  json report = {
       {"schema_version", 1},
       {"provenance",
        {{"tool", "trainsim"},
@@ -186,6 +206,10 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"warnings", warnings},
       {"simulation", {{"ranks_simulated", run.ranks.size()}, {"ops_executed", r.ops_executed}}},
   };
+  if (!run.gpu_speed.empty()) {
+    report["stragglers"] = stragglers(run);
+  }
+  return report;
 }
 
 std::string infeasibility(const json& report) {
@@ -252,6 +276,16 @@ std::string render_table(const json& report) {
                      m.at("peak_host_bytes_per_node").get<double>() / kGiB,
                      m.at("host_capacity_bytes_per_node").get<double>() / kGiB);
   out += fmt::format("{:<26} {:>14}\n", "fits", m.at("fits").get<bool>() ? "yes" : "NO");
+  if (report.contains("stragglers")) {
+    const json& st = report.at("stragglers");
+    out += "\n# stragglers (kernel speed, fraction of the profile's rates)\n";
+    out += fmt::format("{:<26} {:>13.1f}%   (rank {}, pipeline stage {})\n", "slowest GPU",
+                       100 * st.at("slowest_speed").get<double>(), st.at("slowest_rank").get<int64_t>(),
+                       st.at("slowest_stage").get<int64_t>());
+    out += fmt::format("{:<26} {:>13.1f}%   ({} of {} GPUs below 100 %)\n", "mean",
+                       100 * st.at("mean_speed").get<double>(), st.at("gpus_below_profile").get<int64_t>(),
+                       report.at("gpus").get<int64_t>());
+  }
   out += "\n" + render_comm_table(report);
   const json& warnings = report.at("warnings");
   if (!warnings.empty()) {

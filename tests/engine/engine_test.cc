@@ -10,6 +10,7 @@
 #include "sim/config/loader.h"
 #include "sim/cost/compute_model.h"
 #include "sim/engine/ideal_transport.h"
+#include "sim/engine/scenario_run.h"
 #include "sim/report/breakdown.h"
 #include "sim/workload/builder.h"
 #include "sim/workload/memory.h"
@@ -181,6 +182,46 @@ TEST(Engine, CollapsedAndFullRunsAgree) {
   EXPECT_GT(collapsed.iteration_s, 0);
   EXPECT_DOUBLE_EQ(collapsed.iteration_s, full.iteration_s);
   EXPECT_DOUBLE_EQ(collapsed.peak_hbm_bytes, full.peak_hbm_bytes);
+}
+
+// A GPU at half speed: its kernels take twice as long, its pipeline stage slows down, and the
+// collapsed run (the stage at its slowest member's speed) agrees with the full run (every GPU at its
+// own speed) to within the lockstep approximation.
+TEST(Engine, StragglerSlowsItsStageAndCollapsedAgreesWithFull) {
+  ScratchDir dir;
+  config::Scenario s = scenario(dir, "{tp: 2, pp: 2, dp: 2}", 8, 8, 8);
+  struct Outcome {
+    double iteration_s = 0;
+    double gemm_ratio = 0;  // first GEMM's duration on rank 5 over rank 4's (full runs)
+  };
+  const auto run = [&](bool full) {
+    return in_child<Outcome>([&] {
+      RunOptions options;
+      options.engine.full = full;
+      options.network = NetworkModel::kIdeal;
+      const std::unique_ptr<ScenarioRun> r = run_scenario(s, options);
+      Outcome out{r->result.iteration_time_s, 0};
+      if (full) {
+        const workload::Graph& g = r->graphs[4];
+        for (workload::OpId id = 0; id < g.size(); ++id) {
+          if (g.op(id).kind != workload::OpKind::kGemm) continue;
+          const auto duration = [&](int rank) {
+            return r->result.ranks[rank].end_s[id] - r->result.ranks[rank].start_s[id];
+          };
+          out.gemm_ratio = duration(5) / duration(4);
+          break;
+        }
+      }
+      return out;
+    });
+  };
+  const double nominal_s = run(false).iteration_s;
+  s.stragglers.slow_gpus = {{.ranks = {5}, .nodes = {}, .speed = 0.5}};  // tp 1, dp 0, stage 1
+  const double collapsed_s = run(false).iteration_s;
+  const Outcome full = run(true);
+  EXPECT_DOUBLE_EQ(full.gemm_ratio, 2.0);
+  EXPECT_GT(collapsed_s, 1.4 * nominal_s);
+  EXPECT_NEAR(full.iteration_s, collapsed_s, 0.01 * collapsed_s);
 }
 
 // A budget of n ops stops the simulation after exactly n, also where the ranks of a collective finish

@@ -54,6 +54,9 @@ const std::vector<Case> kCases = {
     {"06-llama3-70b-256xh100.yaml", {"parallelism={vpp: 1, schedule: 1f1b}", "training.global_batch=64"}},
     {"04-llama3-8b-ulysses-8xh100.yaml", {"parallelism.sequence_parallel=ring"}},
     {"01-gpt3-1.3b-dp8.yaml", {"parallelism.zero_stage=3", "parallelism.recompute=full"}},
+    // A slow GPU in stage 2, a middle stage the estimate builds only because of it.
+    {"01-gpt3-1.3b-dp8.yaml",
+     {"parallelism.pp=4", "parallelism.dp=2", "stragglers.slow_gpus=[{ranks: [5], speed: 0.7}]"}},
 };
 
 // Iteration time within this fraction of the simulation's, for every case above.
@@ -158,6 +161,18 @@ TEST(IterationTime, LargerMicroBatchesRaiseMemory) {
   EXPECT_GT(mb8.peak_hbm_bytes, mb1.peak_hbm_bytes);
   // Bigger GEMMs run closer to peak and fewer micro-batches mean fewer launches: not slower.
   EXPECT_LE(mb8.compute_s, mb1.compute_s * 1.001);
+}
+
+// The straggler sweep's claim (scenarios/sweeps/gpt3-175b-1024xa100-stragglers.yaml): on 1,024 GPUs a
+// 1 % speed spread puts the slowest GPU near 97 %, and the synchronous iteration loses nearly that.
+TEST(IterationTime, ASpeedSpreadCostsAboutWhatTheSlowestGpuLoses) {
+  const IterationTimeEstimate nominal = estimate(load("07-gpt3-175b-1024xa100.yaml"));
+  const IterationTimeEstimate spread =
+      estimate(load("07-gpt3-175b-1024xa100.yaml", {"stragglers.speed_spread={stddev: 0.01, seed: 1}"}));
+  const double slowdown = spread.iteration_s / nominal.iteration_s;
+  EXPECT_GT(slowdown, 1.02);
+  EXPECT_LT(slowdown, 1 / 0.97);  // kernels at most 1/0.97 as long; communication unchanged
+  EXPECT_DOUBLE_EQ(spread.peak_hbm_bytes, nominal.peak_hbm_bytes);
 }
 
 TEST(IterationTime, OverflowingPlansDoNotFit) {

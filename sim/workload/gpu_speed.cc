@@ -1,0 +1,91 @@
+#include "sim/workload/gpu_speed.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "sim/workload/errors.h"
+
+namespace trainsim::workload {
+namespace {
+
+// The spread's truncation, in standard deviations.
+constexpr double kTruncation = 3;
+
+// SplitMix64 (Steele, Lea, Flood 2014): a fixed, portable mix, so the draws are the same with every
+// standard library (std::normal_distribution is implementation-defined).
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// A uniform double in (0, 1] from 53 bits of `bits`.
+double unit(uint64_t bits) { return static_cast<double>((bits >> 11) + 1) * 0x1p-53; }
+
+// A standard normal draw for (seed, rank), truncated at kTruncation by redrawing (Box-Muller).
+double standard_normal(uint64_t seed, int64_t rank) {
+  uint64_t state = mix(seed ^ mix(static_cast<uint64_t>(rank)));
+  for (;;) {
+    state = mix(state);
+    const double u1 = unit(state);
+    state = mix(state);
+    const double u2 = unit(state);
+    const double z = std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+    if (std::abs(z) <= kTruncation) return z;
+  }
+}
+
+}  // namespace
+
+std::vector<double> gpu_speeds(const config::Scenario& scenario, const ParallelPlan& plan) {
+  const config::Stragglers& s = scenario.stragglers;
+  if (!s.any()) return {};
+  const int64_t world = plan.world_size();
+  std::vector<double> speed(static_cast<size_t>(world), 1.0);
+  if (s.spread_stddev > 0) {
+    for (int64_t r = 0; r < world; ++r) speed[r] = 1 + s.spread_stddev * standard_normal(s.seed, r);
+  }
+  const int64_t per_node = std::max<int64_t>(1, scenario.cluster.topology.node.gpus);
+  const auto outside = [&](const std::string& what) {
+    return PlanError("stragglers.slow_gpus",
+                     fmt::format("{} is not in this plan of {} GPUs ({} per node); name ranks below {}", what,
+                                 world, per_node, world));
+  };
+  for (const config::SlowGpus& entry : s.slow_gpus) {
+    for (const int64_t r : entry.ranks) {
+      if (r >= world) throw outside(fmt::format("rank {}", r));
+      speed[r] *= entry.speed;
+    }
+    for (const int64_t n : entry.nodes) {
+      if (n * per_node >= world) throw outside(fmt::format("node {}", n));
+      for (int64_t r = n * per_node; r < std::min(world, (n + 1) * per_node); ++r) speed[r] *= entry.speed;
+    }
+  }
+  return speed;
+}
+
+std::vector<double> simulated_speeds(const std::vector<double>& speeds, const ParallelPlan& plan,
+                                     const std::vector<int64_t>& ranks, bool full) {
+  if (speeds.empty()) return {};
+  std::vector<double> out;
+  out.reserve(ranks.size());
+  for (const int64_t rank : ranks) {
+    if (full) {
+      out.push_back(speeds[rank]);
+      continue;
+    }
+    double slowest = speeds[rank];
+    for (const int64_t member : plan.class_members(plan.class_of(rank))) {
+      slowest = std::min(slowest, speeds[member]);
+    }
+    out.push_back(slowest);
+  }
+  return out;
+}
+
+}  // namespace trainsim::workload

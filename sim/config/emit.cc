@@ -70,6 +70,17 @@ void emit_stragglers(YAML::Emitter& out, const Stragglers& s) {
     }
     out << YAML::EndSeq;
   }
+  if (!s.slow_nics.empty()) {
+    out << YAML::Key << "slow_nics" << YAML::Value << YAML::BeginSeq;
+    for (const SlowNics& e : s.slow_nics) {
+      out << YAML::Flow << YAML::BeginMap;
+      out << YAML::Key << "nodes" << YAML::Value << YAML::Flow << e.nodes;
+      out << YAML::Key << "bandwidth" << YAML::Value
+          << format_quantity(e.bandwidth_bytes_per_s, QuantityKind::kBandwidth);
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
   if (s.spread_stddev > 0) {
     out << YAML::Key << "speed_spread" << YAML::Value << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "stddev" << YAML::Value << s.spread_stddev;

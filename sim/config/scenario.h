@@ -85,14 +85,23 @@ struct SlowGpus {
   double speed = 1;            // fraction of the profile's kernel rates, in (0, 1]
 };
 
+// Nodes whose NICs run below the topology's bandwidth (a port that trained down to a lower speed, a
+// bad cable): every NIC of each node carries `bandwidth_bytes_per_s` per direction instead.
+struct SlowNics {
+  std::vector<int64_t> nodes;
+  double bandwidth_bytes_per_s = 0;  // below the topology's NIC bandwidth
+};
+
 struct Stragglers {
   std::vector<SlowGpus> slow_gpus;  // no GPU is named twice
+  std::vector<SlowNics> slow_nics;  // no node is named twice
   // Every GPU's own speed, normal around 1 with this standard deviation and truncated at 3 of them
   // (GPUs of one model differ by manufacturing and power management); 0 for none.
   double spread_stddev = 0;
   uint64_t seed = 1;  // the draws are a function of (seed, rank) alone
 
-  bool any() const { return !slow_gpus.empty() || spread_stddev > 0; }
+  bool slows_gpus() const { return !slow_gpus.empty() || spread_stddev > 0; }
+  bool any() const { return slows_gpus() || !slow_nics.empty(); }
 };
 
 struct Scenario {

@@ -11,11 +11,30 @@ namespace {
 // The largest spread accepted: truncated at 3 standard deviations, speeds stay above 0.4.
 constexpr double kMaxSpreadStddev = 0.2;
 
-// Which slow_gpus entry named each rank first, to refuse a second naming.
+// The GPUs and nodes that entries may name; all 0 when the cluster did not load (no range checks).
+struct ClusterShape {
+  int64_t gpus = 0;
+  int64_t gpus_per_node = 0;
+  int64_t nodes = 0;
+  const Nics* nics = nullptr;
+  std::string topology;
+
+  explicit ClusterShape(const Cluster* cluster) {
+    if (cluster == nullptr || cluster->topology.node.gpus <= 0) return;
+    gpus = cluster->gpus;
+    gpus_per_node = cluster->topology.node.gpus;
+    nodes = (gpus + gpus_per_node - 1) / gpus_per_node;
+    nics = &cluster->topology.node.nics;
+    topology = cluster->topology.name;
+  }
+};
+
+// Which entry named each rank (or node) first, to refuse a second naming.
 using Namings = std::map<int64_t, std::string>;
 
 // Decodes the list at `key` of `entry` into `out`: integers in [0, count), each a `what` ("rank",
-// "node") of the cluster; `count` 0 when the cluster did not load (no range check then).
+// "node") of the cluster, which has `count` of them (`count_source` says why); no range check when
+// `count` is 0.
 void decode_indices(MapReader& entry, std::string_view key, std::string_view what, int64_t count,
                     std::string_view count_source, std::vector<int64_t>& out) {
   const Node list = entry.child(key);
@@ -36,34 +55,46 @@ void decode_indices(MapReader& entry, std::string_view key, std::string_view wha
   }
 }
 
-// Records that `entry` slows `ranks`; an error at `where` for a rank an earlier entry named.
-void claim(const std::vector<int64_t>& ranks, const Node& where, Namings& named) {
-  for (const int64_t rank : ranks) {
-    const auto [it, fresh] = named.emplace(rank, where.path());
+void decode_nodes(MapReader& entry, const ClusterShape& shape, std::vector<int64_t>& out) {
+  decode_indices(entry, "nodes", "node", shape.nodes,
+                 fmt::format("{} GPUs of {} per node", shape.gpus, shape.gpus_per_node), out);
+}
+
+// Records that the entry at `where` names `ids` (ranks or nodes, `what`); an error saying `fix` for
+// the first one an earlier entry named.
+void claim(const std::vector<int64_t>& ids, std::string_view what, const Node& where, std::string_view fix,
+           Namings& named) {
+  for (const int64_t id : ids) {
+    const auto [it, fresh] = named.emplace(id, where.path());
     if (!fresh) {
-      where.error(fmt::format("rank {} is already slowed by {}; give each GPU one speed", rank, it->second));
+      where.error(fmt::format("{} {} is already slowed by {}; {}", what, id, it->second, fix));
       return;
     }
   }
 }
 
-void decode_slow_gpus(const Node& list, const Cluster* cluster, std::vector<SlowGpus>& out) {
+// Calls `decode_entry(entry map, element)` for each element of the list `list`, which `example`
+// shows; records an error when it is not a list.
+template <class F>
+void for_each_entry(const Node& list, std::string_view example, const F& decode_entry) {
   if (!list.is_sequence()) {
-    list.error("expected a list of entries like {ranks: [5], speed: 0.8}");
+    list.error(fmt::format("expected a list of entries like {}", example));
     return;
   }
-  const int64_t gpus = cluster ? cluster->gpus : 0;
-  const int64_t per_node = cluster ? cluster->topology.node.gpus : 0;
-  const int64_t nodes = per_node > 0 ? (gpus + per_node - 1) / per_node : 0;
-  Namings named;
   for (const Node& element : list.elements()) {
     Diagnostics& diag = *element.diagnostics();
     const size_t errors_before = diag.count();
     MapReader m(element);
+    decode_entry(m, element, [&] { return diag.count() == errors_before; });
+  }
+}
+
+void decode_slow_gpus(const Node& list, const ClusterShape& shape, std::vector<SlowGpus>& out) {
+  Namings named;
+  for_each_entry(list, "{ranks: [5], speed: 0.8}", [&](MapReader& m, const Node& element, const auto& clean) {
     SlowGpus entry;
-    decode_indices(m, "ranks", "rank", gpus, fmt::format("cluster.gpus {}", gpus), entry.ranks);
-    decode_indices(m, "nodes", "node", nodes, fmt::format("{} GPUs of {} per node", gpus, per_node),
-                   entry.nodes);
+    decode_indices(m, "ranks", "rank", shape.gpus, fmt::format("cluster.gpus {}", shape.gpus), entry.ranks);
+    decode_nodes(m, shape, entry.nodes);
     if (m.require("speed", entry.speed) && !(entry.speed > 0 && entry.speed <= 1)) {
       m.child("speed").error(
           fmt::format("must be above 0 and at most 1, got {}: the fraction of the profile's kernel rates the "
@@ -72,24 +103,55 @@ void decode_slow_gpus(const Node& list, const Cluster* cluster, std::vector<Slow
     }
     m.finish();
     if (entry.ranks.empty() && entry.nodes.empty()) {
-      if (diag.count() == errors_before)
-        element.error("names no GPU: give a list of ranks, of nodes, or both");
-      continue;
+      if (clean()) element.error("names no GPU: give a list of ranks, of nodes, or both");
+      return;
     }
     std::vector<int64_t> ranks = entry.ranks;
     for (const int64_t node : entry.nodes) {
-      for (int64_t r = node * per_node; r < std::min(gpus, (node + 1) * per_node); ++r) ranks.push_back(r);
+      for (int64_t r = node * shape.gpus_per_node; r < std::min(shape.gpus, (node + 1) * shape.gpus_per_node);
+           ++r) {
+        ranks.push_back(r);
+      }
     }
-    claim(ranks, element, named);
+    claim(ranks, "rank", element, "give each GPU one speed", named);
     out.push_back(std::move(entry));
-  }
+  });
+}
+
+void decode_slow_nics(const Node& list, const ClusterShape& shape, std::vector<SlowNics>& out) {
+  Namings named;
+  for_each_entry(
+      list, "{nodes: [3], bandwidth: 100Gbps}", [&](MapReader& m, const Node& element, const auto& clean) {
+        SlowNics entry;
+        decode_nodes(m, shape, entry.nodes);
+        if (entry.nodes.empty() && clean()) element.error("names no node: give a list of nodes");
+        const Node bandwidth = m.child("bandwidth");
+        if (!bandwidth.defined()) {
+          m.missing("bandwidth");
+        } else if (decode(bandwidth, entry.bandwidth_bytes_per_s, QuantityKind::kBandwidth, kPositiveReal) &&
+                   shape.nics != nullptr) {
+          if (shape.nics->count == 0) {
+            bandwidth.error(
+                fmt::format("topology {} has no NICs (a single node): remove slow_nics", shape.topology));
+          } else if (entry.bandwidth_bytes_per_s >= shape.nics->link.bandwidth_bytes_per_s) {
+            bandwidth.error(
+                fmt::format("a slow NIC must be below the topology's {} per NIC, got {}",
+                            format_quantity(shape.nics->link.bandwidth_bytes_per_s, QuantityKind::kBandwidth),
+                            bandwidth.scalar()));
+          }
+        }
+        m.finish();
+        claim(entry.nodes, "node", element, "give each node one NIC bandwidth", named);
+        out.push_back(std::move(entry));
+      });
 }
 
 }  // namespace
 
 void decode_stragglers(MapReader& m, Stragglers& out, const Cluster* cluster) {
-  const Node slow = m.child("slow_gpus");
-  if (slow.defined()) decode_slow_gpus(slow, cluster, out.slow_gpus);
+  const ClusterShape shape(cluster);
+  if (const Node slow = m.child("slow_gpus"); slow.defined()) decode_slow_gpus(slow, shape, out.slow_gpus);
+  if (const Node nics = m.child("slow_nics"); nics.defined()) decode_slow_nics(nics, shape, out.slow_nics);
   const Node spread = m.child("speed_spread");
   if (spread.defined()) {
     MapReader s(spread);

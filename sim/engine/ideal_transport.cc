@@ -1,5 +1,7 @@
 #include "sim/engine/ideal_transport.h"
 
+#include <algorithm>
+
 #include <simgrid/s4u.hpp>
 
 namespace trainsim::engine {
@@ -24,11 +26,41 @@ double IdealTransport::collective_s(workload::CollectiveKind kind, int64_t ranks
   return 0;
 }
 
-const IdealLinks& IdealTransport::tier(const std::vector<int64_t>& ranks) const {
+IdealLinks IdealTiers::connecting(const std::vector<int64_t>& ranks) const {
+  const bool one_node = std::all_of(ranks.begin(), ranks.end(), [&](int64_t r) {
+    return r / gpus_per_node == ranks.front() / gpus_per_node;
+  });
+  if (one_node) return intra;
+  IdealLinks links = inter;
   for (const int64_t r : ranks) {
-    if (r / gpus_per_node_ != ranks.front() / gpus_per_node_) return inter_;
+    const auto slow = slow_inter_node.find(r / gpus_per_node);
+    if (slow != slow_inter_node.end()) {
+      links.bandwidth_bytes_per_s = std::min(links.bandwidth_bytes_per_s, slow->second);
+    }
   }
-  return intra_;
+  return links;
+}
+
+IdealTiers ideal_tiers(const config::Scenario& scenario) {
+  const config::NodeSpec& node = scenario.cluster.topology.node;
+  const config::HostLink& host = scenario.cluster.hardware.host_link;
+  IdealTiers t;
+  t.intra = {node.intra.link.bandwidth_bytes_per_s, node.intra.link.latency_s, host.h2d_bandwidth_bytes_per_s,
+             host.latency_s};
+  t.inter = t.intra;
+  t.gpus_per_node = std::max<int64_t>(node.gpus, 1);
+  if (node.nics.count == 0) return t;
+  // Each GPU's share of its node's NICs.
+  const auto share = [&](double nic_bandwidth) {
+    return std::min(t.intra.bandwidth_bytes_per_s,
+                    nic_bandwidth * static_cast<double>(node.nics.count) / static_cast<double>(node.gpus));
+  };
+  t.inter.bandwidth_bytes_per_s = share(node.nics.link.bandwidth_bytes_per_s);
+  t.inter.latency_s = node.nics.link.latency_s + scenario.cluster.topology.fabric.link.latency_s;
+  for (const config::SlowNics& entry : scenario.stragglers.slow_nics) {
+    for (const int64_t n : entry.nodes) t.slow_inter_node[n] = share(entry.bandwidth_bytes_per_s);
+  }
+  return t;
 }
 
 void IdealTransport::build_platform() {
@@ -41,16 +73,17 @@ sg4::Host* IdealTransport::host_of(int64_t) { return host_; }
 
 void IdealTransport::collective(workload::CollectiveKind kind, const std::vector<int64_t>& members,
                                 double bytes) {
-  sg4::this_actor::sleep_for(collective_s(kind, static_cast<int64_t>(members.size()), bytes, tier(members)));
+  sg4::this_actor::sleep_for(
+      collective_s(kind, static_cast<int64_t>(members.size()), bytes, tiers_.connecting(members)));
 }
 
 void IdealTransport::send(int64_t src, int64_t dst, double bytes) {
-  const IdealLinks& links = tier({src, dst});
+  const IdealLinks links = tiers_.connecting({src, dst});
   sg4::this_actor::sleep_for(links.latency_s + bytes / links.bandwidth_bytes_per_s);
 }
 
 void IdealTransport::copy(int64_t, workload::CopyDirection, double bytes) {
-  sg4::this_actor::sleep_for(intra_.copy_latency_s + bytes / intra_.copy_bandwidth_bytes_per_s);
+  sg4::this_actor::sleep_for(tiers_.intra.copy_latency_s + bytes / tiers_.intra.copy_bandwidth_bytes_per_s);
 }
 
 }  // namespace trainsim::engine

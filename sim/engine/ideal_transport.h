@@ -7,7 +7,10 @@
 #define TRAINSIM_SIM_ENGINE_IDEAL_TRANSPORT_H_
 
 #include <limits>
+#include <map>
+#include <vector>
 
+#include "sim/config/scenario.h"
 #include "sim/engine/transport.h"
 
 namespace trainsim::engine {
@@ -19,12 +22,27 @@ struct IdealLinks {
   double copy_latency_s = 5e-6;
 };
 
+// The ideal tiers of a cluster: the intra-node links (NVLink/NVSwitch, or PCIe), and between nodes
+// each GPU's share of its node's NICs (capped by the intra-node link); traffic that involves a node
+// with slow NICs runs at most at that node's share.
+struct IdealTiers {
+  IdealLinks intra;
+  IdealLinks inter;
+  int64_t gpus_per_node = std::numeric_limits<int64_t>::max();
+  std::map<int64_t, double> slow_inter_node;  // node -> its per-GPU bandwidth between nodes
+
+  // The tier that connects every rank of `ranks` (ranks on GPUs in order, node-major).
+  IdealLinks connecting(const std::vector<int64_t>& ranks) const;
+};
+
+// The tiers of `scenario`'s topology, host link and slow NICs (its stragglers).
+IdealTiers ideal_tiers(const config::Scenario& scenario);
+
 class IdealTransport : public Transport {
  public:
   // One tier for everything.
-  explicit IdealTransport(IdealLinks links) : intra_(links), inter_(links) {}
-  IdealTransport(IdealLinks intra_node, IdealLinks inter_node, int64_t gpus_per_node)
-      : intra_(intra_node), inter_(inter_node), gpus_per_node_(gpus_per_node) {}
+  explicit IdealTransport(IdealLinks links) : tiers_{links, links, std::numeric_limits<int64_t>::max(), {}} {}
+  explicit IdealTransport(IdealTiers tiers) : tiers_(std::move(tiers)) {}
 
   // Time of one collective of `kind` over `ranks` GPUs with nccl-tests size `bytes` on `links`:
   //   all-reduce      2(n-1)/n S/B + 2(n-1) a     all-gather, reduce-scatter  (n-1)/n S/B + (n-1) a
@@ -39,12 +57,7 @@ class IdealTransport : public Transport {
   void copy(int64_t rank, workload::CopyDirection direction, double bytes) override;
 
  private:
-  // The tier that connects every rank of `ranks`.
-  const IdealLinks& tier(const std::vector<int64_t>& ranks) const;
-
-  IdealLinks intra_;
-  IdealLinks inter_;
-  int64_t gpus_per_node_ = std::numeric_limits<int64_t>::max();
+  IdealTiers tiers_;
   simgrid::s4u::Host* host_ = nullptr;
 };
 

@@ -10,28 +10,6 @@
 #include "sim/workload/runtime_memory.h"
 
 namespace trainsim::engine {
-namespace {
-
-// The ideal tiers of a topology: NVLink/NVSwitch (or PCIe) inside a node, the NICs between nodes.
-std::unique_ptr<Transport> ideal_transport(const config::Scenario& scenario) {
-  const config::NodeSpec& node = scenario.cluster.topology.node;
-  const config::HostLink& host = scenario.cluster.hardware.host_link;
-  IdealLinks intra{node.intra.link.bandwidth_bytes_per_s, node.intra.link.latency_s,
-                   host.h2d_bandwidth_bytes_per_s, host.latency_s};
-  IdealLinks inter = intra;
-  if (node.nics.count > 0) {
-    // Each GPU's share of the node's NICs.
-    inter.bandwidth_bytes_per_s =
-        std::min(intra.bandwidth_bytes_per_s, node.nics.link.bandwidth_bytes_per_s *
-                                                  static_cast<double>(node.nics.count) /
-                                                  static_cast<double>(node.gpus));
-    inter.latency_s = node.nics.link.latency_s + scenario.cluster.topology.fabric.link.latency_s;
-  }
-  return std::make_unique<IdealTransport>(intra, inter, node.gpus);
-}
-
-}  // namespace
-
 std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, const RunOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   auto run = std::make_unique<ScenarioRun>(ScenarioRun{workload::make_plan(scenario), {}, {}, {}, {}, {}, 0});
@@ -49,16 +27,19 @@ std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, cons
   for (const workload::Graph& g : run->graphs) graphs.push_back(&g);
   const cost::ComputeModel compute(scenario.cluster.hardware, &run->warnings);
   workload::warn_without_runtime_memory(scenario.cluster.hardware, run->warnings);
+  // Some ranks stand for others.
+  const bool collapsed = plan.world_size() > static_cast<int64_t>(run->ranks.size());
   std::unique_ptr<Transport> transport;
   if (options.network == NetworkModel::kIdeal) {
-    transport = ideal_transport(scenario);
+    transport = std::make_unique<IdealTransport>(ideal_tiers(scenario));
     run->warnings.add(
         "network-ideal",
         "network model: ideal (contention-free alpha-beta per tier; no congestion, no NIC or PCIe "
         "sharing)");
   } else {
-    transport = std::make_unique<SimGridTransport>(scenario.cluster.topology, scenario.cluster.hardware);
-    if (!options.engine.full && plan.world_size() > static_cast<int64_t>(run->ranks.size())) {
+    transport = std::make_unique<SimGridTransport>(scenario.cluster.topology, scenario.cluster.hardware,
+                                                   scenario.stragglers.slow_nics);
+    if (collapsed) {
       run->warnings.add(
           "network-collapsed",
           "collapsed run: only the simulated ranks' collectives load the network; traffic of other "
@@ -69,11 +50,15 @@ std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, cons
   EngineOptions engine = options.engine;
   run->gpu_speed = workload::gpu_speeds(scenario, plan);
   engine.compute_speed = workload::simulated_speeds(run->gpu_speed, plan, run->ranks, engine.full);
-  if (!engine.full && !run->gpu_speed.empty() &&
-      plan.world_size() > static_cast<int64_t>(run->ranks.size())) {
+  if (collapsed && !run->gpu_speed.empty()) {
     run->warnings.add("stragglers-collapsed",
                       "collapsed run with stragglers: each pipeline stage runs at the speed of its slowest "
                       "GPU (its members move in lockstep); --full simulates every GPU at its own speed");
+  }
+  if (collapsed && !scenario.stragglers.slow_nics.empty()) {
+    run->warnings.add("slow-nics-collapsed",
+                      "collapsed run with slow NICs: only the simulated ranks' collectives and sends cross "
+                      "them; --full routes every rank's traffic");
   }
   run->result = simulate(plan, run->ranks, graphs, *transport, compute, engine);
   run->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

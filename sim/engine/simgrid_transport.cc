@@ -1,5 +1,7 @@
 #include "sim/engine/simgrid_transport.h"
 
+#include <map>
+
 #include <simgrid/s4u.hpp>
 
 #include "sim/cost/collective_calibration.h"
@@ -27,17 +29,39 @@ config::CollectiveKind profile_kind(workload::CollectiveKind kind) {
 
 }  // namespace
 
-SimGridTransport::SimGridTransport(const config::Topology& topology, const config::HardwareProfile& hardware)
-    : topology_(topology), hardware_(hardware) {}
+SimGridTransport::SimGridTransport(const config::Topology& topology, const config::HardwareProfile& hardware,
+                                   std::vector<config::SlowNics> slow_nics)
+    : topology_(topology), hardware_(hardware), slow_nics_(std::move(slow_nics)) {}
 
 SimGridTransport::~SimGridTransport() = default;
 
 void SimGridTransport::build_platform() {
   graph_ = std::make_unique<platform::TopologyGraph>(topology_);
   platform_ = std::make_unique<platform::Platform>(*sg4::Engine::get_instance(), *graph_);
+  slow_down_nics();
   runner_ = std::make_unique<cost::FlowRunner>(*platform_);
   model_.topology = cost::view_of(*graph_);
   model_.tuning = cost::tuning_from_fits(hardware_, model_.topology).tuning;
+}
+
+void SimGridTransport::slow_down_nics() {
+  std::map<int, double> bandwidth_of_node;
+  for (const config::SlowNics& entry : slow_nics_) {
+    for (const int64_t node : entry.nodes)
+      bandwidth_of_node[static_cast<int>(node)] = entry.bandwidth_bytes_per_s;
+  }
+  if (bandwidth_of_node.empty()) return;
+  const platform::GraphStore& store = graph_->store();
+  for (int l = 0; l < static_cast<int>(store.link_count()); ++l) {
+    if (store.link(l).kind != platform::LinkKind::kNic) continue;
+    for (const platform::VertexId end : {store.first(l), store.second(l)}) {
+      const platform::Vertex& v = store.vertex(end);
+      const auto slow = bandwidth_of_node.find(v.node);
+      if (v.kind != platform::VertexKind::kNic || slow == bandwidth_of_node.end()) continue;
+      platform_->link(l, true)->set_bandwidth(slow->second);
+      platform_->link(l, false)->set_bandwidth(slow->second);
+    }
+  }
 }
 
 sg4::Host* SimGridTransport::host_of(int64_t rank) { return platform_->gpu_host(static_cast<int>(rank)); }

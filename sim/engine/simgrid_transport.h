@@ -6,8 +6,10 @@
 #define TRAINSIM_SIM_ENGINE_SIMGRID_TRANSPORT_H_
 
 #include <memory>
+#include <vector>
 
 #include "sim/config/hardware.h"
+#include "sim/config/scenario.h"
 #include "sim/config/topology.h"
 #include "sim/cost/collective.h"
 #include "sim/cost/flow_runner.h"
@@ -19,8 +21,10 @@ namespace trainsim::engine {
 
 class SimGridTransport : public Transport {
  public:
-  // Keeps references to `topology` and `hardware`, which must outlive the transport.
-  SimGridTransport(const config::Topology& topology, const config::HardwareProfile& hardware);
+  // Keeps references to `topology` and `hardware`, which must outlive the transport. The NICs of the
+  // nodes `slow_nics` names run at its bandwidth instead of the topology's.
+  SimGridTransport(const config::Topology& topology, const config::HardwareProfile& hardware,
+                   std::vector<config::SlowNics> slow_nics = {});
   ~SimGridTransport() override;
 
   void build_platform() override;
@@ -33,8 +37,12 @@ class SimGridTransport : public Transport {
   uint64_t flows() const { return flows_; }
 
  private:
+  // Gives the NIC links of slow_nics_' nodes their bandwidth (both directions).
+  void slow_down_nics();
+
   const config::Topology& topology_;
   const config::HardwareProfile& hardware_;
+  std::vector<config::SlowNics> slow_nics_;
   std::unique_ptr<platform::TopologyGraph> graph_;
   std::unique_ptr<platform::Platform> platform_;
   std::unique_ptr<cost::FlowRunner> runner_;

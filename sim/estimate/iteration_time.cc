@@ -13,6 +13,7 @@
 #include "sim/analytic/flops.h"
 #include "sim/cost/compute_model.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/ideal_transport.h"
 #include "sim/report/breakdown.h"
 #include "sim/workload/builder.h"
 #include "sim/workload/gpu_speed.h"
@@ -29,57 +30,6 @@ using workload::Op;
 using workload::OpKind;
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
-// One alpha-beta tier: per-GPU bandwidth per direction and per-step latency.
-struct Tier {
-  double bandwidth_bytes_per_s = 0;
-  double latency_s = 0;
-};
-
-// The tiers of the contention-free network model (`--network ideal`): the intra-node links, each
-// GPU's share of its node's NICs, and the host link for copies. Ranks sit on GPUs node-major.
-struct Tiers {
-  Tier intra, inter, copy;
-  int64_t gpus_per_node = 1;
-};
-
-Tiers tiers_of(const config::Scenario& scenario) {
-  const config::NodeSpec& node = scenario.cluster.topology.node;
-  const config::HostLink& host = scenario.cluster.hardware.host_link;
-  Tiers t;
-  t.intra = {node.intra.link.bandwidth_bytes_per_s, node.intra.link.latency_s};
-  t.inter = t.intra;
-  if (node.nics.count > 0) {
-    t.inter.bandwidth_bytes_per_s =
-        std::min(t.intra.bandwidth_bytes_per_s, node.nics.link.bandwidth_bytes_per_s *
-                                                    static_cast<double>(node.nics.count) /
-                                                    static_cast<double>(node.gpus));
-    t.inter.latency_s = node.nics.link.latency_s + scenario.cluster.topology.fabric.link.latency_s;
-  }
-  t.copy = {host.h2d_bandwidth_bytes_per_s, host.latency_s};
-  t.gpus_per_node = std::max<int64_t>(node.gpus, 1);
-  return t;
-}
-
-// A ring collective over `n` ranks of nccl-tests size `bytes` (all-to-all: pairwise exchange):
-//   all-reduce 2(n-1)/n S/B + 2(n-1)a; all-gather, reduce-scatter, all-to-all (n-1)/n S/B + (n-1)a;
-//   barrier 2(n-1)a.
-double collective_s(workload::CollectiveKind kind, int64_t n, double bytes, const Tier& tier) {
-  if (n <= 1) return 0;
-  const double steps = static_cast<double>(n - 1);
-  const double share = steps / static_cast<double>(n) * bytes / tier.bandwidth_bytes_per_s;
-  switch (kind) {
-    case workload::CollectiveKind::kAllReduce:
-      return 2 * share + 2 * steps * tier.latency_s;
-    case workload::CollectiveKind::kAllGather:
-    case workload::CollectiveKind::kReduceScatter:
-    case workload::CollectiveKind::kAllToAll:
-      return share + steps * tier.latency_s;
-    case workload::CollectiveKind::kBarrier:
-      return 2 * steps * tier.latency_s;
-  }
-  return 0;
-}
 
 // One rank's iteration without waiting for other pipeline stages: every op starts when its
 // predecessors have finished (the graph encodes stream order too) and lasts its kernel time, its
@@ -111,7 +61,7 @@ class StageTimer {
  public:
   StageTimer(const config::Scenario& scenario, const workload::ParallelPlan& plan,
              const cost::ComputeModel& compute)
-      : plan_(plan), compute_(compute), tiers_(tiers_of(scenario)) {}
+      : plan_(plan), compute_(compute), tiers_(engine::ideal_tiers(scenario)) {}
 
   // `graph` laid out on a GPU whose kernels run at `speed` times the profile's rates.
   StageTime time(const workload::Graph& graph, double speed) {
@@ -175,42 +125,38 @@ class StageTimer {
     return false;
   }
 
-  // The network or host-link time of `op` on `rank` (0 for ops that move nothing).
+  // The network or host-link time of `op` on `rank` (0 for ops that move nothing), as `--network
+  // ideal` prices it.
   double transfer_s(const Op& op, int64_t rank) {
     switch (op.kind) {
       case OpKind::kCollective:
-        return collective_s(op.collective.kind, plan_.group_size(op.collective.group.kind), op.bytes,
-                            group_tier(op.collective.group));
+        return engine::IdealTransport::collective_s(op.collective.kind,
+                                                    plan_.group_size(op.collective.group.kind), op.bytes,
+                                                    group_tier(op.collective.group));
       case OpKind::kSend:
       case OpKind::kRecv: {
-        const Tier& tier = same_node(rank, op.p2p.peer) ? tiers_.intra : tiers_.inter;
+        const engine::IdealLinks tier = tiers_.connecting({rank, op.p2p.peer});
         return tier.latency_s + op.bytes / tier.bandwidth_bytes_per_s;
       }
       case OpKind::kCopy:
-        return tiers_.copy.latency_s + op.bytes / tiers_.copy.bandwidth_bytes_per_s;
+        return tiers_.intra.copy_latency_s + op.bytes / tiers_.intra.copy_bandwidth_bytes_per_s;
       default:
         return 0;
     }
   }
 
-  bool same_node(int64_t a, int64_t b) const { return a / tiers_.gpus_per_node == b / tiers_.gpus_per_node; }
-
-  const Tier& group_tier(workload::GroupId group) {
+  const engine::IdealLinks& group_tier(workload::GroupId group) {
     const auto key = std::make_pair(static_cast<int>(group.kind), group.index);
-    auto it = intra_.find(key);
-    if (it == intra_.end()) {
-      const std::vector<int64_t> members = plan_.members(group);
-      bool intra = true;
-      for (const int64_t r : members) intra = intra && same_node(r, members.front());
-      it = intra_.emplace(key, intra).first;
-    }
-    return it->second ? tiers_.intra : tiers_.inter;
+    auto it = group_tiers_.find(key);
+    if (it == group_tiers_.end())
+      it = group_tiers_.emplace(key, tiers_.connecting(plan_.members(group))).first;
+    return it->second;
   }
 
   const workload::ParallelPlan& plan_;
   const cost::ComputeModel& compute_;
-  Tiers tiers_;
-  std::map<std::pair<int, int32_t>, bool> intra_;  // per group: all members on one node
+  engine::IdealTiers tiers_;
+  std::map<std::pair<int, int32_t>, engine::IdealLinks> group_tiers_;
 };
 
 // The stages worth building: the first (embedding, most micro-batches in flight), the last (LM

@@ -90,23 +90,55 @@ json comm_log(const workload::ParallelPlan& plan, const workload::Graph& graph, 
   return out;
 }
 
-// The GPUs' speeds (run.gpu_speed not empty): the slowest and its pipeline stage (in a collapsed run
-// the whole stage runs at its speed), the mean, and how many run below the profile.
-json stragglers(const engine::ScenarioRun& run) {
+// What the scenario's stragglers did: the GPUs' speeds (when it slows GPUs: the slowest and its
+// pipeline stage, which a collapsed run gives that speed, the mean, how many run below the profile)
+// and the nodes with slow NICs.
+json stragglers(const config::Stragglers& stragglers, const engine::ScenarioRun& run) {
+  json out = json::object();
   const std::vector<double>& speed = run.gpu_speed;
-  const auto slowest = std::min_element(speed.begin(), speed.end());
-  const int64_t slowest_rank = slowest - speed.begin();
-  double sum = 0;
-  int64_t below = 0;
-  for (const double v : speed) {
-    sum += v;
-    below += v < 1 ? 1 : 0;
+  if (!speed.empty()) {
+    const auto slowest = std::min_element(speed.begin(), speed.end());
+    const int64_t slowest_rank = slowest - speed.begin();
+    double sum = 0;
+    int64_t below = 0;
+    for (const double v : speed) {
+      sum += v;
+      below += v < 1 ? 1 : 0;
+    }
+    out["slowest_rank"] = slowest_rank;
+    out["slowest_stage"] = run.plan.coords(slowest_rank).pp();
+    out["slowest_speed"] = *slowest;
+    out["mean_speed"] = sum / static_cast<double>(speed.size());
+    out["gpus_below_profile"] = below;
   }
-  return {{"slowest_rank", slowest_rank},
-          {"slowest_stage", run.plan.coords(slowest_rank).pp()},
-          {"slowest_speed", *slowest},
-          {"mean_speed", sum / static_cast<double>(speed.size())},
-          {"gpus_below_profile", below}};
+  json nics = json::array();
+  for (const config::SlowNics& entry : stragglers.slow_nics) {
+    for (const int64_t node : entry.nodes) {
+      nics.push_back({{"node", node}, {"bandwidth_bytes_per_s", entry.bandwidth_bytes_per_s}});
+    }
+  }
+  out["slow_nics"] = nics;
+  return out;
+}
+
+// The stragglers section of the table: the GPUs' speeds and the slow NICs.
+std::string render_stragglers(const json& report) {
+  const json& st = report.at("stragglers");
+  std::string out = "\n# stragglers\n";
+  if (st.contains("slowest_speed")) {
+    out += fmt::format("{:<26} {:>13.1f}%   of the profile's kernel rates (rank {}, pipeline stage {})\n",
+                       "slowest GPU", 100 * st.at("slowest_speed").get<double>(),
+                       st.at("slowest_rank").get<int64_t>(), st.at("slowest_stage").get<int64_t>());
+    out += fmt::format("{:<26} {:>13.1f}%   ({} of {} GPUs below 100 %)\n", "mean GPU speed",
+                       100 * st.at("mean_speed").get<double>(), st.at("gpus_below_profile").get<int64_t>(),
+                       report.at("gpus").get<int64_t>());
+  }
+  for (const json& nic : st.at("slow_nics")) {
+    out +=
+        fmt::format("{:<26} {:>11.1f} Gb/s per NIC (node {})\n", "slow NICs",
+                    8 * nic.at("bandwidth_bytes_per_s").get<double>() / 1e9, nic.at("node").get<int64_t>());
+  }
+  return out;
 }
 
 }  // namespace
@@ -206,9 +238,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"warnings", warnings},
       {"simulation", {{"ranks_simulated", run.ranks.size()}, {"ops_executed", r.ops_executed}}},
   };
-  if (!run.gpu_speed.empty()) {
-    report["stragglers"] = stragglers(run);
-  }
+  if (s.stragglers.any()) report["stragglers"] = stragglers(s.stragglers, run);
   return report;
 }
 
@@ -276,16 +306,7 @@ std::string render_table(const json& report) {
                      m.at("peak_host_bytes_per_node").get<double>() / kGiB,
                      m.at("host_capacity_bytes_per_node").get<double>() / kGiB);
   out += fmt::format("{:<26} {:>14}\n", "fits", m.at("fits").get<bool>() ? "yes" : "NO");
-  if (report.contains("stragglers")) {
-    const json& st = report.at("stragglers");
-    out += "\n# stragglers (kernel speed, fraction of the profile's rates)\n";
-    out += fmt::format("{:<26} {:>13.1f}%   (rank {}, pipeline stage {})\n", "slowest GPU",
-                       100 * st.at("slowest_speed").get<double>(), st.at("slowest_rank").get<int64_t>(),
-                       st.at("slowest_stage").get<int64_t>());
-    out += fmt::format("{:<26} {:>13.1f}%   ({} of {} GPUs below 100 %)\n", "mean",
-                       100 * st.at("mean_speed").get<double>(), st.at("gpus_below_profile").get<int64_t>(),
-                       report.at("gpus").get<int64_t>());
-  }
+  if (report.contains("stragglers")) out += render_stragglers(report);
   out += "\n" + render_comm_table(report);
   const json& warnings = report.at("warnings");
   if (!warnings.empty()) {

@@ -44,7 +44,7 @@ double standard_normal(uint64_t seed, int64_t rank) {
 
 std::vector<double> gpu_speeds(const config::Scenario& scenario, const ParallelPlan& plan) {
   const config::Stragglers& s = scenario.stragglers;
-  if (!s.any()) return {};
+  if (!s.slows_gpus()) return {};
   const int64_t world = plan.world_size();
   std::vector<double> speed(static_cast<size_t>(world), 1.0);
   if (s.spread_stddev > 0) {

@@ -103,9 +103,37 @@ TEST_F(StragglerRules, ShapesAreChecked) {
                           "you mean \"speed_spread\"?)"));
 }
 
+TEST_F(StragglerRules, SlowNicsLoad) {
+  const Scenario s = load("{slow_nics: [{nodes: [1], bandwidth: 100Gbps}]}");
+  ASSERT_EQ(s.stragglers.slow_nics.size(), 1u);
+  EXPECT_THAT(s.stragglers.slow_nics[0].nodes, ElementsAre(1));
+  EXPECT_DOUBLE_EQ(s.stragglers.slow_nics[0].bandwidth_bytes_per_s, 12.5e9);
+  EXPECT_TRUE(s.stragglers.any());
+  EXPECT_FALSE(s.stragglers.slows_gpus());
+}
+
+TEST_F(StragglerRules, SlowNicsAreSlowerThanTheTopologysAndNamedOnce) {
+  EXPECT_THAT(errors("{slow_nics: [{nodes: [1], bandwidth: 200Gbps}]}"),
+              ElementsAre("s.yaml:6:50: error: stragglers.slow_nics[0].bandwidth: a slow NIC must be below "
+                          "the topology's 25GB/s per NIC, got 200Gbps"));
+  EXPECT_THAT(errors("{slow_nics: [{nodes: [2], bandwidth: 100Gbps}]}"),
+              ElementsAre("s.yaml:6:35: error: stragglers.slow_nics[0].nodes[0]: node 2 is not in this "
+                          "cluster (16 GPUs of 8 per node: nodes 0 to 1)"));
+  EXPECT_THAT(errors("{slow_nics: [{nodes: [1]}]}"),
+              ElementsAre("s.yaml:6:26: error: stragglers.slow_nics[0].bandwidth: missing required key"));
+  EXPECT_THAT(
+      errors("{slow_nics: [{nodes: [], bandwidth: 100Gbps}]}"),
+      ElementsAre("s.yaml:6:26: error: stragglers.slow_nics[0]: names no node: give a list of nodes"));
+  EXPECT_THAT(errors("{slow_nics: [{nodes: [1], bandwidth: 100Gbps}, {nodes: [1], bandwidth: 50Gbps}]}"),
+              ElementsAre("s.yaml:6:60: error: stragglers.slow_nics[1]: node 1 is already slowed by "
+                          "stragglers.slow_nics[0]; give each node one NIC bandwidth"));
+  EXPECT_THAT(errors("{slow_nics: [{nodes: [1], bandwidth: 100}]}"),
+              ::testing::Contains(::testing::HasSubstr("stragglers.slow_nics[0].bandwidth: ")));
+}
+
 TEST_F(StragglerRules, ShownYamlLoadsBackToTheSameScenario) {
   const Scenario s = load(
-      "{slow_gpus: [{ranks: [3], nodes: [1], speed: 0.75}], "
+      "{slow_gpus: [{ranks: [3], nodes: [1], speed: 0.75}], slow_nics: [{nodes: [0], bandwidth: 100Gbps}], "
       "speed_spread: {stddev: 0.03, seed: 11}}");
   const std::string yaml = to_yaml(s);
   dir_.write("shown.yaml", yaml);

@@ -54,6 +54,7 @@ const std::vector<Case> kCases = {
     {"06-llama3-70b-256xh100.yaml", {"parallelism={vpp: 1, schedule: 1f1b}", "training.global_batch=64"}},
     {"04-llama3-8b-ulysses-8xh100.yaml", {"parallelism.sequence_parallel=ring"}},
     {"01-gpt3-1.3b-dp8.yaml", {"parallelism.zero_stage=3", "parallelism.recompute=full"}},
+    {"06-llama3-70b-256xh100.yaml", {"stragglers.slow_nics=[{nodes: [1], bandwidth: 100Gbps}]"}},
     // A slow GPU in stage 2, a middle stage the estimate builds only because of it.
     {"01-gpt3-1.3b-dp8.yaml",
      {"parallelism.pp=4", "parallelism.dp=2", "stragglers.slow_gpus=[{ranks: [5], speed: 0.7}]"}},

@@ -125,6 +125,23 @@ TEST(Candidate, IsRejectedByTheScenarioRules) {
   EXPECT_THAT(check.rejection.message, testing::HasSubstr("needs pp > 1"));
 }
 
+// The base scenario's stragglers go with every candidate, checked against the candidate's cluster.
+TEST(Candidate, KeepsTheStragglers) {
+  std::vector<config::Override> overrides = {
+      config::parse_override("stragglers={slow_gpus: [{ranks: [1], speed: 0.5}]}")};
+  const CandidateBuilder builder(config::load_scenario(fixture("tiny.yaml"), overrides));
+  PlanChoice c;
+  c.dp = 2;
+  const CandidateCheck on_two = builder.check(c, 2);
+  ASSERT_TRUE(on_two.scenario) << on_two.rejection.message;
+  ASSERT_EQ(on_two.scenario->stragglers.slow_gpus.size(), 1u);
+  EXPECT_DOUBLE_EQ(on_two.scenario->stragglers.slow_gpus[0].speed, 0.5);
+  c.dp = 1;
+  const CandidateCheck on_one = builder.check(c, 1);
+  ASSERT_FALSE(on_one.scenario);
+  EXPECT_THAT(on_one.rejection.message, testing::HasSubstr("rank 1 is not in this cluster"));
+}
+
 TEST(Search, TokensPerDollarWithoutAPriceNamesTheProfileAndKey) {
   SearchOptions options;
   options.gpus = 2;

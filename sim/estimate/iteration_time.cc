@@ -256,8 +256,16 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
     }
   }
 
-  // Fill and drain: the schedule's formula bubble over the slowest stage's pace.
-  const double slowest_per_mb = *std::max_element(per_micro_batch_s.begin(), per_micro_batch_s.end());
+  // Fill and drain: the schedule's formula bubble over the slowest stage's pace. They pass through
+  // the other stages, so a straggler's stage counts at the stages' typical (median) speed.
+  std::vector<double> sorted_speed = stage_speed;
+  std::nth_element(sorted_speed.begin(), sorted_speed.begin() + pp / 2, sorted_speed.end());
+  const double typical_speed = sorted_speed[static_cast<size_t>(pp / 2)];
+  double slowest_per_mb = 0;
+  for (size_t i = 0; i < built.size(); ++i) {
+    const double speed = stage_speed[static_cast<size_t>(built[i])];
+    slowest_per_mb = std::max(slowest_per_mb, per_micro_batch_s[i] * speed / typical_speed);
+  }
   const double fill_drain_s =
       analytic::pipeline_bubble_fraction(schedule, pp, m, shapes.vpp) * md * slowest_per_mb;
 

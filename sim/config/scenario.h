@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,14 @@ struct Stragglers {
   uint64_t seed = 1;  // the draws are a function of (seed, rank) alone
 
   bool slows_gpus() const { return !slow_gpus.empty() || spread_stddev > 0; }
+  // Per node of slow_nics: its NICs' bandwidth, bytes/s per NIC and direction.
+  std::map<int64_t, double> nic_bandwidth_by_node() const {
+    std::map<int64_t, double> out;
+    for (const SlowNics& entry : slow_nics) {
+      for (const int64_t node : entry.nodes) out[node] = entry.bandwidth_bytes_per_s;
+    }
+    return out;
+  }
   bool any() const { return slows_gpus() || !slow_nics.empty(); }
 };
 

@@ -57,9 +57,8 @@ IdealTiers ideal_tiers(const config::Scenario& scenario) {
   };
   t.inter.bandwidth_bytes_per_s = share(node.nics.link.bandwidth_bytes_per_s);
   t.inter.latency_s = node.nics.link.latency_s + scenario.cluster.topology.fabric.link.latency_s;
-  for (const config::SlowNics& entry : scenario.stragglers.slow_nics) {
-    for (const int64_t n : entry.nodes) t.slow_inter_node[n] = share(entry.bandwidth_bytes_per_s);
-  }
+  for (const auto& [n, bandwidth] : scenario.stragglers.nic_bandwidth_by_node())
+    t.slow_inter_node[n] = share(bandwidth);
   return t;
 }
 

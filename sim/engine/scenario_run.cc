@@ -38,7 +38,7 @@ std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, cons
         "sharing)");
   } else {
     transport = std::make_unique<SimGridTransport>(scenario.cluster.topology, scenario.cluster.hardware,
-                                                   scenario.stragglers.slow_nics);
+                                                   scenario.stragglers.nic_bandwidth_by_node());
     if (collapsed) {
       run->warnings.add(
           "network-collapsed",

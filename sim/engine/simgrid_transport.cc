@@ -1,7 +1,5 @@
 #include "sim/engine/simgrid_transport.h"
 
-#include <map>
-
 #include <simgrid/s4u.hpp>
 
 #include "sim/cost/collective_calibration.h"
@@ -30,8 +28,8 @@ config::CollectiveKind profile_kind(workload::CollectiveKind kind) {
 }  // namespace
 
 SimGridTransport::SimGridTransport(const config::Topology& topology, const config::HardwareProfile& hardware,
-                                   std::vector<config::SlowNics> slow_nics)
-    : topology_(topology), hardware_(hardware), slow_nics_(std::move(slow_nics)) {}
+                                   std::map<int64_t, double> nic_bandwidth_by_node)
+    : topology_(topology), hardware_(hardware), nic_bandwidth_by_node_(std::move(nic_bandwidth_by_node)) {}
 
 SimGridTransport::~SimGridTransport() = default;
 
@@ -45,19 +43,14 @@ void SimGridTransport::build_platform() {
 }
 
 void SimGridTransport::slow_down_nics() {
-  std::map<int, double> bandwidth_of_node;
-  for (const config::SlowNics& entry : slow_nics_) {
-    for (const int64_t node : entry.nodes)
-      bandwidth_of_node[static_cast<int>(node)] = entry.bandwidth_bytes_per_s;
-  }
-  if (bandwidth_of_node.empty()) return;
+  if (nic_bandwidth_by_node_.empty()) return;
   const platform::GraphStore& store = graph_->store();
   for (int l = 0; l < static_cast<int>(store.link_count()); ++l) {
     if (store.link(l).kind != platform::LinkKind::kNic) continue;
     for (const platform::VertexId end : {store.first(l), store.second(l)}) {
       const platform::Vertex& v = store.vertex(end);
-      const auto slow = bandwidth_of_node.find(v.node);
-      if (v.kind != platform::VertexKind::kNic || slow == bandwidth_of_node.end()) continue;
+      const auto slow = nic_bandwidth_by_node_.find(v.node);
+      if (v.kind != platform::VertexKind::kNic || slow == nic_bandwidth_by_node_.end()) continue;
       platform_->link(l, true)->set_bandwidth(slow->second);
       platform_->link(l, false)->set_bandwidth(slow->second);
     }

@@ -5,11 +5,11 @@
 #ifndef TRAINSIM_SIM_ENGINE_SIMGRID_TRANSPORT_H_
 #define TRAINSIM_SIM_ENGINE_SIMGRID_TRANSPORT_H_
 
+#include <cstdint>
+#include <map>
 #include <memory>
-#include <vector>
 
 #include "sim/config/hardware.h"
-#include "sim/config/scenario.h"
 #include "sim/config/topology.h"
 #include "sim/cost/collective.h"
 #include "sim/cost/flow_runner.h"
@@ -22,9 +22,9 @@ namespace trainsim::engine {
 class SimGridTransport : public Transport {
  public:
   // Keeps references to `topology` and `hardware`, which must outlive the transport. The NICs of the
-  // nodes `slow_nics` names run at its bandwidth instead of the topology's.
+  // nodes in `nic_bandwidth_by_node` run at that bandwidth instead of the topology's.
   SimGridTransport(const config::Topology& topology, const config::HardwareProfile& hardware,
-                   std::vector<config::SlowNics> slow_nics = {});
+                   std::map<int64_t, double> nic_bandwidth_by_node = {});
   ~SimGridTransport() override;
 
   void build_platform() override;
@@ -37,12 +37,12 @@ class SimGridTransport : public Transport {
   uint64_t flows() const { return flows_; }
 
  private:
-  // Gives the NIC links of slow_nics_' nodes their bandwidth (both directions).
+  // Gives the NIC links of nic_bandwidth_by_node_'s nodes their bandwidth (both directions).
   void slow_down_nics();
 
   const config::Topology& topology_;
   const config::HardwareProfile& hardware_;
-  std::vector<config::SlowNics> slow_nics_;
+  std::map<int64_t, double> nic_bandwidth_by_node_;
   std::unique_ptr<platform::TopologyGraph> graph_;
   std::unique_ptr<platform::Platform> platform_;
   std::unique_ptr<cost::FlowRunner> runner_;

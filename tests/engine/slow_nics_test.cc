@@ -40,7 +40,7 @@ TEST(SlowNics, IdealTiersGiveTrafficOfTheSlowNodeItsShare) {
 TEST(SlowNics, SendIntoASlowNodeRunsAtItsNicBandwidth) {
   ScratchDir dir;
   const config::Scenario s = two_nodes_one_slow(dir);
-  SimGridTransport slow(s.cluster.topology, s.cluster.hardware, s.stragglers.slow_nics);
+  SimGridTransport slow(s.cluster.topology, s.cluster.hardware, s.stragglers.nic_bandwidth_by_node());
   slow.build_platform();
   double slow_s = 0, back_s = 0;
   simgrid::s4u::Actor::create("sender", slow.host_of(0), [&] {

@@ -90,6 +90,30 @@ void emit_stragglers(YAML::Emitter& out, const Stragglers& s) {
   out << YAML::EndMap;
 }
 
+void emit_campaign(YAML::Emitter& out, const Campaign& c) {
+  out << YAML::Key << "campaign" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "tokens" << YAML::Value << format_token_total(c.tokens);
+  if (c.checkpoints) {
+    const Checkpoints& k = *c.checkpoints;
+    out << YAML::Key << "checkpoints" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "write_bandwidth" << YAML::Value
+        << format_quantity(k.write_bandwidth_bytes_per_s, QuantityKind::kBandwidth);
+    out << YAML::Key << "async" << YAML::Value << k.async;
+    out << YAML::Key << "interval" << YAML::Value
+        << (k.interval_s > 0 ? format_quantity(k.interval_s, QuantityKind::kDuration) : "auto");
+    out << YAML::EndMap;
+  }
+  if (c.interruptions) {
+    out << YAML::Key << "interruptions" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "mtbi_per_gpu" << YAML::Value
+        << format_quantity(c.interruptions->mtbi_per_gpu_s, QuantityKind::kDuration);
+    out << YAML::Key << "restart" << YAML::Value
+        << format_quantity(c.interruptions->restart_s, QuantityKind::kDuration);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
 }  // namespace
 
 std::string to_yaml(const Scenario& s) {
@@ -114,6 +138,7 @@ std::string to_yaml(const Scenario& s) {
   out << YAML::Key << "gpus" << YAML::Value << s.cluster.gpus;
   out << YAML::EndMap;
   if (s.stragglers.any()) emit_stragglers(out, s.stragglers);
+  if (s.campaign.tokens > 0) emit_campaign(out, s.campaign);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

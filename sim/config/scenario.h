@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,31 @@ struct Stragglers {
   bool any() const { return slows_gpus() || !slow_nics.empty(); }
 };
 
+// Checkpoints of the model state (weights in the training dtype and the optimizer state, one copy:
+// what a restart loads), every GPU writing its share to shared storage at once.
+struct Checkpoints {
+  double write_bandwidth_bytes_per_s = 0;  // the storage's sustained write bandwidth, all nodes together
+  // false: training waits for the write. true: training pauses only while each GPU copies its share
+  // to pinned host memory; the write runs in the background and a checkpoint counts once written.
+  bool async = false;
+  double interval_s = 0;  // training time between checkpoints; 0 = the optimum for the interruptions
+};
+
+// Interruptions of the job: any failed GPU, host, link or switch stops synchronous training, which
+// restarts from the last checkpoint. They arrive as a Poisson process.
+struct Interruptions {
+  double mtbi_per_gpu_s = 0;  // mean time between interruptions per GPU; the job's is this / GPUs
+  double restart_s = 0;       // from an interruption to training again (detect, reschedule, load)
+};
+
+// The whole training run (the optional `campaign` section): the tokens to train on, and what
+// checkpoints and interruptions add to the time it takes.
+struct Campaign {
+  double tokens = 0;  // 0: no campaign
+  std::optional<Checkpoints> checkpoints;
+  std::optional<Interruptions> interruptions;  // only with checkpoints
+};
+
 struct Scenario {
   std::filesystem::path path;  // the file it was loaded from (absolute, normalised)
   std::string name;
@@ -123,6 +149,7 @@ struct Scenario {
   Parallelism parallelism;
   Cluster cluster;
   Stragglers stragglers;
+  Campaign campaign;
 
   // Micro-batches per iteration and data-parallel replica: global_batch / (micro_batch * dp).
   int64_t micro_batches() const { return training.global_batch / (training.micro_batch * parallelism.dp); }

@@ -382,6 +382,10 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
     MapReader m(stragglers);
     decode_stragglers(m, out.stragglers, a.cluster_ok ? &out.cluster : nullptr);
   }
+  if (const Node campaign = r.child("campaign"); campaign.defined()) {
+    MapReader m(campaign);
+    decode_campaign(m, out.campaign);
+  }
   r.finish();
 
   Parallelism& p = out.parallelism;

@@ -1,5 +1,6 @@
 #include "sim/config/units.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -55,6 +56,9 @@ constexpr auto kDurationUnits = std::to_array<Unit>({
     {"\xC2\xB5s", 1e-6},
     {"ms", 1e-3},
     {"s", 1.0},
+    {"min", 60.0},
+    {"h", 3600.0},
+    {"d", 86400.0},
 });
 constexpr auto kFlopRateUnits = std::to_array<Unit>({
     {"FLOP/s", 1.0},
@@ -264,6 +268,47 @@ std::string format_count(int64_t value) {
     if (value >= unit && value % unit == 0) return fmt::format("{}{}", value / unit, suffix);
   }
   return std::to_string(value);
+}
+
+namespace {
+
+constexpr auto kTokenSuffixes = std::to_array<Unit>({{"K", 1e3}, {"M", 1e6}, {"B", 1e9}, {"T", 1e12}});
+
+}  // namespace
+
+std::optional<double> parse_token_total(std::string_view text, std::string* error) {
+  double number = 0;
+  std::string_view suffix;
+  if (!split_number(trim(text), &number, &suffix)) {
+    *error = fmt::format("expected a token count such as 15.6T, 300B or 1.5e13, got \"{}\"", text);
+    return std::nullopt;
+  }
+  double scale = 1;
+  if (!suffix.empty()) {
+    const auto unit = std::find_if(kTokenSuffixes.begin(), kTokenSuffixes.end(),
+                                   [&](const Unit& u) { return u.symbol == suffix; });
+    if (unit == kTokenSuffixes.end()) {
+      *error = fmt::format(
+          "unknown token-count suffix \"{}\" in \"{}\"; use K, M, B or T (powers of ten: 15.6T "
+          "is 1.56e13 tokens)",
+          suffix, text);
+      return std::nullopt;
+    }
+    scale = unit->scale;
+  }
+  if (!std::isfinite(number * scale) || number <= 0) {
+    *error = fmt::format("a token count must be positive and finite, got \"{}\"", text);
+    return std::nullopt;
+  }
+  return number * scale;
+}
+
+std::string format_token_total(double value) {
+  for (auto unit = kTokenSuffixes.rbegin(); unit != kTokenSuffixes.rend(); ++unit) {
+    const double scaled = value / unit->scale;
+    if (scaled >= 1 && scaled * unit->scale == value) return shortest(scaled) + std::string(unit->symbol);
+  }
+  return shortest(value);
 }
 
 std::string format_bytes_rounded(double bytes) {

@@ -14,7 +14,7 @@ namespace trainsim::config {
 enum class QuantityKind {
   kBytes,      // B, KB, MB, GB, TB, PB (10^3 steps); KiB, MiB, GiB, TiB, PiB (2^10 steps)
   kBandwidth,  // bytes/s: B/s, KB/s ... TB/s, KiB/s ... TiB/s; bits/s: bps, Kbps, Mbps, Gbps, Tbps
-  kDuration,   // ns, us (or µs), ms, s
+  kDuration,   // ns, us (or µs), ms, s, min, h, d
   kFlopRate,   // FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s (also spelt GFLOPS, TFLOPS, PFLOPS)
   kFrequency,  // Hz, kHz, MHz, GHz
 };
@@ -36,6 +36,14 @@ std::optional<int64_t> parse_count(std::string_view text, std::string* error);
 
 // The shortest exact spelling of a count: 2097152 -> "2Mi", 1000 -> "1000".
 std::string format_count(int64_t value);
+
+// Parses a total token count as training runs are quoted, in powers of ten: "15.6T" (10^12), "300B"
+// (10^9), "50M" (10^6), "20K" (10^3) or a plain number ("1.5e13"). On failure returns nullopt and
+// sets *error.
+std::optional<double> parse_token_total(std::string_view text, std::string* error);
+
+// The shortest spelling parse_token_total reads back exactly: 1.56e13 -> "15.6T", 1000 -> "1K".
+std::string format_token_total(double value);
 
 // A byte count for tables, rounded to two decimals in the largest binary unit up to TiB that keeps it
 // at least 1: 1536 -> "1.50 KiB", 100 -> "100.00 B". Not parseable back (see format_quantity).

@@ -9,6 +9,7 @@
 #include "sim/analytic/analysis.h"
 #include "sim/common/version.h"
 #include "sim/report/breakdown.h"
+#include "sim/report/campaign.h"
 #include "sim/workload/builder.h"
 #include "sim/workload/memory.h"
 #include "sim/workload/summary.h"
@@ -239,6 +240,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"simulation", {{"ranks_simulated", run.ranks.size()}, {"ops_executed", r.ops_executed}}},
   };
   if (s.stragglers.any()) report["stragglers"] = stragglers(s.stragglers, run);
+  if (s.campaign.tokens > 0) report["campaign"] = campaign_report(s, t);
   return report;
 }
 
@@ -307,6 +309,7 @@ std::string render_table(const json& report) {
                      m.at("host_capacity_bytes_per_node").get<double>() / kGiB);
   out += fmt::format("{:<26} {:>14}\n", "fits", m.at("fits").get<bool>() ? "yes" : "NO");
   if (report.contains("stragglers")) out += render_stragglers(report);
+  if (report.contains("campaign")) out += render_campaign(report.at("campaign"));
   out += "\n" + render_comm_table(report);
   const json& warnings = report.at("warnings");
   if (!warnings.empty()) {
@@ -337,18 +340,26 @@ std::string render_comm_table(const json& report) {
 std::string render_csv(const json& report) {
   const json& b = report.at("breakdown");
   const json& m = report.at("memory");
+  // The campaign's columns are empty without one (and time_to_train_s when the run would not finish).
+  const json campaign = report.value("campaign", json::object());
+  const auto optional = [&](const char* key) {
+    return campaign.contains(key) ? fmt::format("{}", campaign.at(key).get<double>()) : std::string();
+  };
   std::string out =
       "scenario,gpus,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,hfu,compute_s,exposed_comm_s,bubble_s,"
-      "offload_stall_s,idle_s,peak_hbm_bytes,hbm_capacity_bytes,peak_host_bytes_per_node,fits\n";
+      "offload_stall_s,idle_s,peak_hbm_bytes,hbm_capacity_bytes,peak_host_bytes_per_node,fits,time_to_train_"
+      "s,"
+      "goodput,cost_usd\n";
   out += fmt::format(
-      "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", report.at("scenario").get<std::string>(),
+      "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", report.at("scenario").get<std::string>(),
       report.at("gpus").get<int64_t>(), report.at("iteration_time_s").get<double>(),
       report.at("tokens_per_s").get<double>(), report.at("tflops_per_gpu").get<double>(),
       report.at("mfu").get<double>(), report.at("hfu").get<double>(), b.at("compute_s").get<double>(),
       b.at("exposed_comm_s").get<double>(), b.at("bubble_s").get<double>(),
       b.at("offload_stall_s").get<double>(), b.at("idle_s").get<double>(),
       m.at("peak_hbm_bytes").get<double>(), m.at("hbm_capacity_bytes").get<double>(),
-      m.at("peak_host_bytes_per_node").get<double>(), m.at("fits").get<bool>() ? "true" : "false");
+      m.at("peak_host_bytes_per_node").get<double>(), m.at("fits").get<bool>() ? "true" : "false",
+      optional("wall_time_s"), optional("goodput"), optional("cost_usd"));
   return out;
 }
 

@@ -26,6 +26,7 @@ std::string CandidateBuilder::yaml(const PlanChoice& choice, int64_t gpus) const
   s.training = base_.training;
   s.parallelism = base_.parallelism;
   s.stragglers = base_.stragglers;
+  s.campaign = base_.campaign;
   s.cluster.topology_path = base_.cluster.topology_path;
   s.cluster.hardware_path = base_.cluster.hardware_path;
   choice.apply(gpus, s);

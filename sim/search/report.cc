@@ -34,6 +34,7 @@ json plan_json(const SimulatedPlan& p, size_t rank, const SearchResult& r) {
                           "memory", "warnings"}) {
     out[key] = run.at(key);
   }
+  if (run.contains("campaign")) out["campaign"] = run.at("campaign");
   if (r.price_per_gpu_hour_usd) {
     const double price_per_s = *r.price_per_gpu_hour_usd / 3600.0 * static_cast<double>(r.gpus);
     out["cost"] = {{"price_per_gpu_hour_usd", *r.price_per_gpu_hour_usd},
@@ -132,6 +133,8 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
       "rank", "tp", "pp", "dp", "sp", "vpp", "schedule", "sp kind", "chunk", "zero", "recompute", "mb",
       "iteration s", "tokens/s", "MFU", "HBM GiB", "compute", "comm", "bubble", "offload", "idle");
   if (r.price_per_gpu_hour_usd) out += fmt::format(" {:>10} {:>10}", "USD/iter", "tokens/USD");
+  const bool campaign = !r.best.empty() && r.best.front().run.contains("campaign");
+  if (campaign) out += fmt::format(" {:>10}", "train days");
   out += '\n';
   for (size_t i = 0; i < r.best.size(); ++i) {
     const SimulatedPlan& p = r.best[i];
@@ -154,6 +157,11 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
       const double price_per_s = *r.price_per_gpu_hour_usd / 3600.0 * static_cast<double>(r.gpus);
       out += fmt::format(" {:>10.4g} {:>10.0f}", t * price_per_s,
                          p.run.at("tokens_per_s").get<double>() / price_per_s);
+    }
+    if (campaign) {
+      const json& c = p.run.at("campaign");
+      out += c.contains("wall_time_s") ? fmt::format(" {:>10.1f}", c.at("wall_time_s").get<double>() / 86400)
+                                       : fmt::format(" {:>10}", "never");
     }
     out += '\n';
   }

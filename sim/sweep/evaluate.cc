@@ -4,6 +4,7 @@
 
 #include "sim/common/version.h"
 #include "sim/estimate/iteration_time.h"
+#include "sim/report/campaign.h"
 #include "sim/report/run_report.h"
 #include "sim/workload/errors.h"
 
@@ -45,7 +46,7 @@ json analytic_report(const config::Scenario& s, const estimate::IterationTimeEst
   json warning_list = json::array();
   for (const std::string& w : warnings.messages()) warning_list.push_back(w);
   const json closed_form = estimate::to_json(e);
-  return {
+  json report = {
       {"schema_version", 1},
       {"provenance",
        {{"tool", "trainsim"},
@@ -74,6 +75,8 @@ json analytic_report(const config::Scenario& s, const estimate::IterationTimeEst
       {"analytic", closed_form},
       {"warnings", warning_list},
   };
+  if (s.campaign.tokens > 0) report["campaign"] = report::campaign_report(s, e.iteration_s);
+  return report;
 }
 
 }  // namespace

@@ -36,6 +36,9 @@ const std::vector<std::pair<std::string, std::string>>& metric_columns() {
       {"hbm_capacity_bytes", "/memory/hbm_capacity_bytes"},
       {"peak_host_bytes_per_node", "/memory/peak_host_bytes_per_node"},
       {"fits", "/memory/fits"},
+      {"time_to_train_s", "/campaign/wall_time_s"},
+      {"goodput", "/campaign/goodput"},
+      {"cost_usd", "/campaign/cost_usd"},
   };
   return kColumns;
 }

@@ -37,6 +37,11 @@ TEST(Units, DurationsFlopRatesAndFrequencies) {
   EXPECT_DOUBLE_EQ(parse_ok("1.5\xC2\xB5s", QuantityKind::kDuration), 1.5e-6);
   EXPECT_DOUBLE_EQ(parse_ok("130ns", QuantityKind::kDuration), 130e-9);
   EXPECT_DOUBLE_EQ(parse_ok("2s", QuantityKind::kDuration), 2);
+  EXPECT_DOUBLE_EQ(parse_ok("15min", QuantityKind::kDuration), 900);
+  EXPECT_DOUBLE_EQ(parse_ok("2.5h", QuantityKind::kDuration), 9000);
+  EXPECT_DOUBLE_EQ(parse_ok("1898d", QuantityKind::kDuration), 1898 * 86400.0);
+  EXPECT_EQ(format_quantity(9000, QuantityKind::kDuration), "2.5h");
+  EXPECT_EQ(format_quantity(86400 * 30, QuantityKind::kDuration), "30d");
   EXPECT_EQ(parse_ok("312TFLOP/s", QuantityKind::kFlopRate), 312e12);
   EXPECT_EQ(parse_ok("989.5TFLOPS", QuantityKind::kFlopRate), 989.5e12);
   EXPECT_EQ(parse_ok("1410MHz", QuantityKind::kFrequency), 1410e6);
@@ -136,6 +141,28 @@ TEST(Units, CountsTakeBinarySuffixesOnly) {
   EXPECT_EQ(format_count(2097152), "2Mi");
   EXPECT_EQ(format_count(131072), "128Ki");
   EXPECT_EQ(format_count(1000), "1000");
+}
+
+TEST(Units, TokenTotalsArePowersOfTen) {
+  std::string error;
+  EXPECT_EQ(parse_token_total("15.6T", &error), 15.6e12);
+  EXPECT_EQ(parse_token_total("300B", &error), 300e9);
+  EXPECT_EQ(parse_token_total("50M", &error), 50e6);
+  EXPECT_EQ(parse_token_total("20K", &error), 20e3);
+  EXPECT_EQ(parse_token_total("1.5e13", &error), 1.5e13);
+  EXPECT_FALSE(parse_token_total("2Ti", &error));
+  EXPECT_EQ(error,
+            "unknown token-count suffix \"Ti\" in \"2Ti\"; use K, M, B or T (powers of ten: 15.6T is "
+            "1.56e13 tokens)");
+  EXPECT_FALSE(parse_token_total("-1T", &error));
+  EXPECT_EQ(error, "a token count must be positive and finite, got \"-1T\"");
+  EXPECT_FALSE(parse_token_total("many", &error));
+  EXPECT_EQ(error, "expected a token count such as 15.6T, 300B or 1.5e13, got \"many\"");
+  for (const double v : {15.6e12, 3e11, 1e3, 123456789.0, 2.5e15, 7.0}) {
+    EXPECT_EQ(parse_token_total(format_token_total(v), &error), v) << format_token_total(v);
+  }
+  EXPECT_EQ(format_token_total(15.6e12), "15.6T");
+  EXPECT_EQ(format_token_total(2.5e15), "2500T");
 }
 
 }  // namespace

@@ -83,8 +83,8 @@ void hardware_target(std::string_view input) {
   }
 }
 
-// Every quantity kind and the count syntax. What parses formats back to a spelling that parses to
-// the same value.
+// Every quantity kind, the count syntax and token totals. What parses formats back to a spelling that parses
+// to the same value.
 void units_target(std::string_view input) {
   using config::QuantityKind;
   for (const QuantityKind kind : {QuantityKind::kBytes, QuantityKind::kBandwidth, QuantityKind::kDuration,
@@ -116,6 +116,18 @@ void units_target(std::string_view input) {
     }
   } else if (error.empty()) {
     finding(fmt::format("parse_count refused \"{}\" without a message", input));
+  }
+  error.clear();
+  const std::optional<double> tokens = config::parse_token_total(input, &error);
+  if (tokens) {
+    const std::string spelt = config::format_token_total(*tokens);
+    const std::optional<double> again = config::parse_token_total(spelt, &error);
+    if (!again || *again != *tokens) {
+      finding(fmt::format("token total \"{}\" = {} formats as \"{}\", which does not parse back", input,
+                          *tokens, spelt));
+    }
+  } else if (error.empty()) {
+    finding(fmt::format("parse_token_total refused \"{}\" without a message", input));
   }
 }
 

@@ -142,6 +142,20 @@ TEST(Candidate, KeepsTheStragglers) {
   EXPECT_THAT(on_one.rejection.message, testing::HasSubstr("rank 1 is not in this cluster"));
 }
 
+TEST(Candidate, KeepsTheCampaign) {
+  std::vector<config::Override> overrides = {config::parse_override(
+      "campaign={tokens: 1B, checkpoints: {write_bandwidth: 1GB/s, async: true, interval: 1h}}")};
+  const CandidateBuilder builder(config::load_scenario(fixture("tiny.yaml"), overrides));
+  PlanChoice c;
+  c.dp = 2;
+  const CandidateCheck check = builder.check(c, 2);
+  ASSERT_TRUE(check.scenario) << check.rejection.message;
+  EXPECT_DOUBLE_EQ(check.scenario->campaign.tokens, 1e9);
+  ASSERT_TRUE(check.scenario->campaign.checkpoints.has_value());
+  EXPECT_TRUE(check.scenario->campaign.checkpoints->async);
+  EXPECT_DOUBLE_EQ(check.scenario->campaign.checkpoints->interval_s, 3600);
+}
+
 TEST(Search, TokensPerDollarWithoutAPriceNamesTheProfileAndKey) {
   SearchOptions options;
   options.gpus = 2;

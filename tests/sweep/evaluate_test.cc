@@ -2,6 +2,8 @@
 // and a point's own problems as results with a status and a located reason.
 #include "sim/sweep/evaluate.h"
 
+#include <cmath>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -95,6 +97,28 @@ TEST_F(Evaluate, AFittingPointIsOk) {
             "trainsim run " + (std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/00-gpt3-125m-1gpu.yaml") +
                 " --set training.micro_batch=8 --set training.global_batch=8 --set training.dtype=bf16 "
                 "--format json");
+}
+
+TEST(EvaluateCampaign, AnalyticPointsCarryTheCampaign) {
+  ScratchDir dir;
+  const SweepFile s = load_sweep(write_file(dir, "s.yaml", R"(schema_version: 1
+base: $SCENARIOS/00-gpt3-125m-1gpu.yaml
+set: {campaign.tokens: 2B, campaign.checkpoints.write_bandwidth: 1GB/s}
+axes:
+  - {key: campaign.checkpoints.interval, name: interval, values: [10min, 1h]}
+)"));
+  const std::vector<Point> points = expand(s).points;
+  const nlohmann::json often = evaluate_point(s, points.at(0), {Mode::kAnalytic, {}});
+  const nlohmann::json rarely = evaluate_point(s, points.at(1), {Mode::kAnalytic, {}});
+  ASSERT_EQ(often["status"], "ok");
+  const nlohmann::json& c = often["campaign"];
+  EXPECT_EQ(c["iterations"].get<int64_t>(),
+            static_cast<int64_t>(std::ceil(2e9 / (8.0 * 2048))));  // global batch 8 of 2048 tokens
+  EXPECT_DOUBLE_EQ(c["training_s"].get<double>(),
+                   c["iterations"].get<double>() * often["iteration_time_s"].get<double>());
+  // Without interruptions the checkpoints are the only overhead: fewer of them cost less.
+  EXPECT_GT(c["wall_time_s"].get<double>(), c["training_s"].get<double>());
+  EXPECT_LT(rarely["campaign"]["wall_time_s"].get<double>(), c["wall_time_s"].get<double>());
 }
 
 TEST_F(Evaluate, APointThatDoesNotFitIsAnInfeasibleResult) {

@@ -106,6 +106,7 @@ TEST(Results, CsvIsTidyInPointOrderWithUnitsInColumnNames) {
               HasSubstr("point_index,point_id,tp,status,reason,mode,scenario,gpus,iteration_time_s,"));
   EXPECT_THAT(header, HasSubstr(",compute_s,"));
   EXPECT_THAT(header, HasSubstr(",peak_hbm_bytes,"));
+  EXPECT_THAT(header, HasSubstr(",fits,time_to_train_s,goodput,cost_usd"));
   EXPECT_EQ(row0.rfind("0,id0,1,infeasible,\"does not fit, by 1.5 GiB\",simulated,,,1.5,", 0), 0u) << row0;
   EXPECT_EQ(row1.rfind("1,id1,2,invalid,", 0), 0u) << row1;
   EXPECT_EQ(row2.rfind("2,id2,3,ok,,simulated,,,0.5,", 0), 0u) << row2;

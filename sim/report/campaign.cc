@@ -1,0 +1,81 @@
+#include "sim/report/campaign.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/analytic/campaign.h"
+#include "sim/config/units.h"
+
+namespace trainsim::report {
+
+using nlohmann::json;
+
+json campaign_report(const config::Scenario& scenario, double iteration_s) {
+  const analytic::CampaignEstimate e = analytic::estimate_campaign(scenario, iteration_s);
+  json out = {{"tokens", e.tokens},
+              {"iterations", e.iterations},
+              {"training_s", e.training_s},
+              {"goodput", e.goodput},
+              {"job_mtbi_s", e.job_mtbi_s},
+              {"expected_interruptions", e.expected_interruptions},
+              {"notes", e.notes}};
+  if (std::isfinite(e.wall_time_s)) out["wall_time_s"] = e.wall_time_s;
+  if (e.checkpoint_every_iterations > 0) {
+    out["checkpoint"] = {
+        {"bytes", e.checkpoint_bytes},           {"pause_s", e.checkpoint_pause_s},
+        {"write_s", e.checkpoint_write_s},       {"every_iterations", e.checkpoint_every_iterations},
+        {"interval_s", e.checkpoint_interval_s}, {"async", scenario.campaign.checkpoints->async}};
+  }
+  if (e.cost_usd) out["cost_usd"] = *e.cost_usd;
+  return out;
+}
+
+namespace {
+
+// "41.3 days" / "5.2 h" / "12.0 min" / "8.1 s": the unit that keeps a duration readable.
+std::string readable_duration(double seconds) {
+  if (seconds >= 2 * 86400) return fmt::format("{:.1f} days", seconds / 86400);
+  if (seconds >= 2 * 3600) return fmt::format("{:.1f} h", seconds / 3600);
+  if (seconds >= 120) return fmt::format("{:.1f} min", seconds / 60);
+  return fmt::format("{:.3g} s", seconds);
+}
+
+}  // namespace
+
+std::string render_campaign(const json& c) {
+  std::string out = "\n# campaign\n";
+  out += fmt::format("{:<26} {:>14}   ({} iterations)\n", "tokens",
+                     config::format_token_total(c.at("tokens").get<double>()),
+                     c.at("iterations").get<int64_t>());
+  out += fmt::format("{:<26} {:>14}   (iterations only)\n", "training time",
+                     readable_duration(c.at("training_s").get<double>()));
+  if (c.contains("checkpoint")) {
+    const json& k = c.at("checkpoint");
+    out += fmt::format(
+        "{:<26} {:>14}   every {} iterations ({}); training pauses {} each{}\n", "checkpoint",
+        config::format_bytes_rounded(k.at("bytes").get<double>()), k.at("every_iterations").get<int64_t>(),
+        readable_duration(k.at("interval_s").get<double>()), readable_duration(k.at("pause_s").get<double>()),
+        k.at("async").get<bool>()
+            ? fmt::format(", the write takes {} behind", readable_duration(k.at("write_s").get<double>()))
+            : "");
+  }
+  if (c.at("job_mtbi_s").get<double>() > 0) {
+    out += fmt::format("{:<26} {:>14}   (expected {:.0f} in the run)\n", "interrupted every",
+                       readable_duration(c.at("job_mtbi_s").get<double>()),
+                       c.at("expected_interruptions").get<double>());
+  }
+  out +=
+      fmt::format("{:<26} {:>14}\n", "time to train",
+                  c.contains("wall_time_s") ? readable_duration(c.at("wall_time_s").get<double>()) : "never");
+  out += fmt::format("{:<26} {:>13.1f}%   (training time / time to train)\n", "goodput",
+                     100 * c.at("goodput").get<double>());
+  if (c.contains("cost_usd")) {
+    out += fmt::format("{:<26} {:>14}   (at the profile's price per GPU-hour)\n", "cost",
+                       fmt::format("${:.3g}M", c.at("cost_usd").get<double>() / 1e6));
+  }
+  for (const json& note : c.at("notes")) out += "  note: " + note.get<std::string>() + "\n";
+  return out;
+}
+
+}  // namespace trainsim::report

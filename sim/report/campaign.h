@@ -1,0 +1,25 @@
+// The `campaign` part of a run report: the whole training run (analytic/campaign.h) as JSON and as
+// a table section.
+#ifndef TRAINSIM_SIM_REPORT_CAMPAIGN_H_
+#define TRAINSIM_SIM_REPORT_CAMPAIGN_H_
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/scenario.h"
+
+namespace trainsim::report {
+
+// The campaign of `scenario` (campaign.tokens > 0) at `iteration_s` per iteration. Keys: tokens,
+// iterations, training_s, wall_time_s (absent when the run would not finish), goodput,
+// expected_interruptions, job_mtbi_s, checkpoint {bytes, pause_s, write_s, every_iterations,
+// interval_s, async} when it checkpoints, cost_usd when the profile has a price, notes.
+nlohmann::json campaign_report(const config::Scenario& scenario, double iteration_s);
+
+// The table section of a report's `campaign` object.
+std::string render_campaign(const nlohmann::json& campaign);
+
+}  // namespace trainsim::report
+
+#endif  // TRAINSIM_SIM_REPORT_CAMPAIGN_H_

@@ -8,6 +8,7 @@
 #include "sim/workload/builder.h"
 #include "sim/workload/gpu_speed.h"
 #include "sim/workload/runtime_memory.h"
+#include "sim/workload/simulated_ranks.h"
 
 namespace trainsim::engine {
 std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, const RunOptions& options) {
@@ -20,8 +21,8 @@ std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, cons
       run->graphs.push_back(workload::build_rank_graph(scenario, plan, r));
     }
   } else {
-    run->graphs = workload::build_class_graphs(scenario, plan);
-    for (const workload::SymmetryClass& c : plan.symmetry_classes()) run->ranks.push_back(c.representative);
+    run->ranks = workload::simulated_ranks(scenario, plan);
+    run->graphs = workload::build_rank_graphs(scenario, plan, run->ranks);
   }
   std::vector<const workload::Graph*> graphs;
   for (const workload::Graph& g : run->graphs) graphs.push_back(&g);
@@ -57,8 +58,9 @@ std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, cons
   }
   if (collapsed && !scenario.stragglers.slow_nics.empty()) {
     run->warnings.add("slow-nics-collapsed",
-                      "collapsed run with slow NICs: only the simulated ranks' collectives and sends cross "
-                      "them; --full routes every rank's traffic");
+                      "collapsed run with slow NICs: the simulated ranks are the replica through the slowest "
+                      "node's NICs, and other slow nodes carry only the simulated ranks' traffic; --full "
+                      "routes every rank's");
   }
   run->result = simulate(plan, run->ranks, graphs, *transport, compute, engine);
   run->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -22,6 +22,7 @@
 #include "sim/workload/plan.h"
 #include "sim/workload/runtime_memory.h"
 #include "sim/workload/shapes.h"
+#include "sim/workload/simulated_ranks.h"
 
 namespace trainsim::estimate {
 namespace {
@@ -222,9 +223,7 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
   workload::warn_without_runtime_memory(scenario.cluster.hardware, *warnings);
   StageTimer timer(scenario, plan, compute);
   // Each stage at the speed of its slowest GPU, as a collapsed run simulates it.
-  std::vector<int64_t> representatives;
-  for (const workload::SymmetryClass& c : plan.symmetry_classes())
-    representatives.push_back(c.representative);
+  const std::vector<int64_t> representatives = workload::simulated_ranks(scenario, plan);
   std::vector<double> stage_speed =
       workload::simulated_speeds(workload::gpu_speeds(scenario, plan), plan, representatives, false);
   if (stage_speed.empty()) stage_speed.assign(static_cast<size_t>(pp), 1.0);

@@ -283,13 +283,20 @@ Graph build_rank_graph(const config::Scenario& scenario, const ParallelPlan& pla
   return build(scenario, plan, shapes, layout, rank);
 }
 
-std::vector<Graph> build_class_graphs(const config::Scenario& scenario, const ParallelPlan& plan) {
+std::vector<Graph> build_rank_graphs(const config::Scenario& scenario, const ParallelPlan& plan,
+                                     const std::vector<int64_t>& ranks) {
   const RankShapes shapes = derive_shapes(scenario, plan);
   const StageLayout layout = partition_layers(shapes.layers, shapes.pp, shapes.vpp);
   std::vector<Graph> graphs;
-  for (const SymmetryClass& c : plan.symmetry_classes())
-    graphs.push_back(build(scenario, plan, shapes, layout, c.representative));
+  graphs.reserve(ranks.size());
+  for (const int64_t rank : ranks) graphs.push_back(build(scenario, plan, shapes, layout, rank));
   return graphs;
+}
+
+std::vector<Graph> build_class_graphs(const config::Scenario& scenario, const ParallelPlan& plan) {
+  std::vector<int64_t> representatives;
+  for (const SymmetryClass& c : plan.symmetry_classes()) representatives.push_back(c.representative);
+  return build_rank_graphs(scenario, plan, representatives);
 }
 
 }  // namespace trainsim::workload

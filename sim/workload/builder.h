@@ -36,6 +36,10 @@ namespace trainsim::workload {
 // built for other ranks.
 Graph build_rank_graph(const config::Scenario& scenario, const ParallelPlan& plan, int64_t rank);
 
+// The graphs of `ranks`, in their order (the shared shapes and layer layout derived once).
+std::vector<Graph> build_rank_graphs(const config::Scenario& scenario, const ParallelPlan& plan,
+                                     const std::vector<int64_t>& ranks);
+
 // One graph per symmetry class (plan.symmetry_classes() order), built for each representative.
 std::vector<Graph> build_class_graphs(const config::Scenario& scenario, const ParallelPlan& plan);
 

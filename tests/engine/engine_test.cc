@@ -224,6 +224,27 @@ TEST(Engine, StragglerSlowsItsStageAndCollapsedAgreesWithFull) {
   EXPECT_NEAR(full.iteration_s, collapsed_s, 0.01 * collapsed_s);
 }
 
+// A node with slow NICs outside the representatives' replica: the collapsed run simulates that
+// node's replica instead, so its pipeline sends cross the slow NICs as in the full run.
+TEST(Engine, SlowNicsOfAnotherReplicaSlowTheCollapsedRunAsTheFullOne) {
+  ScratchDir dir;
+  // TP8 x DP2 x PP2 on 4 nodes of 8: node 1 is data-parallel replica 1 of stage 0.
+  config::Scenario s = scenario(dir, "{tp: 8, pp: 2, dp: 2}", 8, 8, 32);
+  const auto run = [&](bool full) {
+    return in_child<double>([&] {
+      RunOptions options;
+      options.engine.full = full;
+      options.network = NetworkModel::kIdeal;
+      return run_scenario(s, options)->result.iteration_time_s;
+    });
+  };
+  const double nominal_s = run(false);
+  s.stragglers.slow_nics = {{.nodes = {1}, .bandwidth_bytes_per_s = 1e9}};
+  const double collapsed_s = run(false);
+  EXPECT_GT(collapsed_s, 1.01 * nominal_s);
+  EXPECT_NEAR(run(true), collapsed_s, 1e-9 * collapsed_s);
+}
+
 // A budget of n ops stops the simulation after exactly n, also where the ranks of a collective finish
 // it at the same instant (each finish wakes the waiting streams, a simcall that lets other actors run
 // first).

@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 #include <map>
+#include <queue>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -71,22 +72,35 @@ class StageTimer {
     run.start_s.assign(graph.size(), 0.0);
     run.end_s.assign(graph.size(), 0.0);
     double finish_s = 0;
-    // Collectives so far, per stream (FIFO, so in start order): kernels that start while one runs
-    // are slowed like the engine slows them.
+    // Collectives so far, per stream (in start order): kernels that start while one runs are slowed
+    // like the engine slows them.
     std::array<std::vector<std::pair<double, double>>, workload::kStreamCount> collectives;
     const double slowdown = 1 + compute_.comm_compute_slowdown();
+    // Ops in the order they start; at one instant kernels last, so that a kernel issued together with
+    // a collective overlaps it whatever their ids, as in the engine (its kernels yield before looking).
+    using Ready = std::tuple<double, bool, workload::OpId>;  // start, is a kernel, id
+    std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
+    std::vector<size_t> waiting(graph.size());
     for (workload::OpId id = 0; id < graph.size(); ++id) {
+      waiting[id] = graph.predecessors(id).size();
+      if (waiting[id] == 0) ready.emplace(0.0, is_kernel(graph.op(id).kind), id);
+    }
+    const workload::Graph::Successors successors = graph.successors();
+    while (!ready.empty()) {
+      const auto [start, kernel, id] = ready.top();
+      ready.pop();
       const Op& op = graph.op(id);
-      double start = 0;
-      for (const workload::OpId pred : graph.predecessors(id)) start = std::max(start, run.end_s[pred]);
       double d = duration[id] + transfer_s(op, graph.info.rank);
-      if (is_kernel(op.kind) && slowdown > 1 && collective_running(collectives, start)) d *= slowdown;
-      run.start_s[id] = start;
+      if (kernel && slowdown > 1 && collective_running(collectives, start)) d *= slowdown;
       run.end_s[id] = start + d;
       if (op.kind == OpKind::kCollective) {
         collectives[static_cast<size_t>(op.stream)].emplace_back(start, run.end_s[id]);
       }
       finish_s = std::max(finish_s, run.end_s[id]);
+      for (const workload::OpId next : successors.of(id)) {
+        run.start_s[next] = std::max(run.start_s[next], run.end_s[id]);
+        if (--waiting[next] == 0) ready.emplace(run.start_s[next], is_kernel(graph.op(next).kind), next);
+      }
     }
     run.launch_s = run.start_s;
     const report::Breakdown b = report::attribute_time(graph, run, 0, finish_s);

@@ -83,7 +83,8 @@ TEST(IterationTime, AgreesWithTheSimulatorOnShippedScenarios) {
       });
   for (size_t i = 0; i < kCases.size(); ++i) {
     SCOPED_TRACE(kCases[i].file);
-    const IterationTimeEstimate e = estimate(load(kCases[i].file, kCases[i].sets));
+    const config::Scenario scenario = load(kCases[i].file, kCases[i].sets);
+    const IterationTimeEstimate e = estimate(scenario);
     const nlohmann::json& sim = simulated[i];
     const nlohmann::json& b = sim["breakdown"];
     const double t = sim["iteration_time_s"].get<double>();
@@ -96,6 +97,9 @@ TEST(IterationTime, AgreesWithTheSimulatorOnShippedScenarios) {
         b["offload_stall_s"].get<double>(), e.offload_stall_s, b["idle_s"].get<double>(),
         sim["memory"]["peak_hbm_bytes"].get<double>() / (1 << 30), e.peak_hbm_bytes / (1 << 30));
     EXPECT_NEAR(e.iteration_s, t, kTimeTolerance * t);
+    // One stage: nothing waits for another stage, and the estimate times the simulated rank's own ops
+    // as the engine does (a kernel issued with a collective overlaps it, whatever the graph order).
+    if (scenario.parallelism.pp == 1) EXPECT_NEAR(e.iteration_s, t, 1e-4 * t);
     EXPECT_NEAR(e.peak_hbm_bytes, sim["memory"]["peak_hbm_bytes"].get<double>(),
                 kMemoryTolerance * sim["memory"]["peak_hbm_bytes"].get<double>());
     EXPECT_EQ(e.fits, sim["memory"]["fits"].get<bool>());

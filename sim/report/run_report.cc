@@ -93,7 +93,7 @@ json comm_log(const workload::ParallelPlan& plan, const workload::Graph& graph, 
 
 // What the scenario's stragglers did: the GPUs' speeds (when it slows GPUs: the slowest and its
 // pipeline stage, which a collapsed run gives that speed, the mean, how many run below the profile)
-// and the nodes with slow NICs.
+// and the nodes with slow NICs, by node.
 json stragglers(const config::Stragglers& stragglers, const engine::ScenarioRun& run) {
   json out = json::object();
   const std::vector<double>& speed = run.gpu_speed;
@@ -113,10 +113,8 @@ json stragglers(const config::Stragglers& stragglers, const engine::ScenarioRun&
     out["gpus_below_profile"] = below;
   }
   json nics = json::array();
-  for (const config::SlowNics& entry : stragglers.slow_nics) {
-    for (const int64_t node : entry.nodes) {
-      nics.push_back({{"node", node}, {"bandwidth_bytes_per_s", entry.bandwidth_bytes_per_s}});
-    }
+  for (const auto& [node, bandwidth] : stragglers.nic_bandwidth_by_node()) {
+    nics.push_back({{"node", node}, {"bandwidth_bytes_per_s", bandwidth}});
   }
   out["slow_nics"] = nics;
   return out;

@@ -59,7 +59,11 @@ CampaignEstimate estimate_campaign(const config::Scenario& s, double iteration_s
                       interval_s, e.checkpoint_write_s));
       interval_s = e.checkpoint_write_s;
     }
-    e.checkpoint_every_iterations = std::max<int64_t>(1, std::llround(interval_s / iteration_s));
+    // Whole iterations (async: not below the write), and at most the run: a run shorter than the
+    // interval checkpoints once, at its end.
+    double every = std::max(1.0, std::round(interval_s / iteration_s));
+    if (k.async) every = std::max(every, std::ceil(e.checkpoint_write_s / iteration_s));
+    e.checkpoint_every_iterations = static_cast<int64_t>(std::min(every, static_cast<double>(e.iterations)));
     e.checkpoint_interval_s = static_cast<double>(e.checkpoint_every_iterations) * iteration_s;
     e.wall_time_s = expected_wall_time_s(e.training_s, e.checkpoint_interval_s, e.checkpoint_pause_s,
                                          restart_s, e.job_mtbi_s);

@@ -40,7 +40,7 @@ struct CampaignEstimate {
   // copy of its share (checkpoint_bytes / GPUs) to pinned host memory.
   double checkpoint_pause_s = 0;
   double checkpoint_write_s = 0;            // checkpoint_bytes / the storage's write bandwidth
-  int64_t checkpoint_every_iterations = 0;  // 0: no checkpoints
+  int64_t checkpoint_every_iterations = 0;  // 0: no checkpoints; at most `iterations`
   double checkpoint_interval_s = 0;         // training time between checkpoints
   double job_mtbi_s = 0;                    // the job's mean time between interruptions (0: none)
   double expected_interruptions = 0;

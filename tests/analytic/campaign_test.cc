@@ -119,7 +119,8 @@ TEST(Campaign, AsyncCheckpointsPauseOnlyForTheCopyToHost) {
   // An interval below the background write is raised to it, and says so.
   s.campaign.checkpoints->interval_s = 1;
   const CampaignEstimate raised = estimate_campaign(s, 2.0);
-  EXPECT_GE(raised.checkpoint_interval_s, raised.checkpoint_write_s - 1);
+  EXPECT_GE(raised.checkpoint_interval_s, raised.checkpoint_write_s);
+  EXPECT_LT(raised.checkpoint_interval_s, raised.checkpoint_write_s + 2.0);  // the next whole iteration
   ASSERT_EQ(raised.notes.size(), 1u);
   EXPECT_NE(raised.notes[0].find("writes do not overlap"), std::string::npos);
 }
@@ -147,6 +148,17 @@ TEST(Campaign, CostAndRunsThatNeverFinish) {
   EXPECT_FALSE(never.cost_usd.has_value());
   ASSERT_EQ(never.notes.size(), 1u);
   EXPECT_NE(never.notes[0].find("would not finish"), std::string::npos);
+}
+
+TEST(Campaign, ARunShorterThanTheIntervalCheckpointsOnceAtItsEnd) {
+  config::Scenario s = campaign_scenario();
+  s.campaign.tokens = 1e9;  // a few thousand iterations of 2 s
+  s.campaign.checkpoints->interval_s = 1e9;
+  const CampaignEstimate e = estimate_campaign(s, 2.0);
+  EXPECT_EQ(e.checkpoint_every_iterations, e.iterations);
+  EXPECT_DOUBLE_EQ(e.checkpoint_interval_s, e.training_s);
+  EXPECT_DOUBLE_EQ(e.wall_time_s,
+                   expected_wall_time_s(e.training_s, e.training_s, e.checkpoint_pause_s, 600, e.job_mtbi_s));
 }
 
 TEST(Campaign, TokensAloneGiveTheTrainingTime) {

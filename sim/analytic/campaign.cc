@@ -70,9 +70,8 @@ CampaignEstimate estimate_campaign(const config::Scenario& s, double iteration_s
     if (e.job_mtbi_s > 0) e.expected_interruptions = e.wall_time_s / e.job_mtbi_s;
     if (!std::isfinite(e.wall_time_s)) {
       e.notes.push_back(fmt::format(
-          "the run would not finish: the job is interrupted every {} on average, too often for {} restarts "
-          "and "
-          "checkpoints every {:.0f} s",
+          "the run would not finish: the job is interrupted every {} on average, too often for {} "
+          "restarts and checkpoints every {:.0f} s",
           config::format_quantity(e.job_mtbi_s, config::QuantityKind::kDuration),
           config::format_quantity(restart_s, config::QuantityKind::kDuration), e.checkpoint_interval_s));
     }

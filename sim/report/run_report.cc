@@ -345,9 +345,8 @@ std::string render_csv(const json& report) {
   };
   std::string out =
       "scenario,gpus,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,hfu,compute_s,exposed_comm_s,bubble_s,"
-      "offload_stall_s,idle_s,peak_hbm_bytes,hbm_capacity_bytes,peak_host_bytes_per_node,fits,time_to_train_"
-      "s,"
-      "goodput,cost_usd\n";
+      "offload_stall_s,idle_s,peak_hbm_bytes,hbm_capacity_bytes,peak_host_bytes_per_node,fits,"
+      "time_to_train_s,goodput,cost_usd\n";
   out += fmt::format(
       "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", report.at("scenario").get<std::string>(),
       report.at("gpus").get<int64_t>(), report.at("iteration_time_s").get<double>(),

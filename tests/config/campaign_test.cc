@@ -3,35 +3,16 @@
 #include <gtest/gtest.h>
 
 #include "sim/config/emit.h"
-#include "sim/config/loader.h"
 #include "tests/config/config_test_util.h"
 
 namespace trainsim::config {
 namespace {
 
 using ::testing::ElementsAre;
-using trainsim::testing::errors_of;
-using trainsim::testing::ScratchDir;
 
-class CampaignRules : public ::testing::Test {
+class CampaignRules : public trainsim::testing::ScenarioSectionTest {
  protected:
-  CampaignRules() { trainsim::testing::write_minimal_cluster(dir_); }
-  // Llama-3-8B on 16 GPUs of the test cluster, with `campaign` as given (on line 6).
-  void write(const std::string& campaign) {
-    dir_.write("s.yaml",
-               "schema_version: 1\nname: s\nmodel: {preset: llama3-8b}\ntraining: {global_batch: 16}\n"
-               "cluster: {topology: topo.yaml, hardware: hw.yaml, gpus: 16}\ncampaign: " +
-                   campaign + "\n");
-  }
-  std::vector<std::string> errors(const std::string& campaign) {
-    write(campaign);
-    return errors_of([] { load_scenario("s.yaml"); });
-  }
-  Scenario load(const std::string& campaign) {
-    write(campaign);
-    return load_scenario("s.yaml");
-  }
-  ScratchDir dir_;
+  CampaignRules() : ScenarioSectionTest("campaign") {}
 };
 
 TEST_F(CampaignRules, EverythingLoads) {
@@ -100,10 +81,8 @@ TEST_F(CampaignRules, ShownYamlLoadsBackToTheSameScenario) {
   const Scenario s = load(
       "{tokens: 15.6T, checkpoints: {write_bandwidth: 2TB/s, async: true}, "
       "interruptions: {mtbi_per_gpu: 1898d, restart: 15min}}");
-  const std::string yaml = to_yaml(s);
-  dir_.write("shown.yaml", yaml);
-  EXPECT_EQ(to_yaml(load_scenario("shown.yaml")), yaml);
-  EXPECT_NE(yaml.find("tokens: 15.6T"), std::string::npos);
+  expect_shown_yaml_loads_back(s);
+  EXPECT_NE(to_yaml(s).find("tokens: 15.6T"), std::string::npos);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "sim/config/diagnostics.h"
+#include "sim/config/emit.h"
+#include "sim/config/loader.h"
 
 namespace trainsim::testing {
 
@@ -70,6 +72,34 @@ sources:
   gpu: test datasheet
   host_link: test measurement
 )");
+}
+
+ScenarioSectionTest::ScenarioSectionTest(std::string key) : key_(std::move(key)) {
+  write_minimal_cluster(dir_);
+}
+
+void ScenarioSectionTest::write(const std::string& value) {
+  dir_.write("s.yaml",
+             "schema_version: 1\nname: s\nmodel: {preset: llama3-8b}\ntraining: {global_batch: 16}\n"
+             "cluster: {topology: topo.yaml, hardware: hw.yaml, gpus: 16}\n" +
+                 key_ + ": " + value + "\n");
+}
+
+config::Scenario ScenarioSectionTest::load(const std::string& value) {
+  write(value);
+  return config::load_scenario("s.yaml");
+}
+
+std::vector<std::string> ScenarioSectionTest::errors(const std::string& value) {
+  write(value);
+  return errors_of([] { config::load_scenario("s.yaml"); });
+}
+
+void ScenarioSectionTest::expect_shown_yaml_loads_back(const config::Scenario& scenario) {
+  const std::string yaml = config::to_yaml(scenario);
+  dir_.write("shown.yaml", yaml);
+  EXPECT_EQ(config::to_yaml(config::load_scenario("shown.yaml")), yaml);
+  EXPECT_NE(yaml.find(key_ + ":"), std::string::npos);
 }
 
 }  // namespace trainsim::testing

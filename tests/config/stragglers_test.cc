@@ -2,36 +2,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "sim/config/emit.h"
-#include "sim/config/loader.h"
 #include "tests/config/config_test_util.h"
 
 namespace trainsim::config {
 namespace {
 
 using ::testing::ElementsAre;
-using trainsim::testing::errors_of;
-using trainsim::testing::ScratchDir;
 
-// Llama-3-8B on 16 GPUs (two nodes of 8) of the test cluster, with `stragglers` as given.
-std::string scenario(const std::string& stragglers) {
-  return "schema_version: 1\nname: s\nmodel: {preset: llama3-8b}\ntraining: {global_batch: 16}\n"
-         "cluster: {topology: topo.yaml, hardware: hw.yaml, gpus: 16}\nstragglers: " +
-         stragglers + "\n";
-}
-
-class StragglerRules : public ::testing::Test {
+class StragglerRules : public trainsim::testing::ScenarioSectionTest {
  protected:
-  StragglerRules() { trainsim::testing::write_minimal_cluster(dir_); }
-  std::vector<std::string> errors(const std::string& stragglers) {
-    dir_.write("s.yaml", scenario(stragglers));
-    return errors_of([] { load_scenario("s.yaml"); });
-  }
-  Scenario load(const std::string& stragglers) {
-    dir_.write("s.yaml", scenario(stragglers));
-    return load_scenario("s.yaml");
-  }
-  ScratchDir dir_;
+  StragglerRules() : ScenarioSectionTest("stragglers") {}
 };
 
 TEST_F(StragglerRules, SlowGpusAndSpreadLoad) {
@@ -135,10 +115,7 @@ TEST_F(StragglerRules, ShownYamlLoadsBackToTheSameScenario) {
   const Scenario s = load(
       "{slow_gpus: [{ranks: [3], nodes: [1], speed: 0.75}], slow_nics: [{nodes: [0], bandwidth: 100Gbps}], "
       "speed_spread: {stddev: 0.03, seed: 11}}");
-  const std::string yaml = to_yaml(s);
-  dir_.write("shown.yaml", yaml);
-  EXPECT_EQ(to_yaml(load_scenario("shown.yaml")), yaml);
-  EXPECT_NE(yaml.find("stragglers:"), std::string::npos);
+  expect_shown_yaml_loads_back(s);
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ struct CampaignEstimate {
   double expected_interruptions = 0;
   double wall_time_s = 0;          // expected; infinite when the job would not finish
   double goodput = 1;              // training_s / wall_time_s
-  std::optional<double> cost_usd;  // GPUs x wall time x the profile's price per GPU-hour
+  std::optional<double> cost_usd;  // GPUs x wall time x the price per GPU-hour (hardware.cost)
   std::vector<std::string> notes;  // adjustments made (an interval raised to the write time, ...)
 };
 

@@ -25,6 +25,8 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
 // Decodes a scenario's `stragglers` map. Ranks and nodes are checked against `cluster` when it is
 // given (null: the cluster section did not load).
 void decode_stragglers(MapReader& m, Stragglers& out, const Cluster* cluster);
+// Decodes a `cost` map (a profile's, or a scenario's cluster.cost): price_per_gpu_hour, "2.50USD".
+void decode_cost(MapReader& m, Cost& out);
 // Decodes a scenario's `campaign` map (the whole training run).
 void decode_campaign(MapReader& m, Campaign& out);
 void decode_topology(const Node& root, Topology& out);

@@ -1,5 +1,6 @@
 #include "sim/config/emit.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "sim/config/units.h"
@@ -136,6 +137,11 @@ std::string to_yaml(const Scenario& s) {
   out << YAML::Key << "topology" << YAML::Value << s.cluster.topology_path.lexically_relative(dir).string();
   out << YAML::Key << "hardware" << YAML::Value << s.cluster.hardware_path.lexically_relative(dir).string();
   out << YAML::Key << "gpus" << YAML::Value << s.cluster.gpus;
+  if (s.cluster.price_per_gpu_hour_usd) {
+    out << YAML::Key << "cost" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+        << "price_per_gpu_hour" << YAML::Value << fmt::format("{}USD", *s.cluster.price_per_gpu_hour_usd)
+        << YAML::EndMap;
+  }
   out << YAML::EndMap;
   if (s.stragglers.any()) emit_stragglers(out, s.stragglers);
   if (s.campaign.tokens > 0) emit_campaign(out, s.campaign);

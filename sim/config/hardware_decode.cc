@@ -202,29 +202,6 @@ void decode_samples(MapReader& r, HardwareProfile& out) {
   });
 }
 
-// A price in US dollars, written "2.50USD": a positive decimal number directly followed by USD.
-void decode_cost(MapReader& m, Cost& out) {
-  const Node price = m.child("price_per_gpu_hour");
-  std::string text;
-  if (!price.defined()) {
-    m.missing("price_per_gpu_hour");  // only when `cost` itself is given
-  } else if (decode(price, text)) {
-    const std::string_view unit = "USD";
-    const bool has_unit =
-        text.size() > unit.size() && text.compare(text.size() - unit.size(), unit.size(), unit) == 0;
-    const std::string number = has_unit ? text.substr(0, text.size() - unit.size()) : "";
-    double value = 0;
-    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-    if (!has_unit || number.empty() || ec != std::errc() || end != number.data() + number.size() ||
-        !(value > 0)) {
-      price.error(fmt::format("expected a positive price in US dollars, e.g. 2.50USD; got \"{}\"", text));
-    } else {
-      out.price_per_gpu_hour_usd = value;
-    }
-  }
-  m.finish();
-}
-
 void decode_software(MapReader& m, SoftwareVersions& out) {
   m.read("driver", out.driver);
   m.read("cuda_runtime", out.cuda_runtime);
@@ -321,6 +298,29 @@ void check_sources(const Node& root, const Node& sources, HardwareProfile& out) 
 }
 
 }  // namespace
+
+// A price in US dollars, written "2.50USD": a positive decimal number directly followed by USD.
+void decode_cost(MapReader& m, Cost& out) {
+  const Node price = m.child("price_per_gpu_hour");
+  std::string text;
+  if (!price.defined()) {
+    m.missing("price_per_gpu_hour");  // only when `cost` itself is given
+  } else if (decode(price, text)) {
+    const std::string_view unit = "USD";
+    const bool has_unit =
+        text.size() > unit.size() && text.compare(text.size() - unit.size(), unit.size(), unit) == 0;
+    const std::string number = has_unit ? text.substr(0, text.size() - unit.size()) : "";
+    double value = 0;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (!has_unit || number.empty() || ec != std::errc() || end != number.data() + number.size() ||
+        !(value > 0)) {
+      price.error(fmt::format("expected a positive price in US dollars, e.g. 2.50USD; got \"{}\"", text));
+    } else {
+      out.price_per_gpu_hour_usd = value;
+    }
+  }
+  m.finish();
+}
 
 void decode_hardware(const Node& root, HardwareProfile& out) {
   MapReader r(root);

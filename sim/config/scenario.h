@@ -74,7 +74,10 @@ struct Cluster {
   std::filesystem::path hardware_path;
   int64_t gpus = 0;
   Topology topology;         // the loaded file
-  HardwareProfile hardware;  // the loaded file
+  HardwareProfile hardware;  // the loaded file, with the price below applied
+  // The scenario's own price per GPU-hour (cluster.cost.price_per_gpu_hour: a negotiated or
+  // reserved rate), which replaces the profile's in hardware.cost; nullopt: the profile's, if any.
+  std::optional<double> price_per_gpu_hour_usd;
 };
 
 // GPUs slower than the hardware profile (stragglers: power capping, thermal throttling, a degraded

@@ -356,6 +356,13 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
     } else {
       loaded = false;
     }
+    if (const Node cost = m.child("cost"); cost.defined()) {
+      MapReader c(cost);
+      Cost price;
+      decode_cost(c, price);
+      out.cluster.price_per_gpu_hour_usd = price.price_per_gpu_hour_usd;
+      if (loaded && price.price_per_gpu_hour_usd) out.cluster.hardware.cost = price;
+    }
     const Node gpus = m.child("gpus");
     a.gpus = gpus.location();
     if (gpus.defined()) {

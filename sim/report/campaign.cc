@@ -27,7 +27,10 @@ json campaign_report(const config::Scenario& scenario, double iteration_s) {
         {"write_s", e.checkpoint_write_s},       {"every_iterations", e.checkpoint_every_iterations},
         {"interval_s", e.checkpoint_interval_s}, {"async", scenario.campaign.checkpoints->async}};
   }
-  if (e.cost_usd) out["cost_usd"] = *e.cost_usd;
+  if (e.cost_usd) {
+    out["cost_usd"] = *e.cost_usd;
+    out["price_per_gpu_hour_usd"] = *scenario.cluster.hardware.cost.price_per_gpu_hour_usd;
+  }
   return out;
 }
 
@@ -71,8 +74,9 @@ std::string render_campaign(const json& c) {
   out += fmt::format("{:<26} {:>13.1f}%   (training time / time to train)\n", "goodput",
                      100 * c.at("goodput").get<double>());
   if (c.contains("cost_usd")) {
-    out += fmt::format("{:<26} {:>14}   (at the profile's price per GPU-hour)\n", "cost",
-                       fmt::format("${:.3g}M", c.at("cost_usd").get<double>() / 1e6));
+    out += fmt::format("{:<26} {:>14}   (at ${} per GPU-hour)\n", "cost",
+                       fmt::format("${:.3g}M", c.at("cost_usd").get<double>() / 1e6),
+                       c.at("price_per_gpu_hour_usd").get<double>());
   }
   for (const json& note : c.at("notes")) out += "  note: " + note.get<std::string>() + "\n";
   return out;

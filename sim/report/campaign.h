@@ -14,7 +14,8 @@ namespace trainsim::report {
 // The campaign of `scenario` (campaign.tokens > 0) at `iteration_s` per iteration. Keys: tokens,
 // iterations, training_s, wall_time_s (absent when the run would not finish), goodput,
 // expected_interruptions, job_mtbi_s, checkpoint {bytes, pause_s, write_s, every_iterations,
-// interval_s, async} when it checkpoints, cost_usd when the profile has a price, notes.
+// interval_s, async} when it checkpoints, cost_usd and price_per_gpu_hour_usd when there is a price
+// (the scenario's cluster.cost or the profile's), notes.
 nlohmann::json campaign_report(const config::Scenario& scenario, double iteration_s);
 
 // The table section of a report's `campaign` object.

@@ -29,6 +29,7 @@ std::string CandidateBuilder::yaml(const PlanChoice& choice, int64_t gpus) const
   s.campaign = base_.campaign;
   s.cluster.topology_path = base_.cluster.topology_path;
   s.cluster.hardware_path = base_.cluster.hardware_path;
+  s.cluster.price_per_gpu_hour_usd = base_.cluster.price_per_gpu_hour_usd;
   choice.apply(gpus, s);
   return config::to_yaml(s);
 }

@@ -304,8 +304,9 @@ void check_options(const config::Scenario& base, const SearchOptions& o) {
   if (o.objective == Objective::kTokensPerDollar && !hardware.cost.price_per_gpu_hour_usd) {
     config::throw_config_error(
         {display_path(hardware.path)}, "cost.price_per_gpu_hour",
-        fmt::format("the hardware profile {} has no price, which --objective tokens_per_dollar needs; add "
-                    "`cost: {{price_per_gpu_hour: 2.50USD}}` with its source under sources, or search with "
+        fmt::format("the hardware profile {} has no price, which --objective tokens_per_dollar needs; give "
+                    "the scenario your rate (`--set cluster.cost.price_per_gpu_hour=2.50USD`), add `cost: "
+                    "{{price_per_gpu_hour: 2.50USD}}` with its source to the profile, or search with "
                     "--objective time",
                     hardware.name));
   }

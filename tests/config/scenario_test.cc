@@ -194,6 +194,26 @@ TEST_F(ScenarioRules, OrderMustBeAPermutation) {
                   "(innermost first), e.g. tp-sp-dp-pp"));
 }
 
+TEST_F(ScenarioRules, TheScenariosPriceReplacesTheProfiles) {
+  const auto text = [](const std::string& price) {
+    return "schema_version: 1\nname: s\nmodel: {preset: llama3-8b}\ntraining: {global_batch: 64}\n"
+           "cluster: {topology: topo.yaml, hardware: hw.yaml, cost: {price_per_gpu_hour: " +
+           price + "}}\n";
+  };
+  const Scenario s = load(text("2.49USD"));
+  EXPECT_EQ(s.cluster.price_per_gpu_hour_usd, 2.49);
+  EXPECT_EQ(s.cluster.hardware.cost.price_per_gpu_hour_usd, 2.49);  // what every consumer reads
+  const std::string yaml = to_yaml(s);
+  EXPECT_NE(yaml.find("cost: {price_per_gpu_hour: 2.49USD}"), std::string::npos);
+  dir_.write("shown.yaml", yaml);
+  EXPECT_EQ(to_yaml(load_scenario("shown.yaml")), yaml);
+  EXPECT_THAT(errors(text("2.49")),
+              ElementsAre("s.yaml:5:78: error: cluster.cost.price_per_gpu_hour: expected a positive price in US "
+                          "dollars, e.g. 2.50USD; got \"2.49\""));
+  // Without one, the profile's (the test profile has none).
+  EXPECT_FALSE(load(scenario(kLlama, "{}", kBatch)).cluster.hardware.cost.price_per_gpu_hour_usd);
+}
+
 TEST_F(ScenarioRules, ShownYamlLoadsBackToTheSameScenario) {
   const Scenario s = load(scenario("{preset: llama3-8b, seq_len: 256Ki}",
                                    "{sp: 4, tp: 2, dp: 4, sequence_parallel: fpdt, zero_stage: 3}", kBatch));

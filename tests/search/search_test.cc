@@ -156,6 +156,17 @@ TEST(Candidate, KeepsTheCampaign) {
   EXPECT_DOUBLE_EQ(check.scenario->campaign.checkpoints->interval_s, 3600);
 }
 
+TEST(Candidate, KeepsTheScenariosPrice) {
+  std::vector<config::Override> overrides = {config::parse_override("cluster.cost.price_per_gpu_hour=3USD")};
+  const CandidateBuilder builder(config::load_scenario(fixture("tiny.yaml"), overrides));
+  PlanChoice c;
+  c.dp = 2;
+  const CandidateCheck check = builder.check(c, 2);
+  ASSERT_TRUE(check.scenario) << check.rejection.message;
+  EXPECT_EQ(check.scenario->cluster.hardware.cost.price_per_gpu_hour_usd, 3.0);
+  EXPECT_NE(builder.yaml(c, 2).find("price_per_gpu_hour: 3USD"), std::string::npos);
+}
+
 TEST(Search, TokensPerDollarWithoutAPriceNamesTheProfileAndKey) {
   SearchOptions options;
   options.gpus = 2;

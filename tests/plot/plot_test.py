@@ -5,6 +5,7 @@ profile with collective samples).
 
     tests/plot/plot_test.py render OUT_DIR   every kind to PNG and SVG, each checked to be an image
     tests/plot/plot_test.py errors OUT_DIR   usage errors exit 2, unreadable or wrong inputs exit 3
+    tests/plot/plot_test.py values OUT_DIR   axis values with units sort by quantity
 
 Exits 77 (skipped) when python3-matplotlib is missing.
 """
@@ -52,13 +53,39 @@ def is_image(path, extension):
     return b"<svg" in data[:4096]
 
 
-def render(out):
-    """Every kind to PNG and SVG, in this process (matplotlib is imported once)."""
+def load_plot():
+    """tools/plot as a module."""
     sys.dont_write_bytecode = True  # nothing written into the source tree
     loader = importlib.machinery.SourceFileLoader("plot", PLOT)
     spec = importlib.util.spec_from_loader("plot", loader)
     plot = importlib.util.module_from_spec(spec)
     loader.exec_module(plot)
+    return plot
+
+
+def values(_out):
+    """Axis values as the input files write them order by quantity, not as text."""
+    plot = load_plot()
+    failures = 0
+    for given, expected in ((["30min", "5min", "1h", "15min"], ["5min", "15min", "30min", "1h"]),
+                            (["2Mi", "128Ki", "512Ki"], ["128Ki", "512Ki", "2Mi"]),
+                            (["50MiB", "25MiB", "1GiB"], ["25MiB", "50MiB", "1GiB"]),
+                            ([8, "fp8", 2], [2, 8, "fp8"])):
+        ordered = sorted(given, key=plot.sort_key)
+        if ordered != expected:
+            print(f"FAILED: {given} sorted as {ordered}, expected {expected}")
+            failures += 1
+        else:
+            print(f"ok: {ordered}")
+    if plot.numeric("1.5e3s") != 1500.0 or plot.numeric("15min") != 900.0 or plot.numeric("3xyz") is not None:
+        print("FAILED: numeric() of 1.5e3s, 15min, 3xyz")
+        failures += 1
+    return failures
+
+
+def render(out):
+    """Every kind to PNG and SVG, in this process (matplotlib is imported once)."""
+    plot = load_plot()
     failures = 0
     for kind, args in KINDS.items():
         for extension in ("png", "svg"):
@@ -108,7 +135,7 @@ def main():
     mode, out = sys.argv[1], sys.argv[2]
     with_matplotlib()
     os.makedirs(out, exist_ok=True)
-    return 1 if (render(out) if mode == "render" else errors(out)) else 0
+    return 1 if {"render": render, "errors": errors, "values": values}[mode](out) else 0
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ double expected_wall_time_s(double work_s, double interval_s, double checkpoint_
   return std::isfinite(wall) ? wall : std::numeric_limits<double>::infinity();
 }
 
-CampaignEstimate estimate_campaign(const config::Scenario& s, double iteration_s) {
+CampaignEstimate estimate_campaign(const config::Scenario& s, double iteration_s,
+                                   double training_host_bytes_per_node) {
   const config::Campaign& c = s.campaign;
   const double gpus = static_cast<double>(s.cluster.gpus);
   CampaignEstimate e;
@@ -45,6 +46,20 @@ CampaignEstimate estimate_campaign(const config::Scenario& s, double iteration_s
     const config::HostLink& host = s.cluster.hardware.host_link;
     const double snapshot_s = host.latency_s + e.checkpoint_bytes / gpus / host.d2h_bandwidth_bytes_per_s;
     e.checkpoint_pause_s = k.async ? snapshot_s : std::max(e.checkpoint_write_s, snapshot_s);
+    if (k.async) {
+      const double per_node = static_cast<double>(std::max<int64_t>(1, s.cluster.topology.node.gpus));
+      e.snapshot_host_bytes_per_node = e.checkpoint_bytes / gpus * std::min(per_node, gpus);
+      const double capacity = s.cluster.topology.node.host_memory_bytes;
+      if (capacity > 0 && training_host_bytes_per_node + e.snapshot_host_bytes_per_node > capacity) {
+        e.notes.push_back(
+            fmt::format("async checkpoints do not fit: a node's GPUs copy {} into pinned host memory beside "
+                        "the {} training "
+                        "holds there, over the node's {}",
+                        config::format_bytes_rounded(e.snapshot_host_bytes_per_node),
+                        config::format_bytes_rounded(training_host_bytes_per_node),
+                        config::format_bytes_rounded(capacity)));
+      }
+    }
     double restart_s = 0;
     if (c.interruptions) {
       e.job_mtbi_s = c.interruptions->mtbi_per_gpu_s / gpus;

@@ -40,6 +40,7 @@ struct CampaignEstimate {
   // copy of its share (checkpoint_bytes / GPUs) to pinned host memory.
   double checkpoint_pause_s = 0;
   double checkpoint_write_s = 0;            // checkpoint_bytes / the storage's write bandwidth
+  double snapshot_host_bytes_per_node = 0;  // async: the pinned host memory a node's GPUs copy into
   int64_t checkpoint_every_iterations = 0;  // 0: no checkpoints; at most `iterations`
   double checkpoint_interval_s = 0;         // training time between checkpoints
   double job_mtbi_s = 0;                    // the job's mean time between interruptions (0: none)
@@ -53,8 +54,11 @@ struct CampaignEstimate {
 // The campaign of `scenario` (which has one: campaign.tokens > 0) at `iteration_s` per iteration.
 // With async checkpoints an interruption also loses, on average, the work of one background write
 // (the checkpoint being written is not yet usable), which is added to the restart time; the
-// interval is raised to the write time where it is shorter, since writes do not overlap.
-CampaignEstimate estimate_campaign(const config::Scenario& scenario, double iteration_s);
+// interval is raised to the write time where it is shorter, since writes do not overlap; and a note
+// says so when the snapshot does not fit in a node's host memory beside the
+// `training_host_bytes_per_node` that training itself holds there.
+CampaignEstimate estimate_campaign(const config::Scenario& scenario, double iteration_s,
+                                   double training_host_bytes_per_node = 0);
 
 }  // namespace trainsim::analytic
 

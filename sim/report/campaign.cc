@@ -11,8 +11,10 @@ namespace trainsim::report {
 
 using nlohmann::json;
 
-json campaign_report(const config::Scenario& scenario, double iteration_s) {
-  const analytic::CampaignEstimate e = analytic::estimate_campaign(scenario, iteration_s);
+json campaign_report(const config::Scenario& scenario, double iteration_s,
+                     double training_host_bytes_per_node) {
+  const analytic::CampaignEstimate e =
+      analytic::estimate_campaign(scenario, iteration_s, training_host_bytes_per_node);
   json out = {{"tokens", e.tokens},
               {"iterations", e.iterations},
               {"training_s", e.training_s},
@@ -22,10 +24,13 @@ json campaign_report(const config::Scenario& scenario, double iteration_s) {
               {"notes", e.notes}};
   if (std::isfinite(e.wall_time_s)) out["wall_time_s"] = e.wall_time_s;
   if (e.checkpoint_every_iterations > 0) {
-    out["checkpoint"] = {
-        {"bytes", e.checkpoint_bytes},           {"pause_s", e.checkpoint_pause_s},
-        {"write_s", e.checkpoint_write_s},       {"every_iterations", e.checkpoint_every_iterations},
-        {"interval_s", e.checkpoint_interval_s}, {"async", scenario.campaign.checkpoints->async}};
+    out["checkpoint"] = {{"bytes", e.checkpoint_bytes},
+                         {"pause_s", e.checkpoint_pause_s},
+                         {"write_s", e.checkpoint_write_s},
+                         {"every_iterations", e.checkpoint_every_iterations},
+                         {"interval_s", e.checkpoint_interval_s},
+                         {"async", scenario.campaign.checkpoints->async},
+                         {"snapshot_host_bytes_per_node", e.snapshot_host_bytes_per_node}};
   }
   if (e.cost_usd) {
     out["cost_usd"] = *e.cost_usd;
@@ -56,8 +61,9 @@ std::string render_campaign(const json& c) {
   if (c.contains("checkpoint")) {
     const json& k = c.at("checkpoint");
     out += fmt::format(
-        "{:<26} {:>14}   every {} iterations ({}); training pauses {} each{}\n", "checkpoint",
+        "{:<26} {:>14}   every {} iteration{} ({}); training pauses {} each{}\n", "checkpoint",
         config::format_bytes_rounded(k.at("bytes").get<double>()), k.at("every_iterations").get<int64_t>(),
+        k.at("every_iterations").get<int64_t>() == 1 ? "" : "s",
         readable_duration(k.at("interval_s").get<double>()), readable_duration(k.at("pause_s").get<double>()),
         k.at("async").get<bool>()
             ? fmt::format(", the write takes {} behind", readable_duration(k.at("write_s").get<double>()))

@@ -14,9 +14,11 @@ namespace trainsim::report {
 // The campaign of `scenario` (campaign.tokens > 0) at `iteration_s` per iteration. Keys: tokens,
 // iterations, training_s, wall_time_s (absent when the run would not finish), goodput,
 // expected_interruptions, job_mtbi_s, checkpoint {bytes, pause_s, write_s, every_iterations,
-// interval_s, async} when it checkpoints, cost_usd and price_per_gpu_hour_usd when there is a price
-// (the scenario's cluster.cost or the profile's), notes.
-nlohmann::json campaign_report(const config::Scenario& scenario, double iteration_s);
+// interval_s, async, snapshot_host_bytes_per_node} when it checkpoints, cost_usd and price_per_gpu_hour_usd
+// when there is a price (the scenario's cluster.cost or the profile's), notes. `training_host_bytes_per_node`
+// is the run's peak host memory per node (async checkpoints' room).
+nlohmann::json campaign_report(const config::Scenario& scenario, double iteration_s,
+                               double training_host_bytes_per_node);
 
 // The table section of a report's `campaign` object.
 std::string render_campaign(const nlohmann::json& campaign);

@@ -238,7 +238,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"simulation", {{"ranks_simulated", run.ranks.size()}, {"ops_executed", r.ops_executed}}},
   };
   if (s.stragglers.any()) report["stragglers"] = stragglers(s.stragglers, run);
-  if (s.campaign.tokens > 0) report["campaign"] = campaign_report(s, t);
+  if (s.campaign.tokens > 0) report["campaign"] = campaign_report(s, t, host_peak);
   return report;
 }
 

@@ -75,7 +75,8 @@ json analytic_report(const config::Scenario& s, const estimate::IterationTimeEst
       {"analytic", closed_form},
       {"warnings", warning_list},
   };
-  if (s.campaign.tokens > 0) report["campaign"] = report::campaign_report(s, e.iteration_s);
+  if (s.campaign.tokens > 0)
+    report["campaign"] = report::campaign_report(s, e.iteration_s, e.peak_host_bytes_per_node);
   return report;
 }
 

@@ -125,6 +125,19 @@ TEST(Campaign, AsyncCheckpointsPauseOnlyForTheCopyToHost) {
   EXPECT_NE(raised.notes[0].find("writes do not overlap"), std::string::npos);
 }
 
+TEST(Campaign, AsyncSnapshotsNeedRoomInHostMemory) {
+  config::Scenario s = campaign_scenario();
+  s.campaign.checkpoints->async = true;
+  const CampaignEstimate e = estimate_campaign(s, 2.0);
+  EXPECT_DOUBLE_EQ(e.snapshot_host_bytes_per_node, e.checkpoint_bytes / 64 * 8);  // 8 GPUs per node
+  EXPECT_TRUE(e.notes.empty());  // the test topology states no host memory
+  s.cluster.topology.node.host_memory_bytes = 2 * e.snapshot_host_bytes_per_node;
+  EXPECT_TRUE(estimate_campaign(s, 2.0, 0.5 * e.snapshot_host_bytes_per_node).notes.empty());
+  const CampaignEstimate full = estimate_campaign(s, 2.0, 1.5 * e.snapshot_host_bytes_per_node);
+  ASSERT_EQ(full.notes.size(), 1u);
+  EXPECT_NE(full.notes[0].find("async checkpoints do not fit"), std::string::npos);
+}
+
 TEST(Campaign, MoreGpusAreInterruptedMoreOften) {
   config::Scenario s = campaign_scenario();
   const CampaignEstimate small = estimate_campaign(s, 2.0);

@@ -1,9 +1,12 @@
 // trainsim run SCENARIO: simulates training iterations and reports time, throughput, MFU, the
 // breakdown, memory feasibility and the communication log.
+#include <algorithm>
 #include <iostream>
 #include <optional>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "sim/common/atomic_file.h"
@@ -12,6 +15,8 @@
 #include "sim/report/run_report.h"
 #include "sim/report/trace.h"
 #include "sim/workload/errors.h"
+#include "sim/workload/plan.h"
+#include "sim/workload/simulated_ranks.h"
 #include "tools/trainsim/cli.h"
 
 namespace trainsim::cli {
@@ -30,6 +35,31 @@ struct RunArgs {
   double time_limit_s = 0;
 };
 
+// Why `--trace-ranks` cannot be honoured: a rank outside the plan, or one a collapsed run does not
+// simulate. Empty when it can, and when the plan itself is invalid (the run reports that).
+std::string untraceable(const config::Scenario& s, const std::vector<int64_t>& wanted, bool full) {
+  std::optional<workload::ParallelPlan> plan;
+  try {
+    plan.emplace(workload::make_plan(s));
+  } catch (const workload::PlanError&) {
+    return "";
+  }
+  const std::vector<int64_t> simulated = full ? std::vector<int64_t>{} : workload::simulated_ranks(s, *plan);
+  for (const int64_t rank : wanted) {
+    if (rank < 0 || rank >= plan->world_size()) {
+      return fmt::format("rank {} is not in this plan of {} GPUs", rank, plan->world_size());
+    }
+    if (!full && std::find(simulated.begin(), simulated.end(), rank) == simulated.end()) {
+      return fmt::format(
+          "rank {} is not simulated: a collapsed run simulates one rank per pipeline stage ({}); trace "
+          "those, "
+          "or add --full",
+          rank, fmt::join(simulated, ", "));
+    }
+  }
+  return "";
+}
+
 // "--max-events 1000" or "--time-limit 60 s": the option behind a budget the engine names.
 std::string budget_option(const RunArgs& args, const std::string& limit) {
   return limit == "max-events" ? fmt::format("--max-events {}", args.max_events)
@@ -44,6 +74,10 @@ int run(const RunArgs& args, const Context& context) {
                                      : fmt::format("the trace {} was not written", args.trace),
                   context.command_line));
   const config::Scenario s = args.scenario.load();
+  if (const std::string why = untraceable(s, args.trace_ranks, args.full); !why.empty()) {
+    spdlog::error("--trace-ranks: {}", why);
+    return kExitUsage;
+  }
   // The trace's temporary file exists from the start, so an unwritable destination fails before the
   // simulation, not after it.
   std::optional<AtomicFile> trace_file;

@@ -29,10 +29,10 @@ double expected_wall_time_s(double work_s, double interval_s, double checkpoint_
 CampaignEstimate estimate_campaign(const config::Scenario& s, double iteration_s,
                                    double training_host_bytes_per_node) {
   const config::Campaign& c = s.campaign;
-  const double gpus = static_cast<double>(s.cluster.gpus);
+  const auto gpus = static_cast<double>(s.cluster.gpus);
   CampaignEstimate e;
   e.tokens = c.tokens;
-  const double tokens_per_iteration = static_cast<double>(s.training.global_batch * s.model.seq_len);
+  const auto tokens_per_iteration = static_cast<double>(s.training.global_batch * s.model.seq_len);
   e.iterations = static_cast<int64_t>(std::ceil(c.tokens / tokens_per_iteration));
   e.training_s = static_cast<double>(e.iterations) * iteration_s;
   e.wall_time_s = e.training_s;

@@ -51,9 +51,8 @@ std::string untraceable(const config::Scenario& s, const std::vector<int64_t>& w
     }
     if (!full && std::find(simulated.begin(), simulated.end(), rank) == simulated.end()) {
       return fmt::format(
-          "rank {} is not simulated: a collapsed run simulates one rank per pipeline stage ({}); trace "
-          "those, "
-          "or add --full",
+          "rank {} is not simulated: a collapsed run simulates one rank per pipeline stage ({}); "
+          "trace those, or add --full",
           rank, fmt::join(simulated, ", "));
     }
   }

@@ -207,9 +207,10 @@ TEST_F(ScenarioRules, TheScenariosPriceReplacesTheProfiles) {
   EXPECT_NE(yaml.find("cost: {price_per_gpu_hour: 2.49USD}"), std::string::npos);
   dir_.write("shown.yaml", yaml);
   EXPECT_EQ(to_yaml(load_scenario("shown.yaml")), yaml);
-  EXPECT_THAT(errors(text("2.49")),
-              ElementsAre("s.yaml:5:78: error: cluster.cost.price_per_gpu_hour: expected a positive price in US "
-                          "dollars, e.g. 2.50USD; got \"2.49\""));
+  EXPECT_THAT(
+      errors(text("2.49")),
+      ElementsAre("s.yaml:5:78: error: cluster.cost.price_per_gpu_hour: expected a positive price in US "
+                  "dollars, e.g. 2.50USD; got \"2.49\""));
   // Without one, the profile's (the test profile has none).
   EXPECT_FALSE(load(scenario(kLlama, "{}", kBatch)).cluster.hardware.cost.price_per_gpu_hour_usd);
 }

@@ -52,12 +52,12 @@ void decode_campaign(MapReader& m, Campaign& out) {
   if (interruptions.defined()) decode_interruptions(interruptions, out.interruptions.emplace());
   m.finish();
 
-  if (out.interruptions && !checkpoints.defined()) {
+  if (out.interruptions && !out.checkpoints) {
     interruptions.error(
         "interruptions need checkpoints: without them every interruption restarts the run from its first "
         "iteration; add checkpoints: {write_bandwidth: ...}");
   }
-  if (out.checkpoints && out.checkpoints->interval_s == 0 && !out.interruptions && checkpoints.defined()) {
+  if (out.checkpoints && out.checkpoints->interval_s == 0 && !out.interruptions) {
     checkpoints.error(
         "the checkpoint interval is auto, the optimum against interruptions, but the campaign has none; add "
         "interruptions: {mtbi_per_gpu: ..., restart: ...} or a fixed interval (e.g. interval: 1h)");

@@ -70,10 +70,12 @@ Analysis analyze(const config::Scenario& scenario) {
         st.stage_activation_bytes = korthikanti_first_stage_activation_bytes(layer, s.layers, s.pp, s.vpp,
                                                                              s.micro_batches, p.schedule);
       } else if (p.schedule != config::Schedule::kInterleaved) {
-        // Stage k of 1F1B keeps min(p - k, m) micro-batches in flight, GPipe all m.
-        const int64_t in_flight = p.schedule == config::Schedule::kGpipe
-                                      ? s.micro_batches
-                                      : std::min<int64_t>(s.pp - stage, s.micro_batches);
+        // Stage k of 1F1B keeps min(p - k, m) micro-batches in flight, GPipe all m, zero bubble
+        // min(p, m) on every stage.
+        const int64_t in_flight = p.schedule == config::Schedule::kGpipe ? s.micro_batches
+                                  : p.schedule == config::Schedule::kZeroBubble
+                                      ? std::min(s.pp, s.micro_batches)
+                                      : std::min(s.pp - stage, s.micro_batches);
         st.stage_activation_bytes = layer * static_cast<double>(st.layers) * static_cast<double>(in_flight);
       }
     }

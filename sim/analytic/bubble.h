@@ -9,8 +9,16 @@
 
 namespace trainsim::analytic {
 
-// GPipe and 1F1B: (p - 1)/m; interleaved with v model chunks per stage: (p - 1)/(v*m). 0 for p == 1.
-double pipeline_bubble_fraction(config::Schedule schedule, int64_t pp, int64_t micro_batches, int64_t vpp);
+// GPipe and 1F1B: (p - 1)/m; interleaved with v model chunks per stage: (p - 1)/(v*m). Zero bubble
+// (ZB-H1, Qi et al. 2024 Sec. 3.1): (p - 1)(F + B - W) / (m(F + B + W)) = (p - 1)(1 - 2w)/m for
+// m >= p, w being the weight-gradient pass's share W/(F + B + W) of a micro-batch's compute:
+// (p - 1)/(3m) with the paper's F = B = W (one GEMM pass each). With fewer micro-batches fewer W
+// passes fill the bubble: one micro-batch saves only the (p - 1) W passes that leave the critical
+// path, each further one (up to p - 1) one W more, so (p - 1)(1 - w(1 + min(m - 1, p - 1)/(p - 1)))/m
+// (our interpolation, within 2 % of the simulated bubble for p = 8). With v chunks, divided by v as
+// for interleaving (also ours, not the paper's). 0 for p == 1.
+double pipeline_bubble_fraction(config::Schedule schedule, int64_t pp, int64_t micro_batches, int64_t vpp,
+                                double weight_grad_share = 1.0 / 3);
 
 }  // namespace trainsim::analytic
 

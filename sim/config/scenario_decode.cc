@@ -256,11 +256,16 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
     }
     if (p.schedule == Schedule::kInterleaved && p.vpp == 1) {
       plan_error("schedule interleaved needs vpp > 1 model chunks per stage; set vpp or use 1f1b");
-    } else if (p.schedule != Schedule::kInterleaved && p.vpp > 1) {
-      plan_error(fmt::format("vpp {} only makes sense with schedule: interleaved", p.vpp));
+    } else if (!chunked_schedule(p.schedule) && p.vpp > 1) {
+      plan_error(fmt::format("vpp {} only makes sense with schedule: interleaved or zero-bubble", p.vpp));
     }
-    if (p.schedule == Schedule::kInterleaved && p.pp == 1) {
-      plan_error("schedule interleaved needs pp > 1");
+    if ((p.schedule == Schedule::kInterleaved || p.schedule == Schedule::kZeroBubble) && p.pp == 1) {
+      plan_error(fmt::format("schedule {} needs pp > 1", to_string(p.schedule)));
+    }
+    if (p.schedule == Schedule::kZeroBubble && p.sequence_parallel == SequenceParallel::kFpdt) {
+      plan_error(
+          "schedule zero-bubble splits each backward into input- and weight-gradient passes, which the "
+          "FPDT chunk loop does not; use 1f1b or interleaved with sequence_parallel: fpdt");
     }
   }
   if (a.parallelism_ok && a.cluster_ok) {
@@ -286,12 +291,11 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
       d.error(a.training, "training",
               fmt::format("global_batch {} must be a multiple of micro_batch·dp = {}·{} = {}", t.global_batch,
                           t.micro_batch, p.dp, per_step));
-    } else if (p.schedule == Schedule::kInterleaved && (t.global_batch / per_step) % p.pp != 0) {
-      d.error(
-          a.training, "training",
-          fmt::format("the interleaved schedule needs the {} micro-batches per replica to be a multiple of "
-                      "pp {} (Megatron's rule); change global_batch or micro_batch",
-                      t.global_batch / per_step, p.pp));
+    } else if (chunked_schedule(p.schedule) && p.vpp > 1 && (t.global_batch / per_step) % p.pp != 0) {
+      d.error(a.training, "training",
+              fmt::format("the {} schedule with vpp {} needs the {} micro-batches per replica to be a "
+                          "multiple of pp {} (Megatron's rule); change global_batch or micro_batch",
+                          to_string(p.schedule), p.vpp, t.global_batch / per_step, p.pp));
     }
   }
   if (a.training_ok && a.cluster_ok && !s.cluster.hardware.peak_flops_per_s(t.dtype)) {

@@ -42,6 +42,7 @@ struct StageTime {
   double compute_s = 0, exposed_comm_s = 0, pipeline_wait_s = 0, offload_stall_s = 0, idle_s = 0;
   double peak_hbm_bytes = 0;
   double peak_host_bytes = 0;
+  double weight_grad_share = 0;  // of the kernel time of forward and backward passes
 
   // The member-wise affine extrapolation from (ma, *this) and (mb, b) to m micro-batches; memory
   // peaks are taken from `b`.
@@ -104,7 +105,20 @@ class StageTimer {
     }
     run.launch_s = run.start_s;
     const report::Breakdown b = report::attribute_time(graph, run, 0, finish_s);
-    StageTime t{finish_s, b.compute_s, b.exposed_comm_s, b.bubble_s, b.offload_stall_s, b.idle_s, 0, 0};
+    StageTime t{finish_s, b.compute_s, b.exposed_comm_s, b.bubble_s, b.offload_stall_s, b.idle_s, 0, 0, 0};
+    double passes_s = 0;
+    for (workload::OpId id = 0; id < graph.size(); ++id) {
+      const Op& op = graph.op(id);
+      if (!is_kernel(op.kind) || op.phase == workload::Phase::kSetup ||
+          op.phase == workload::Phase::kOptimizer) {
+        continue;
+      }
+      passes_s += duration[id];
+      if (op.kind == OpKind::kGemm && op.gemm.pass == workload::GemmPass::kWeightGrad) {
+        t.weight_grad_share += duration[id];
+      }
+    }
+    if (passes_s > 0) t.weight_grad_share /= passes_s;
     // Memory as the engine counts it: each allocation and free when its op runs.
     std::vector<workload::OpId> buffer_ops;
     for (workload::OpId id = 0; id < graph.size(); ++id) {
@@ -226,10 +240,11 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
   // two counts extrapolate exactly. The larger count reaches the schedule's steady state (pp
   // micro-batches in flight for 1F1B, the full interleaved warm-up), so it has the full-size
   // memory peak, except under GPipe whose peak grows with every micro-batch.
-  const int64_t step = schedule == config::Schedule::kInterleaved ? pp : 1;
-  const int64_t steady = schedule == config::Schedule::kInterleaved ? 2 * pp
-                         : schedule == config::Schedule::kGpipe     ? 2
-                                                                    : std::max<int64_t>(pp, 2);
+  const bool chunked = shapes.vpp > 1;
+  const int64_t step = chunked ? pp : 1;
+  const int64_t steady = chunked                                ? 2 * pp
+                         : schedule == config::Schedule::kGpipe ? 2
+                                                                : std::max<int64_t>(pp, 2);
   const int64_t mb = std::min(m, steady);
   const int64_t ma = mb - step;
 
@@ -264,8 +279,10 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
       }
       per_micro_batch_s.push_back((at_b.iteration_s - at_a.iteration_s) / static_cast<double>(mb - ma));
     } else {
+      // Too few micro-batches for two counts: what one more adds, from one count above.
       times.push_back(at_b);
-      per_micro_batch_s.push_back(at_b.iteration_s / md);
+      per_micro_batch_s.push_back((time(mb + step, stage).iteration_s - at_b.iteration_s) /
+                                  static_cast<double>(step));
     }
   }
 
@@ -275,12 +292,17 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
   std::nth_element(sorted_speed.begin(), sorted_speed.begin() + pp / 2, sorted_speed.end());
   const double typical_speed = sorted_speed[static_cast<size_t>(pp / 2)];
   double slowest_per_mb = 0;
+  double weight_grad_share = 0;  // of the slowest stage (zero bubble fills the bubble with W passes)
   for (size_t i = 0; i < built.size(); ++i) {
     const double speed = stage_speed[static_cast<size_t>(built[i])];
-    slowest_per_mb = std::max(slowest_per_mb, per_micro_batch_s[i] * speed / typical_speed);
+    if (per_micro_batch_s[i] * speed / typical_speed > slowest_per_mb) {
+      slowest_per_mb = per_micro_batch_s[i] * speed / typical_speed;
+      weight_grad_share = times[i].weight_grad_share;
+    }
   }
   const double fill_drain_s =
-      analytic::pipeline_bubble_fraction(schedule, pp, m, shapes.vpp) * md * slowest_per_mb;
+      analytic::pipeline_bubble_fraction(schedule, pp, m, shapes.vpp, weight_grad_share) * md *
+      slowest_per_mb;
 
   IterationTimeEstimate e;
   double built_host_peak = 0;

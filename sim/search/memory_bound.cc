@@ -15,15 +15,18 @@ namespace trainsim::search {
 namespace {
 
 // The most layers whose activations `stage` holds at once: after each forward step of its schedule,
-// the layers of every (micro-batch, chunk) gone forward but not yet backward.
+// the layers of every (micro-batch, chunk) gone forward but not yet through its backward (its W pass
+// when the backward is split).
 int64_t most_layers_in_flight(const config::Scenario& scenario, const workload::RankShapes& s,
                               const workload::StageLayout& layout, int64_t stage) {
+  using workload::Pass;
   int64_t in_flight = 0;
   int64_t most = 0;
   for (const workload::PipelineStep& step :
        workload::pipeline_schedule(scenario.parallelism.schedule, s.pp, stage, s.vpp, s.micro_batches)) {
     const int64_t layers = layout.layer_count[layout.virtual_stage(stage, step.chunk)];
-    in_flight += step.forward ? layers : -layers;
+    if (step.pass == Pass::kForward) in_flight += layers;
+    if (step.pass == Pass::kBackward || step.pass == Pass::kWeightGrad) in_flight -= layers;
     most = std::max(most, in_flight);
   }
   return most;

@@ -38,12 +38,17 @@ struct ScheduleChoice {
   int64_t vpp;
 };
 
-std::vector<ScheduleChoice> schedules(int64_t pp, int64_t layers) {
+// Zero bubble is left out with FPDT, whose backward it does not split.
+std::vector<ScheduleChoice> schedules(int64_t pp, int64_t layers, SequenceParallel kind) {
   std::vector<ScheduleChoice> out = {{Schedule::kOneFOneB, 1}};
   if (pp == 1) return out;
   out.push_back({Schedule::kGpipe, 1});
+  const bool zero_bubble = kind != SequenceParallel::kFpdt;
+  if (zero_bubble) out.push_back({Schedule::kZeroBubble, 1});
   for (int64_t v : divisors(layers / pp)) {
-    if (v > 1) out.push_back({Schedule::kInterleaved, v});
+    if (v == 1) continue;
+    out.push_back({Schedule::kInterleaved, v});
+    if (zero_bubble) out.push_back({Schedule::kZeroBubble, v});
   }
   return out;
 }
@@ -161,7 +166,7 @@ PlanSpace enumerate_plans(const config::Scenario& s, int64_t gpus) {
             batch % dp == 0 ? divisors(batch / dp) : std::vector<int64_t>{1};
         for (SequenceParallel kind : kinds(tp, sp)) {
           for (int64_t chunk : fpdt_chunks(kind, s.model.seq_len)) {
-            for (const ScheduleChoice& sc : schedules(pp, s.model.layers)) {
+            for (const ScheduleChoice& sc : schedules(pp, s.model.layers, kind)) {
               for (int64_t mb : micro_batches) {
                 PlanChoice c;
                 c.tp = tp;

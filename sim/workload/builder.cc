@@ -43,7 +43,8 @@ std::vector<ParamGatherer::Use> zero3_uses(const RankShapes& s, const StageLayou
   for (const PipelineStep& step : steps) {
     const int64_t v = layout.virtual_stage(stage, step.chunk);
     const int64_t layers = layout.layer_count[v];
-    if (step.forward) {
+    if (step.pass == Pass::kWeightGrad) continue;  // weights are not read
+    if (step.pass == Pass::kForward) {
       if (layout.has_embedding(v)) uses.push_back({embedding_unit_elements(s), false});
       for (int64_t l = 0; l < layers; ++l) uses.push_back({per_layer, false});
       if (layout.has_head(v)) uses.push_back({head_unit_elements(s), false});
@@ -97,6 +98,7 @@ void forward_step(BuildContext& ctx, const PipelineStep& step) {
   }
 }
 
+// The whole backward, or its B pass (which holds the weight gradients for the W pass).
 void backward_step(BuildContext& ctx, const PipelineStep& step) {
   GraphWriter& w = ctx.w;
   const RankShapes& s = ctx.shapes;
@@ -107,6 +109,7 @@ void backward_step(BuildContext& ctx, const PipelineStep& step) {
   const double message = pipeline_message_bytes(s);
   OpId ready = kNoOp;
   BufferId received = -1;
+  if (step.pass == Pass::kInputGrad) ctx.holding = &ctx.held[{v, step.micro_batch}];
   if (layout.has_head(v)) {
     ready = head_backward(ctx, step.micro_batch);
   } else {
@@ -140,6 +143,7 @@ void backward_step(BuildContext& ctx, const PipelineStep& step) {
                message, {w.last(Stream::kCompute), ready});
     w.release(grad, Stream::kP2p, {sent});
   }
+  ctx.holding = nullptr;
 }
 
 // Gradients of parameters replicated over TP whose partial gradients differ per TP rank under
@@ -221,20 +225,28 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
                              .buffer);
   }
 
-  // The pipeline schedule. Gradients are reduced in the last backward of each model chunk
-  // (every backward under ZeRO-2).
+  // The pipeline schedule. Gradients are reduced in the last backward (or W pass) of each model
+  // chunk (every one under ZeRO-2).
   std::vector<size_t> last_backward(s.vpp, 0);
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (!steps[i].forward) last_backward[steps[i].chunk] = i;
+    if (steps[i].pass == Pass::kBackward || steps[i].pass == Pass::kWeightGrad) {
+      last_backward[steps[i].chunk] = i;
+    }
   }
   for (size_t i = 0; i < steps.size(); ++i) {
     const PipelineStep& step = steps[i];
-    if (step.forward) {
+    if (step.pass == Pass::kForward) {
       forward_step(ctx, step);
+    } else if (step.pass == Pass::kInputGrad) {
+      backward_step(ctx, step);
     } else {
       const bool last = last_backward[step.chunk] == i;
       grads.begin_backward(s.zero_stage == 2 || last, last);
-      backward_step(ctx, step);
+      if (step.pass == Pass::kBackward) {
+        backward_step(ctx, step);
+      } else {
+        weight_grad_pass(ctx, layout.virtual_stage(stage, step.chunk), step.micro_batch);
+      }
       grads.end_backward();
     }
   }
@@ -269,6 +281,7 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
 
   TRAINSIM_WORKLOAD_CHECK(ctx.saved.empty())
       << ctx.saved.size() << " layer states never consumed on rank " << rank;
+  TRAINSIM_WORKLOAD_CHECK(ctx.held.empty()) << ctx.held.size() << " W passes never run on rank " << rank;
   TRAINSIM_WORKLOAD_CHECK(!zero3 || zero3->done()) << "ZeRO-3 parameter uses left on rank " << rank;
   TRAINSIM_WORKLOAD_CHECK(w.all_released()) << "buffers left allocated on rank " << rank;
   graph.info.buffers = w.buffer_count();

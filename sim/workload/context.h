@@ -37,6 +37,22 @@ struct LayerState {
   FpdtSaved fpdt;
 };
 
+// What the B pass of a split backward (zero-bubble schedule) leaves for the W pass of the same
+// micro-batch and virtual stage: weight-gradient GEMMs to run, gradients to report to the data-parallel
+// reduction, and buffers (saved activations, output gradients) the GEMMs read.
+struct HeldWeightGrads {
+  struct Work {
+    GraphWriter::Position position;
+    OpLabel label = OpLabel::kQkv;
+    int64_t m = 0, n = 0, k = 0;  // the GEMM; m == 0: `producer` already computed the gradients
+    OpId after = kNoOp;           // an op on another stream the GEMM waits for
+    OpId producer = kNoOp;
+    int64_t elements = 0;
+  };
+  std::vector<Work> work;
+  std::vector<BufferId> buffers;
+};
+
 struct BuildContext {
   const config::Scenario& scenario;
   const ParallelPlan& plan;
@@ -54,9 +70,26 @@ struct BuildContext {
   // 4*b*heads*queries*seq*d): Σ over the rank's attention blocks.
   double attention_model_flops = 0;
   std::map<std::pair<int64_t, int64_t>, LayerState> saved;  // by (layer, micro-batch); layer -1: head
+  // Split backward: the B pass in progress collects into `holding`; W passes consume `held`, by
+  // (virtual stage, micro-batch).
+  HeldWeightGrads* holding = nullptr;
+  std::map<std::pair<int64_t, int64_t>, HeldWeightGrads> held;
 
   LayerState& state(int64_t layer, int64_t micro_batch) { return saved[{layer, micro_batch}]; }
 };
+
+// Weight gradients of a backward (weight_grads.cc). Outside a B pass each acts at once; inside one
+// it is held for the W pass.
+// A weight-gradient GEMM (m x n x k) that finishes `elements` gradients; `after` as a dependency.
+void weight_grad_gemm(BuildContext& ctx, OpLabel label, int64_t m, int64_t n, int64_t k, int64_t elements,
+                      OpId after = kNoOp);
+// `elements` gradients finished by `producer`, a kernel that computes input gradients too (norms,
+// the embedding).
+void gradients_done(BuildContext& ctx, OpId producer, int64_t elements);
+// Frees `buffer` (on the compute stream) once no weight-gradient GEMM reads it any more.
+void release_after_weight_grads(BuildContext& ctx, BufferId buffer);
+// The W pass of (virtual stage, micro-batch): emits what its B pass held, then frees its buffers.
+void weight_grad_pass(BuildContext& ctx, int64_t virtual_stage, int64_t micro_batch);
 
 // A transformer layer (tp.cc dispatches to fpdt.cc for FPDT). The forward takes ownership of
 // `input` (the layer's backward frees it) and returns the output buffer; `input_ready` is an op on

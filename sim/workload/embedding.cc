@@ -56,7 +56,7 @@ OpId embedding_backward(BuildContext& ctx, int64_t micro_batch, OpId grad_ready)
                                               s.hidden_bytes(), Stream::kComm, {grad_ready})
                                : kNoOp;
   const OpId done = w.memory(OpLabel::kEmbedding, 2 * s.hidden_bytes(), {grad_ready, g, params});
-  ctx.grads.produced(done, embedding_params(s));
+  gradients_done(ctx, done, embedding_params(s));
   if (ctx.zero3) ctx.zero3->release(done);
   return done;
 }
@@ -124,14 +124,14 @@ OpId head_backward(BuildContext& ctx, int64_t micro_batch) {
   w.release(state.stash, Stream::kCompute);
   w.gemm(OpLabel::kLmHead, GemmPass::kInputGrad, rows, s.hidden, s.vocab_local);
   const bool owns_matrix = !s.tied_embeddings || s.pp > 1;
-  ctx.grads.produced(w.gemm(OpLabel::kLmHead, GemmPass::kWeightGrad, s.vocab_local, s.hidden, rows),
-                     owns_matrix ? s.vocab_local * s.hidden : 0);
-  w.release(grad, Stream::kCompute);
+  weight_grad_gemm(ctx, OpLabel::kLmHead, s.vocab_local, s.hidden, rows,
+                   owns_matrix ? s.vocab_local * s.hidden : 0);
+  release_after_weight_grads(ctx, grad);
   const CollectiveKind reduce = s.megatron_sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
   const OpId r = w.collective(OpLabel::kTpComm, reduce, GroupKind::kTp, s.hidden_bytes(), Stream::kComm,
                               {w.last(Stream::kCompute)});
   const OpId done = w.memory(OpLabel::kFinalNorm, 3 * s.hidden_norm_bytes(), {r});
-  ctx.grads.produced(done, s.hidden * (s.norm_bias ? 2 : 1));
+  gradients_done(ctx, done, s.hidden * (s.norm_bias ? 2 : 1));
   w.release(state.input, Stream::kCompute);
   if (ctx.zero3) ctx.zero3->release(done);
   return done;

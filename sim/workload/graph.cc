@@ -239,6 +239,8 @@ std::string_view to_string(OpLabel label) {
       return "comm_buffer";
     case OpLabel::kRuntime:
       return "runtime";
+    case OpLabel::kWeightGradOperands:
+      return "weight_grad_operands";
   }
   return "?";
 }

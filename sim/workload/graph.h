@@ -126,6 +126,7 @@ enum class OpLabel : uint8_t {
   kLogits,
   kCommBuffer,
   kRuntime,
+  kWeightGradOperands,  // GEMM inputs and output gradients a split backward keeps for its W pass
 };
 
 enum class GemmPass : uint8_t { kForward, kInputGrad, kWeightGrad };

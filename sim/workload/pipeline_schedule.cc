@@ -10,8 +10,8 @@ namespace {
 std::vector<PipelineStep> gpipe(int64_t m) {
   std::vector<PipelineStep> steps;
   steps.reserve(2 * m);
-  for (int64_t i = 0; i < m; ++i) steps.push_back({true, i, 0});
-  for (int64_t i = 0; i < m; ++i) steps.push_back({false, i, 0});
+  for (int64_t i = 0; i < m; ++i) steps.push_back({Pass::kForward, i, 0});
+  for (int64_t i = 0; i < m; ++i) steps.push_back({Pass::kBackward, i, 0});
   return steps;
 }
 
@@ -20,34 +20,60 @@ std::vector<PipelineStep> one_f_one_b(int64_t pp, int64_t stage, int64_t m) {
   const int64_t remaining = m - warmup;
   std::vector<PipelineStep> steps;
   steps.reserve(2 * m);
-  for (int64_t i = 0; i < warmup; ++i) steps.push_back({true, i, 0});
+  for (int64_t i = 0; i < warmup; ++i) steps.push_back({Pass::kForward, i, 0});
   for (int64_t i = 0; i < remaining; ++i) {
-    steps.push_back({true, warmup + i, 0});
-    steps.push_back({false, i, 0});
+    steps.push_back({Pass::kForward, warmup + i, 0});
+    steps.push_back({Pass::kBackward, i, 0});
   }
-  for (int64_t i = 0; i < warmup; ++i) steps.push_back({false, remaining + i, 0});
+  for (int64_t i = 0; i < warmup; ++i) steps.push_back({Pass::kBackward, remaining + i, 0});
   return steps;
+}
+
+// The k-th forward (or backward) of a stage running vpp model chunks, in Megatron's order: groups of
+// pp micro-batches per chunk, chunks ascending forward and descending backward. With vpp = 1, the
+// k-th micro-batch.
+PipelineStep virtual_step(int64_t k, Pass pass, int64_t pp, int64_t vpp) {
+  const int64_t group = pp * vpp;
+  int64_t chunk = k % group / pp;
+  if (pass != Pass::kForward) chunk = vpp - 1 - chunk;
+  return {pass, k / group * pp + k % pp, chunk};
 }
 
 std::vector<PipelineStep> interleaved(int64_t pp, int64_t stage, int64_t vpp, int64_t m) {
   const int64_t total = m * vpp;
-  const int64_t group = pp * vpp;
-  const auto step = [&](int64_t k, bool forward) {
-    const int64_t in_group = k % group;
-    int64_t chunk = in_group / pp;
-    if (!forward) chunk = vpp - 1 - chunk;
-    return PipelineStep{forward, (k / group) * pp + k % pp, chunk};
-  };
+  const auto step = [&](int64_t k, Pass pass) { return virtual_step(k, pass, pp, vpp); };
   const int64_t warmup = m == pp ? total : std::min((pp - stage - 1) * 2 + (vpp - 1) * pp, total);
   const int64_t remaining = total - warmup;
   std::vector<PipelineStep> steps;
   steps.reserve(2 * total);
-  for (int64_t k = 0; k < warmup; ++k) steps.push_back(step(k, true));
+  for (int64_t k = 0; k < warmup; ++k) steps.push_back(step(k, Pass::kForward));
   for (int64_t i = 0; i < remaining; ++i) {
-    steps.push_back(step(warmup + i, true));
-    steps.push_back(step(i, false));
+    steps.push_back(step(warmup + i, Pass::kForward));
+    steps.push_back(step(i, Pass::kBackward));
   }
-  for (int64_t k = remaining; k < total; ++k) steps.push_back(step(k, false));
+  for (int64_t k = remaining; k < total; ++k) steps.push_back(step(k, Pass::kBackward));
+  return steps;
+}
+
+std::vector<PipelineStep> zero_bubble(int64_t pp, int64_t stage, int64_t vpp, int64_t m) {
+  const int64_t total = m * vpp;
+  const auto step = [&](int64_t k, Pass pass) { return virtual_step(k, pass, pp, vpp); };
+  const int64_t warmup = std::min(pp - stage - 1 + (vpp - 1) * pp, total);
+  std::vector<PipelineStep> steps;
+  steps.reserve(3 * total);
+  int64_t input_grads = 0, weight_grads = 0;
+  const auto backward = [&] {
+    steps.push_back(step(input_grads, Pass::kInputGrad));
+    if (input_grads >= stage) steps.push_back(step(weight_grads++, Pass::kWeightGrad));
+    ++input_grads;
+  };
+  for (int64_t k = 0; k < warmup; ++k) steps.push_back(step(k, Pass::kForward));
+  for (int64_t k = warmup; k < total; ++k) {
+    steps.push_back(step(k, Pass::kForward));
+    backward();
+  }
+  while (input_grads < total) backward();
+  while (weight_grads < total) steps.push_back(step(weight_grads++, Pass::kWeightGrad));
   return steps;
 }
 
@@ -65,6 +91,10 @@ std::vector<PipelineStep> pipeline_schedule(config::Schedule schedule, int64_t p
     case config::Schedule::kInterleaved:
       TRAINSIM_WORKLOAD_CHECK(micro_batches % pp == 0) << micro_batches << " micro-batches, pp " << pp;
       return interleaved(pp, stage, vpp, micro_batches);
+    case config::Schedule::kZeroBubble:
+      TRAINSIM_WORKLOAD_CHECK(vpp == 1 || micro_batches % pp == 0)
+          << micro_batches << " micro-batches, pp " << pp << ", vpp " << vpp;
+      return zero_bubble(pp, stage, vpp, micro_batches);
   }
   return {};
 }

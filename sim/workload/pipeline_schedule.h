@@ -9,6 +9,15 @@
 //     m*vpp virtual micro-batches; the k-th forward runs model chunk (k mod pp*vpp) / pp on
 //     micro-batch (k / (pp*vpp))*pp + k mod pp, backwards visit the chunks in reverse; warm-up is
 //     (pp - stage - 1)*2 + (vpp - 1)*pp forwards (every forward when m == pp), capped at m*vpp.
+//   Zero bubble (Qi et al., ICLR 2024, ZB-H1; with vpp > 1 its interleaved form, PyTorch's
+//     ScheduleInterleavedZeroBubble): the backward splits into B (input gradients, on the critical
+//     path) and W (weight gradients, which nothing downstream waits for). Warm-up is
+//     (pp - stage - 1) + (vpp - 1)*pp forwards (B alone is about one forward long, so half the
+//     interleaved warm-up), then one forward and one B alternate as in 1F1B; stage s holds back its
+//     first s W passes (the last stage, idle longest at the end of 1F1B, the most), after that each B
+//     is followed by the oldest held W, and the held W passes run last, filling the cool-down bubble.
+//     A micro-batch keeps its activations until its W, so every stage holds at most pp micro-batches
+//     (vpp = 1): the peak memory of 1F1B's first stage, now on every stage.
 #ifndef TRAINSIM_SIM_WORKLOAD_PIPELINE_SCHEDULE_H_
 #define TRAINSIM_SIM_WORKLOAD_PIPELINE_SCHEDULE_H_
 
@@ -19,15 +28,19 @@
 
 namespace trainsim::workload {
 
+// What a step computes: the forward, the whole backward, or one half of a split backward.
+enum class Pass : uint8_t { kForward, kBackward, kInputGrad, kWeightGrad };
+
 struct PipelineStep {
-  bool forward = true;
+  Pass pass = Pass::kForward;
   int64_t micro_batch = 0;
-  int64_t chunk = 0;  // model chunk (0 unless interleaved)
+  int64_t chunk = 0;  // model chunk (0 unless vpp > 1)
   bool operator==(const PipelineStep&) const = default;
 };
 
 // The steps of `stage` (0-based) for `micro_batches` micro-batches. vpp must be 1 unless the schedule
-// is interleaved, and then micro_batches must be a multiple of pp (derive_shapes checks both).
+// is interleaved or zero bubble, and with vpp > 1 micro_batches must be a multiple of pp
+// (derive_shapes checks both).
 std::vector<PipelineStep> pipeline_schedule(config::Schedule schedule, int64_t pp, int64_t stage, int64_t vpp,
                                             int64_t micro_batches);
 

@@ -70,13 +70,18 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   if (p.schedule == config::Schedule::kInterleaved) {
     require(s.vpp > 1 && s.pp > 1, "parallelism.vpp",
             "the interleaved schedule needs pp > 1 and vpp > 1 model chunks per stage");
-    require(divides(s.pp, s.micro_batches), "training.global_batch",
-            fmt::format(
-                "the interleaved schedule needs micro-batches per replica ({}) to be a multiple of pp ({}) "
-                "(Narayanan et al. 2021, Sec. 2.2.2)",
-                s.micro_batches, s.pp));
+  } else if (p.schedule == config::Schedule::kZeroBubble) {
+    require(s.pp > 1, "parallelism.pp", "the zero-bubble schedule needs pp > 1");
+    require(s.scheme != config::SequenceParallel::kFpdt, "parallelism.schedule",
+            "the zero-bubble schedule does not split FPDT's backward; use 1f1b or interleaved");
   } else {
-    require(s.vpp == 1, "parallelism.vpp", "vpp > 1 needs schedule: interleaved");
+    require(s.vpp == 1, "parallelism.vpp", "vpp > 1 needs schedule: interleaved or zero-bubble");
+  }
+  if (s.vpp > 1) {
+    require(divides(s.pp, s.micro_batches), "training.global_batch",
+            fmt::format("with vpp > 1 the micro-batches per replica ({}) must be a multiple of pp ({}) "
+                        "(Narayanan et al. 2021, Sec. 2.2.2)",
+                        s.micro_batches, s.pp));
   }
   require(s.layers >= s.pp * s.vpp, "parallelism.pp",
           fmt::format("{} layers cannot fill pp {} x vpp {} pipeline stages", s.layers, s.pp, s.vpp));

@@ -189,21 +189,18 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
   // MLP block.
   const OpId g = tp_gather(ctx, grad_ready);
   w.gemm(OpLabel::kFc2, GemmPass::kInputGrad, rows, s.ffn_local, s.hidden, {grad_ready, g, params});
-  ctx.grads.produced(w.gemm(OpLabel::kFc2, GemmPass::kWeightGrad, s.ffn_local, s.hidden, rows),
-                     p.fc2_weight + p.fc2_bias);
+  weight_grad_gemm(ctx, OpLabel::kFc2, s.ffn_local, s.hidden, rows, p.fc2_weight + p.fc2_bias);
   w.memory(OpLabel::kActivation, e * rows * (s.ffn_local + (s.bias_passes ? 3 : 2) * fc1_width));
   const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
   w.gemm(OpLabel::kFc1, GemmPass::kInputGrad, rows, s.hidden, fc1_width);
   const OpId r1 = tp_reduce(ctx, w.last(Stream::kCompute));
-  ctx.grads.produced(w.gemm(OpLabel::kFc1, GemmPass::kWeightGrad, fc1_width, s.hidden, rows, {x}),
-                     p.fc1_weight + p.fc1_bias);
-  ctx.grads.produced(w.memory(OpLabel::kNorm, 3 * hn, {r1}), p.norms / 2);
+  weight_grad_gemm(ctx, OpLabel::kFc1, fc1_width, s.hidden, rows, p.fc1_weight + p.fc1_bias, x);
+  gradients_done(ctx, w.memory(OpLabel::kNorm, 3 * hn, {r1}), p.norms / 2);
   w.memory(OpLabel::kResidual, 3 * hn + bias_hn);
   // Attention block.
   const OpId g2 = tp_gather(ctx, w.last(Stream::kCompute));
   w.gemm(OpLabel::kProjection, GemmPass::kInputGrad, rows, q_width, s.hidden, {g2});
-  ctx.grads.produced(w.gemm(OpLabel::kProjection, GemmPass::kWeightGrad, q_width, s.hidden, rows),
-                     p.proj_weight + p.proj_bias);
+  weight_grad_gemm(ctx, OpLabel::kProjection, q_width, s.hidden, rows, p.proj_weight + p.proj_bias);
   BufferId core = -1;
   if (s.recompute == config::Recompute::kSelective && ctx.act.core > 0) {
     core = w.alloc(OpLabel::kActivationStash, MemoryCategory::kActivations, MemorySpace::kHbm, ctx.act.core,
@@ -221,11 +218,20 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
   const OpId x2 = tp_gather(ctx, w.last(Stream::kCompute));
   w.gemm(OpLabel::kQkv, GemmPass::kInputGrad, rows, s.hidden, qkv_width, {core_done});
   const OpId r2 = tp_reduce(ctx, w.last(Stream::kCompute));
-  ctx.grads.produced(w.gemm(OpLabel::kQkv, GemmPass::kWeightGrad, qkv_width, s.hidden, rows, {x2}),
-                     p.qkv_weight + p.qkv_bias);
-  ctx.grads.produced(w.memory(OpLabel::kNorm, 3 * hn, {r2}), p.norms / 2);
+  weight_grad_gemm(ctx, OpLabel::kQkv, qkv_width, s.hidden, rows, p.qkv_weight + p.qkv_bias, x2);
+  gradients_done(ctx, w.memory(OpLabel::kNorm, 3 * hn, {r2}), p.norms / 2);
   const OpId dx = w.memory(OpLabel::kResidual, 3 * hn + bias_hn);
   w.release(workspace, Stream::kCompute);
+  if (ctx.holding) {
+    // What the weight-gradient pass reads: the inputs and output gradients of the four GEMMs, kept
+    // sequence-sharded under SP where Megatron keeps them so (QKV and FC1 inputs; projection and FC2
+    // output gradients). The rest of the stash goes now.
+    const double operands = 4 * hn + e * static_cast<double>(rows) *
+                                         static_cast<double>(q_width + s.ffn_local + qkv_width + fc1_width);
+    release_after_weight_grads(ctx, w.alloc(OpLabel::kWeightGradOperands, MemoryCategory::kActivations,
+                                            MemorySpace::kHbm, operands, Stream::kCompute)
+                                        .buffer);
+  }
   if (rematerialised >= 0) w.release(rematerialised, Stream::kCompute);
   if (state.stash >= 0) w.release(state.stash, Stream::kCompute);
   w.release(state.input, Stream::kCompute);

@@ -131,8 +131,17 @@ TEST_F(ScenarioRules, BatchMustSplitOverMicroBatchesAndReplicas) {
                   "= 32"));
   EXPECT_THAT(
       errors(scenario(kLlama, "{pp: 4, vpp: 2, dp: 8}", "{global_batch: 16}")),
-      ElementsAre("s.yaml:4:11: error: training: the interleaved schedule needs the 2 micro-batches per "
-                  "replica to be a multiple of pp 4 (Megatron's rule); change global_batch or micro_batch"));
+      ElementsAre(
+          "s.yaml:4:11: error: training: the interleaved schedule with vpp 2 needs the 2 micro-batches "
+          "per replica to be a multiple of pp 4 (Megatron's rule); change global_batch or micro_batch"));
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{pp: 4, vpp: 2, dp: 8, schedule: zero-bubble}", "{global_batch: 16}")),
+      ElementsAre(
+          "s.yaml:4:11: error: training: the zero-bubble schedule with vpp 2 needs the 2 micro-batches "
+          "per replica to be a multiple of pp 4 (Megatron's rule); change global_batch or micro_batch"));
+  // Without model chunks zero bubble takes any micro-batch count, as 1F1B.
+  EXPECT_TRUE(
+      errors(scenario(kLlama, "{pp: 4, dp: 8, schedule: zero-bubble}", "{global_batch: 16}")).empty());
 }
 
 TEST_F(ScenarioRules, ScheduleAndVppAgree) {
@@ -142,7 +151,19 @@ TEST_F(ScenarioRules, ScheduleAndVppAgree) {
                   "stage; set vpp or use 1f1b"));
   EXPECT_THAT(
       errors(scenario(kLlama, "{pp: 4, dp: 8, vpp: 2, schedule: gpipe}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: vpp 2 only makes sense with schedule: interleaved"));
+      ElementsAre("s.yaml:5:14: error: parallelism: vpp 2 only makes sense with schedule: interleaved or "
+                  "zero-bubble"));
+  EXPECT_THAT(errors(scenario(kLlama, "{dp: 32, schedule: zero-bubble}", kBatch)),
+              ElementsAre("s.yaml:5:14: error: parallelism: schedule zero-bubble needs pp > 1"));
+  EXPECT_THAT(
+      errors(scenario(
+          kLlama,
+          "{pp: 2, dp: 4, sp: 4, sequence_parallel: fpdt, fpdt: {chunk_tokens: 2Ki}, schedule: zero-bubble}",
+          kBatch)),
+      ElementsAre(
+          "s.yaml:5:14: error: parallelism: schedule zero-bubble splits each backward into input- and "
+          "weight-gradient passes, which the FPDT chunk loop does not; use 1f1b or interleaved with "
+          "sequence_parallel: fpdt"));
 }
 
 TEST_F(ScenarioRules, SequenceParallelRules) {

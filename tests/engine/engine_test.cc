@@ -173,6 +173,36 @@ TEST(Engine, GpipeBubbleIsPMinusOneOverM) { expect_bubble("{pp: 4, schedule: gpi
 
 TEST(Engine, InterleavedBubbleIsPMinusOneOverVM) { expect_bubble("{pp: 4, vpp: 2}", 4, 2, 8); }
 
+// Zero bubble (Qi et al. 2024, ZB-H1): the bubble shrinks from (p - 1)(F + B + W) to
+// (p - 1)(F + B - W), F, B and W being one micro-batch's forward, input-gradient and weight-gradient
+// passes on one stage.
+TEST(Engine, ZeroBubbleBubbleIsPMinusOneTimesFPlusBMinusW) {
+  const int p = 4, m = 8;
+  ScratchDir dir;
+  const config::Scenario s = scenario(dir, "{pp: 4, schedule: zero-bubble}", 24 * p, m, p);
+  const workload::ParallelPlan plan = workload::make_plan(s);
+  const workload::Graph first = workload::build_rank_graph(s, plan, 0);
+  const workload::Graph middle = workload::build_rank_graph(s, plan, 1);
+  const EngineResult run = simulate_scenario(s, false);
+  double forward = 0, input_grad = 0, weight_grad = 0;
+  for (workload::OpId id = 0; id < middle.size(); ++id) {
+    const workload::Op& op = middle.op(id);
+    if (op.stream != workload::Stream::kCompute || op.micro_batch != 0) continue;
+    const double busy = run.ranks[1].end_s[id] - run.ranks[1].start_s[id];
+    if (op.phase == workload::Phase::kForward) {
+      forward += busy;
+    } else if (op.kind == workload::OpKind::kGemm && op.gemm.pass == workload::GemmPass::kWeightGrad) {
+      weight_grad += busy;
+    } else {
+      input_grad += busy;
+    }
+  }
+  ASSERT_GT(weight_grad, 0.1 * (forward + input_grad));
+  const double ideal = m * (forward + input_grad + weight_grad);
+  const double bubble_s = flush_end_s(run.ranks[0], first) - ideal;
+  EXPECT_NEAR(bubble_s, (p - 1) * (forward + input_grad - weight_grad), 0.01 * bubble_s);
+}
+
 TEST(Engine, CollapsedAndFullRunsAgree) {
   ScratchDir dir;
   const config::Scenario s = scenario(dir, "{tp: 2, pp: 2, dp: 2}", 8, 8, 8);

@@ -62,13 +62,16 @@ TEST(PlanSpace, CoversEveryDegreeScheduleKindAndMicroBatch) {
   EXPECT_EQ(degrees, (std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
                          {2, 1, 1, 1}, {1, 2, 1, 1}, {1, 1, 2, 1}, {1, 1, 1, 2}}));
   EXPECT_EQ(kinds.size(), 5u);  // none, megatron (tp 2), ulysses, ring, fpdt (sp 2)
-  EXPECT_EQ(schedules, (std::set<std::pair<Schedule, int64_t>>{
-                           {Schedule::kOneFOneB, 1}, {Schedule::kGpipe, 1}, {Schedule::kInterleaved, 2}}));
+  EXPECT_EQ(schedules, (std::set<std::pair<Schedule, int64_t>>{{Schedule::kOneFOneB, 1},
+                                                               {Schedule::kGpipe, 1},
+                                                               {Schedule::kInterleaved, 2},
+                                                               {Schedule::kZeroBubble, 1},
+                                                               {Schedule::kZeroBubble, 2}}));
   EXPECT_EQ(chunks, (std::set<int64_t>{4, 8, 16, 32, 64, 128, 256}));  // 256 / u, u = 1 .. 64
   EXPECT_EQ(micro_batches, (std::set<int64_t>{1, 2}));
-  // tp 2: {none, megatron} x 2 micro-batches; pp 2: {1f1b, gpipe, interleaved} x 2; sp 2: {ulysses,
-  // ring, 7 FPDT chunks} x 2; dp 2: micro-batch 1.
-  EXPECT_EQ(space.layouts.size(), 4u + 6u + 18u + 1u);
+  // tp 2: {none, megatron} x 2 micro-batches; pp 2: {1f1b, gpipe, interleaved, zero bubble with and
+  // without chunks} x 2; sp 2: {ulysses, ring, 7 FPDT chunks} x 2; dp 2: micro-batch 1.
+  EXPECT_EQ(space.layouts.size(), 4u + 10u + 18u + 1u);
   ASSERT_EQ(space.size(), space.layouts.size() * 12);
   std::set<std::pair<int, Recompute>> variants;
   for (size_t i = 0; i < kVariantsPerLayout; ++i)

@@ -62,6 +62,12 @@ std::vector<Case> cases() {
        plan(1, 1, 1, 4, SequenceParallel::kFpdt, 3, Recompute::kFull), 4096, true, true},
       {"fpdt_gpu", "megatron-1.7b", 8192, 2, 2,
        plan(1, 1, 2, 2, SequenceParallel::kFpdt, 2, Recompute::kNone), 2048, false},
+      {"zero_bubble_tp_pp_dp", "megatron-1.7b", 512, 4, 8,
+       plan(2, 2, 2, 1, SequenceParallel::kNone, 1, Recompute::kNone, Schedule::kZeroBubble)},
+      {"zero_bubble_interleaved_sp", "llama3-8b", 512, 8, 4,
+       plan(2, 2, 1, 1, SequenceParallel::kMegatron, 0, Recompute::kFull, Schedule::kZeroBubble, 2)},
+      {"zero_bubble_ring", "llama3-8b", 1024, 4, 2,
+       plan(1, 2, 1, 2, SequenceParallel::kRing, 1, Recompute::kSelective, Schedule::kZeroBubble)},
       {"zero2_no_overlap", "gpt-neox-125m", 512, 2, 8,
        plan(1, 1, 2, 1, SequenceParallel::kNone, 2, Recompute::kSelective), 0, true, false, false},
   };

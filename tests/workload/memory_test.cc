@@ -180,5 +180,39 @@ TEST(MemoryTimeline, PeakAndCategoriesFollowProgramOrder) {
   EXPECT_EQ(t.peak_host_bytes, 7);
 }
 
+// Zero bubble: stage s holds back s W passes; each keeps, per layer, what its weight gradients read
+// (the inputs and output gradients of the four GEMMs) while the rest of the micro-batch's stash is
+// freed by its B pass. So stage s's peak exceeds 1F1B's by s x layers x those operands, and stage
+// 0, which holds back nothing, peaks as under 1F1B.
+TEST(ActivationMemory, ZeroBubbleStagesKeepTheWeightGradientOperandsOfTheirHeldBackPasses) {
+  const auto activation_peaks = [](config::Schedule schedule) {
+    testing::PlanSpec spec;
+    spec.tp = 2;
+    spec.pp = 4;
+    spec.recompute = Recompute::kSelective;
+    spec.schedule = schedule;
+    const config::Scenario sc = testing::make_scenario("megatron-1.7b", 8, 1, spec);
+    std::vector<double> peaks;
+    for (const Graph& g : build_class_graphs(sc, make_plan(sc))) {
+      peaks.push_back(memory_timeline(g).hbm_max[cat(MemoryCategory::kActivations)]);
+    }
+    return peaks;
+  };
+  const std::vector<double> one_f_one_b = activation_peaks(config::Schedule::kOneFOneB);
+  const std::vector<double> zero_bubble = activation_peaks(config::Schedule::kZeroBubble);
+  ASSERT_EQ(zero_bubble.size(), 4u);
+  // megatron-1.7b, s = 2048, b = 1, tp 2: the QKV and FC1 inputs (2sbh each), the projection and FC2
+  // output gradients (2sbh each), the projection input (2sb x 1152), the FC2 input (2sb x 4608), the
+  // QKV and FC1 output gradients (2sb x 3456, 2sb x 4608).
+  const double sb = 2048, h = 2304;
+  const double operands = 2 * sb * (4 * h + 1152 + 4608 + 3456 + 4608);
+  const int layers_per_stage = 6;
+  for (size_t stage = 0; stage < 4; ++stage) {
+    EXPECT_NEAR(zero_bubble[stage] - one_f_one_b[stage],
+                static_cast<double>(stage) * layers_per_stage * operands, 1e-9 * one_f_one_b[stage])
+        << "stage " << stage;
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::workload

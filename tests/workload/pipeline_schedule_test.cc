@@ -1,6 +1,8 @@
-// Pipeline schedules: GPipe, 1F1B and interleaved 1F1B as Megatron-LM orders them.
+// Pipeline schedules: GPipe, 1F1B and interleaved 1F1B as Megatron-LM orders them; zero bubble as
+// Qi et al. 2024 (ZB-H1) and PyTorch's ScheduleInterleavedZeroBubble order it.
 #include "sim/workload/pipeline_schedule.h"
 
+#include <algorithm>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -9,28 +11,42 @@ namespace trainsim::workload {
 namespace {
 
 using config::Schedule;
+constexpr Pass kF = Pass::kForward, kB = Pass::kInputGrad, kW = Pass::kWeightGrad;
 
 int64_t leading_forwards(const std::vector<PipelineStep>& steps) {
   int64_t n = 0;
-  while (n < static_cast<int64_t>(steps.size()) && steps[n].forward) ++n;
+  while (n < static_cast<int64_t>(steps.size()) && steps[n].pass == kF) ++n;
   return n;
 }
 
-// Every (micro-batch, chunk) runs forward once and backward once, forward first.
+// Every (micro-batch, chunk) runs forward once, then its whole backward once or its input-gradient
+// and then its weight-gradient pass once each.
 void expect_complete(const std::vector<PipelineStep>& steps, int64_t m, int64_t vpp) {
-  std::map<std::pair<int64_t, int64_t>, int> state;
+  std::map<std::pair<int64_t, int64_t>, Pass> last;
   for (const PipelineStep& s : steps) {
-    int& st = state[{s.micro_batch, s.chunk}];
-    if (s.forward) {
-      EXPECT_EQ(st, 0) << "forward twice " << s.micro_batch << '/' << s.chunk;
-      st = 1;
+    const auto [it, first] = last.try_emplace({s.micro_batch, s.chunk}, s.pass);
+    const Pass before = it->second;
+    it->second = s.pass;
+    if (first) {
+      EXPECT_EQ(s.pass, kF) << "backward before forward " << s.micro_batch << '/' << s.chunk;
+    } else if (s.pass == Pass::kBackward || s.pass == kB) {
+      EXPECT_EQ(before, kF) << "backward twice or before forward " << s.micro_batch << '/' << s.chunk;
     } else {
-      EXPECT_EQ(st, 1) << "backward before forward " << s.micro_batch << '/' << s.chunk;
-      st = 2;
+      EXPECT_EQ(s.pass == kW ? kB : kF, before) << "out of order " << s.micro_batch << '/' << s.chunk;
     }
   }
-  EXPECT_EQ(static_cast<int64_t>(state.size()), m * vpp);
-  for (const auto& [key, st] : state) EXPECT_EQ(st, 2);
+  EXPECT_EQ(static_cast<int64_t>(last.size()), m * vpp);
+  for (const auto& [key, pass] : last) EXPECT_TRUE(pass == Pass::kBackward || pass == kW);
+}
+
+// The most (micro-batch, chunk) pairs between their forward and the end of their backward.
+int64_t most_in_flight(const std::vector<PipelineStep>& steps) {
+  int64_t now = 0, most = 0;
+  for (const PipelineStep& s : steps) {
+    if (s.pass == kF) most = std::max(most, ++now);
+    if (s.pass == Pass::kBackward || s.pass == kW) --now;
+  }
+  return most;
 }
 
 TEST(PipelineSchedule, OneFOneBWarmsUpWithPipelineDepthMinusStage) {
@@ -42,7 +58,7 @@ TEST(PipelineSchedule, OneFOneBWarmsUpWithPipelineDepthMinusStage) {
     EXPECT_EQ(leading_forwards(steps), pp - stage) << "stage " << stage;
     // Steady state alternates.
     for (size_t i = pp - stage; i + 1 < steps.size() - (pp - stage - 1); i += 2) {
-      EXPECT_FALSE(steps[i].forward);
+      EXPECT_EQ(steps[i].pass, Pass::kBackward);
     }
   }
   // Fewer micro-batches than stages: all forwards first.
@@ -63,15 +79,70 @@ TEST(PipelineSchedule, InterleavedFollowsMegatronChunkOrder) {
   // Warm-up on stage 0: (pp - 1) * 2 + (vpp - 1) * pp = 4 forwards: mb 0, 1 of chunk 0, then of chunk 1.
   ASSERT_EQ(leading_forwards(first), 5);
   const std::vector<PipelineStep> warmup(first.begin(), first.begin() + 5);
-  EXPECT_EQ(warmup, (std::vector<PipelineStep>{
-                        {true, 0, 0}, {true, 1, 0}, {true, 0, 1}, {true, 1, 1}, {true, 2, 0}}));
+  EXPECT_EQ(warmup, (std::vector<PipelineStep>{{kF, 0, 0}, {kF, 1, 0}, {kF, 0, 1}, {kF, 1, 1}, {kF, 2, 0}}));
   // Backwards visit the chunks in reverse: the first backward is micro-batch 0 of the last chunk.
-  EXPECT_EQ(first[5], (PipelineStep{false, 0, 1}));
+  EXPECT_EQ(first[5], (PipelineStep{Pass::kBackward, 0, 1}));
   const auto last = pipeline_schedule(Schedule::kInterleaved, pp, 1, vpp, m);
   expect_complete(last, m, vpp);
   EXPECT_EQ(leading_forwards(last), (vpp - 1) * pp + 1);
   // m == pp: every forward runs before any backward.
   EXPECT_EQ(leading_forwards(pipeline_schedule(Schedule::kInterleaved, 2, 1, 2, 2)), 4);
+}
+
+TEST(PipelineSchedule, ZeroBubbleHoldsBackTheFirstStageWeightPasses) {
+  // pp 2, m 3: stage 0 warms up with one forward and runs each W right after its B; stage 1 holds
+  // back one W, which runs last.
+  EXPECT_EQ(pipeline_schedule(Schedule::kZeroBubble, 2, 0, 1, 3), (std::vector<PipelineStep>{{kF, 0, 0},
+                                                                                             {kF, 1, 0},
+                                                                                             {kB, 0, 0},
+                                                                                             {kW, 0, 0},
+                                                                                             {kF, 2, 0},
+                                                                                             {kB, 1, 0},
+                                                                                             {kW, 1, 0},
+                                                                                             {kB, 2, 0},
+                                                                                             {kW, 2, 0}}));
+  EXPECT_EQ(pipeline_schedule(Schedule::kZeroBubble, 2, 1, 1, 3), (std::vector<PipelineStep>{{kF, 0, 0},
+                                                                                             {kB, 0, 0},
+                                                                                             {kF, 1, 0},
+                                                                                             {kB, 1, 0},
+                                                                                             {kW, 0, 0},
+                                                                                             {kF, 2, 0},
+                                                                                             {kB, 2, 0},
+                                                                                             {kW, 1, 0},
+                                                                                             {kW, 2, 0}}));
+  const int64_t pp = 4, m = 8;
+  for (int64_t stage = 0; stage < pp; ++stage) {
+    const auto steps = pipeline_schedule(Schedule::kZeroBubble, pp, stage, 1, m);
+    expect_complete(steps, m, 1);
+    // The 1F1B warm-up.
+    EXPECT_EQ(leading_forwards(steps), pp - stage) << "stage " << stage;
+    // stage + 1 B passes before the first W.
+    const auto first_w =
+        std::find_if(steps.begin(), steps.end(), [](const PipelineStep& s) { return s.pass == kW; });
+    EXPECT_EQ(std::count_if(steps.begin(), first_w, [](const PipelineStep& s) { return s.pass == kB; }),
+              stage + 1);
+    // Every stage holds pp micro-batches, 1F1B's first-stage peak (Qi et al.: ZB-H1 keeps 1F1B's peak).
+    EXPECT_EQ(most_in_flight(steps), pp) << "stage " << stage;
+    EXPECT_EQ(most_in_flight(pipeline_schedule(Schedule::kOneFOneB, pp, stage, 1, m)), pp - stage);
+  }
+  // Fewer micro-batches than stages: every forward first, as 1F1B.
+  EXPECT_EQ(leading_forwards(pipeline_schedule(Schedule::kZeroBubble, 8, 0, 1, 3)), 3);
+  expect_complete(pipeline_schedule(Schedule::kZeroBubble, 8, 6, 1, 3), 3, 1);
+}
+
+TEST(PipelineSchedule, InterleavedZeroBubbleWarmsUpHalfAsLongAsInterleaved1F1B) {
+  const int64_t pp = 4, vpp = 2, m = 8;
+  for (int64_t stage = 0; stage < pp; ++stage) {
+    const auto steps = pipeline_schedule(Schedule::kZeroBubble, pp, stage, vpp, m);
+    expect_complete(steps, m, vpp);
+    // (vpp - 1)*pp + (pp - stage - 1) warm-up forwards, then the first steady-state one.
+    EXPECT_EQ(leading_forwards(steps), (vpp - 1) * pp + pp - stage) << "stage " << stage;
+    // Forwards in Megatron's chunk order, backwards from the last chunk.
+    EXPECT_EQ(steps[static_cast<size_t>(pp)], (PipelineStep{kF, 0, 1}));
+    EXPECT_EQ(steps[static_cast<size_t>(leading_forwards(steps))], (PipelineStep{kB, 0, 1}));
+    // Every stage holds pp*vpp (micro-batch, chunk) pairs: pp micro-batches' worth of its layers.
+    EXPECT_EQ(most_in_flight(steps), pp * vpp) << "stage " << stage;
+  }
 }
 
 }  // namespace

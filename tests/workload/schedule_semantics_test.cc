@@ -2,6 +2,8 @@
 // micro-batch's backward, ZeRO-3 prefetches one layer ahead, pipeline receives precede the layers
 // that consume them, and FPDT's loop (seed-papers.md A4-A6) has its prefetches, syncs and dq round
 // trips.
+#include <numeric>
+
 #include <gtest/gtest.h>
 
 #include "sim/workload/builder.h"
@@ -128,6 +130,55 @@ TEST(Pipeline, ReceivesPrecedeTheirConsumers) {
     for (OpId next : succ.of(id)) feeds_compute = feeds_compute || g.op(next).stream == Stream::kCompute;
     EXPECT_TRUE(feeds_compute) << op_name(op);
   }
+}
+
+// Zero bubble moves the weight-gradient GEMMs, not the work: the same GEMMs and FLOPs as 1F1B; the
+// last stage's first W pass (micro-batch 0) waits until the B pass of micro-batch 1; gradient
+// buckets wait for weight-gradient GEMMs.
+TEST(ZeroBubble, MovesTheWeightGradientsAndReducesAfterThem) {
+  testing::PlanSpec spec;
+  spec.pp = 2;
+  spec.dp = 2;
+  config::Scenario s = testing::make_scenario("gpt-neox-125m", 8, 1, spec);  // 4 micro-batches
+  s.model.layers = 4;
+  s.parallelism.dp_bucket_bytes = 4e6;
+  const ParallelPlan plan = make_plan(s);
+  const Graph one_f_one_b = build_rank_graph(s, plan, 2);  // stage 1 (pp is the outer axis)
+  ASSERT_EQ(one_f_one_b.info.coords.pp(), 1);
+  s.parallelism.schedule = config::Schedule::kZeroBubble;
+  const Graph g = build_rank_graph(s, plan, 2);
+  const auto flops = [](const Graph& graph) {
+    return std::accumulate(graph.ops().begin(), graph.ops().end(), 0.0,
+                           [](double sum, const Op& op) { return sum + op.flops; });
+  };
+  EXPECT_DOUBLE_EQ(flops(g), flops(one_f_one_b));
+  const auto gemms = [](const Op& op) { return op.kind == OpKind::kGemm; };
+  EXPECT_EQ(testing::count_ops(g, gemms), testing::count_ops(one_f_one_b, gemms));
+
+  const auto is_pass = [&](OpId id, GemmPass pass, int32_t micro_batch) {
+    const Op& op = g.op(id);
+    return op.kind == OpKind::kGemm && op.gemm.pass == pass && op.micro_batch == micro_batch;
+  };
+  OpId first_w = 0, first_b1 = 0;
+  while (first_w < g.size() && !is_pass(first_w, GemmPass::kWeightGrad, 0)) ++first_w;
+  while (first_b1 < g.size() && !is_pass(first_b1, GemmPass::kInputGrad, 1)) ++first_b1;
+  ASSERT_LT(first_w, g.size());
+  EXPECT_LT(first_b1, first_w);
+  int buckets = 0;
+  for (OpId id = 0; id < g.size(); ++id) {
+    const Op& op = g.op(id);
+    if (op.label != OpLabel::kGradSync) continue;
+    ++buckets;
+    EXPECT_EQ(op.micro_batch, 3) << "only the last micro-batch reduces";
+    bool after_weight_grad = false;
+    for (const OpId pred : g.predecessors(id)) {
+      const Op& p = g.op(pred);
+      after_weight_grad =
+          after_weight_grad || (p.kind == OpKind::kGemm && p.gemm.pass == GemmPass::kWeightGrad);
+    }
+    EXPECT_TRUE(after_weight_grad) << op_name(op);
+  }
+  EXPECT_GE(buckets, 2);
 }
 
 TEST(Fpdt, OffloadLoopPrefetchesSyncsAndRoundTripsDq) {

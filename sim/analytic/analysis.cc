@@ -34,7 +34,7 @@ bool gpt_style(const config::Model& m) {
 Analysis analyze(const config::Scenario& scenario) {
   const workload::ParallelPlan plan = workload::make_plan(scenario);
   const workload::RankShapes s = workload::derive_shapes(scenario, plan);
-  const workload::StageLayout layout = workload::partition_layers(s.layers, s.pp, s.vpp);
+  const workload::StageLayout layout = workload::partition_layers(s);
   const config::Model& m = scenario.model;
   const config::Parallelism& p = scenario.parallelism;
   Analysis a;
@@ -70,10 +70,10 @@ Analysis analyze(const config::Scenario& scenario) {
         st.stage_activation_bytes = korthikanti_first_stage_activation_bytes(layer, s.layers, s.pp, s.vpp,
                                                                              s.micro_batches, p.schedule);
       } else if (p.schedule != config::Schedule::kInterleaved) {
-        // Stage k of 1F1B keeps min(p - k, m) micro-batches in flight, GPipe all m, zero bubble
-        // min(p, m) on every stage.
+        // Stage k of 1F1B keeps min(p - k, m) micro-batches in flight, GPipe all m, the zero-bubble
+        // schedules min(p, m) on every stage.
         const int64_t in_flight = p.schedule == config::Schedule::kGpipe ? s.micro_batches
-                                  : p.schedule == config::Schedule::kZeroBubble
+                                  : config::split_backward_schedule(p.schedule)
                                       ? std::min(s.pp, s.micro_batches)
                                       : std::min(s.pp - stage, s.micro_batches);
         st.stage_activation_bytes = layer * static_cast<double>(st.layers) * static_cast<double>(in_flight);

@@ -5,7 +5,7 @@
 namespace trainsim::analytic {
 
 double pipeline_bubble_fraction(config::Schedule schedule, int64_t pp, int64_t micro_batches, int64_t vpp,
-                                double weight_grad_share) {
+                                PassShares shares) {
   if (pp <= 1 || micro_batches <= 0) return 0;
   const double bubble = static_cast<double>(pp - 1) / static_cast<double>(micro_batches);
   const double v = static_cast<double>(vpp);
@@ -15,7 +15,15 @@ double pipeline_bubble_fraction(config::Schedule schedule, int64_t pp, int64_t m
     case config::Schedule::kZeroBubble: {
       const double filled =
           static_cast<double>(std::min(micro_batches - 1, pp - 1)) / static_cast<double>(pp - 1);
-      return bubble * (1 - weight_grad_share * (1 + filled)) / v;
+      return bubble * (1 - shares.weight_grad * (1 + filled)) / v;
+    }
+    case config::Schedule::kZbV: {
+      const double f = shares.forward, w = shares.weight_grad, b = 1 - f - w;
+      const double full = std::max(0.0, std::max(f, b) - w);                // m >= 2p - 1
+      const double single = f + b - w / (2 * static_cast<double>(pp - 1));  // m = 1
+      const double filled =
+          static_cast<double>(std::min(micro_batches - 1, 2 * pp - 2)) / static_cast<double>(2 * pp - 2);
+      return bubble * (single + (full - single) * filled);
     }
     default:
       return bubble;

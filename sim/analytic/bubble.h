@@ -9,16 +9,28 @@
 
 namespace trainsim::analytic {
 
-// GPipe and 1F1B: (p - 1)/m; interleaved with v model chunks per stage: (p - 1)/(v*m). Zero bubble
-// (ZB-H1, Qi et al. 2024 Sec. 3.1): (p - 1)(F + B - W) / (m(F + B + W)) = (p - 1)(1 - 2w)/m for
-// m >= p, w being the weight-gradient pass's share W/(F + B + W) of a micro-batch's compute:
-// (p - 1)/(3m) with the paper's F = B = W (one GEMM pass each). With fewer micro-batches fewer W
+// Shares of one micro-batch's kernel time on a stage: the forward (F) and the weight gradients (W);
+// the input gradients (B) take the rest. Equal thirds are the zero-bubble paper's assumption.
+struct PassShares {
+  double forward = 1.0 / 3;
+  double weight_grad = 1.0 / 3;
+};
+
+// GPipe and 1F1B: (p - 1)/m; interleaved with v model chunks per stage: (p - 1)/(v*m).
+// Zero bubble (ZB-H1, Qi et al. 2024 Sec. 3.1): (p - 1)(F + B - W) / (m(F + B + W)) = (p - 1)(1 - 2w)/m
+// for m >= p, w being W's share: (p - 1)/(3m) with F = B = W. With fewer micro-batches fewer W
 // passes fill the bubble: one micro-batch saves only the (p - 1) W passes that leave the critical
 // path, each further one (up to p - 1) one W more, so (p - 1)(1 - w(1 + min(m - 1, p - 1)/(p - 1)))/m
 // (our interpolation, within 2 % of the simulated bubble for p = 8). With v chunks, divided by v as
-// for interleaving (also ours, not the paper's). 0 for p == 1.
+// for interleaving (also ours, not the paper's).
+// ZB-V (Sec. 6): zero when F = B = W; otherwise (p - 1)(max(F, B) - W)/(m(F + B + W)), F, B and W
+// over both chunks (fitted to simulated timelines: within 1 % for p = 4 and 8, B > F, m >= 2p - 1).
+// Its pattern needs 2p - 1 micro-batches; with one, the critical path runs every forward and input
+// gradient down and up the V, a bubble of (p - 1)(F + B) - W/2, and in between we interpolate
+// linearly in m (ours; within 8 % of the simulated bubble for p = 8).
+// 0 for p == 1.
 double pipeline_bubble_fraction(config::Schedule schedule, int64_t pp, int64_t micro_batches, int64_t vpp,
-                                double weight_grad_share = 1.0 / 3);
+                                PassShares shares = {});
 
 }  // namespace trainsim::analytic
 

@@ -32,7 +32,7 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
   using config::SequenceParallel;
   const workload::ParallelPlan plan = workload::make_plan(scenario);
   const workload::RankShapes s = workload::derive_shapes(scenario, plan);
-  const workload::StageLayout layout = workload::partition_layers(s.layers, s.pp, s.vpp);
+  const workload::StageLayout layout = workload::partition_layers(s);
   const double g = static_cast<double>(s.micro_batches);
   const double e = s.act_bytes;
   const bool full = s.recompute == config::Recompute::kFull;
@@ -111,13 +111,16 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
     const bool scatter_gather = s.tp > 1 && !s.megatron_sp;
     const double message = s.hidden_norm_bytes() / (scatter_gather ? static_cast<double>(s.tp) : 1.0);
     const double vpp = static_cast<double>(s.vpp);
-    c.add_p2p(GroupKind::kPp, g * (vpp - (head ? 1 : 0)), message, "pipeline activations");
-    c.add_p2p(GroupKind::kPp, g * (vpp - (embedding ? 1 : 0)), message, "pipeline gradients");
+    // A V turns on the last stage, which hands its first chunk's output to its second locally.
+    const double turn = s.v_shape && stage == s.pp - 1 ? 1 : 0;
+    c.add_p2p(GroupKind::kPp, g * (vpp - (head ? 1 : 0) - turn), message, "pipeline activations");
+    c.add_p2p(GroupKind::kPp, g * (vpp - (embedding ? 1 : 0) - turn), message, "pipeline gradients");
     if (scatter_gather) {
-      c.add(CommKind::kAllGather, GroupKind::kTp, g * (2 * vpp - (head ? 1 : 0) - (embedding ? 1 : 0)),
-            s.hidden_norm_bytes(), "pipeline scatter/gather");
+      c.add(CommKind::kAllGather, GroupKind::kTp,
+            g * (2 * vpp - (head ? 1 : 0) - (embedding ? 1 : 0) - 2 * turn), s.hidden_norm_bytes(),
+            "pipeline scatter/gather");
     }
-    if (s.tied_embeddings && (stage == 0 || stage == s.pp - 1)) {
+    if (s.tied_embeddings && !s.head_beside_embedding() && (stage == 0 || stage == s.pp - 1)) {
       c.add(CommKind::kAllReduce, GroupKind::kEmbedding, 1,
             static_cast<double>(s.vocab_local) * s.hidden * s.grad_bytes, "tied embedding");
     }

@@ -60,6 +60,7 @@ double korthikanti_first_stage_activation_bytes(double layer_bytes, int64_t laye
       return layer_bytes * l / p * static_cast<double>(micro_batches);
     case config::Schedule::kOneFOneB:
     case config::Schedule::kZeroBubble:
+    case config::Schedule::kZbV:
       return layer_bytes * l / p * std::min<double>(p, static_cast<double>(micro_batches));
     case config::Schedule::kInterleaved:
       return layer_bytes * l * (1 + (p - 1) / (p * v));

@@ -31,8 +31,8 @@ bool korthikanti_config(const config::Scenario& scenario, ActivationConfig* conf
 // Activation memory of the first pipeline stage (Korthikanti Sec. 4.2.3): it holds p in-flight
 // micro-batches of L/p layers under 1F1B, i.e. L x the per-layer bytes whatever p; the interleaved
 // schedule multiplies by (1 + (p - 1)/(p * v)). GPipe keeps all m micro-batches: L/p x m. Zero
-// bubble keeps min(p, m) micro-batches' worth of L/p layers on every stage, whatever v (a micro-batch
-// holds its activations until its weight-gradient pass; pipeline_schedule.h).
+// bubble and ZB-V keep min(p, m) micro-batches' worth of L/p layers on every stage, whatever v (a
+// micro-batch holds its activations until its weight-gradient pass; pipeline_schedule.h).
 double korthikanti_first_stage_activation_bytes(double layer_bytes, int64_t layers, int64_t pp, int64_t vpp,
                                                 int64_t micro_batches, config::Schedule schedule);
 

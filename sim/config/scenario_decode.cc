@@ -142,9 +142,10 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   m.read("pp", out.pp, kDegree);
   anchors.dp_given = m.read("dp", out.dp, kDegree);
   m.read("sp", out.sp, kDegree);
-  m.read("vpp", out.vpp, kDegree);
+  const bool vpp_given = m.read("vpp", out.vpp, kDegree);
   out.schedule = out.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
   m.read("schedule", out.schedule);
+  if (out.schedule == Schedule::kZbV && !vpp_given) out.vpp = 2;
   m.read("sequence_parallel", out.sequence_parallel);
   const Node fpdt = m.child("fpdt");
   if (fpdt.defined()) {
@@ -257,15 +258,21 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
     if (p.schedule == Schedule::kInterleaved && p.vpp == 1) {
       plan_error("schedule interleaved needs vpp > 1 model chunks per stage; set vpp or use 1f1b");
     } else if (!chunked_schedule(p.schedule) && p.vpp > 1) {
-      plan_error(fmt::format("vpp {} only makes sense with schedule: interleaved or zero-bubble", p.vpp));
+      plan_error(
+          fmt::format("vpp {} only makes sense with schedule: interleaved, zero-bubble or zb-v", p.vpp));
+    } else if (p.schedule == Schedule::kZbV && p.vpp != 2) {
+      plan_error(
+          fmt::format("schedule zb-v places 2 model chunks per stage in a V; set vpp: 2 (got {})", p.vpp));
     }
-    if ((p.schedule == Schedule::kInterleaved || p.schedule == Schedule::kZeroBubble) && p.pp == 1) {
+    if (p.schedule != Schedule::kGpipe && p.schedule != Schedule::kOneFOneB && p.pp == 1) {
       plan_error(fmt::format("schedule {} needs pp > 1", to_string(p.schedule)));
     }
-    if (p.schedule == Schedule::kZeroBubble && p.sequence_parallel == SequenceParallel::kFpdt) {
+    if (split_backward_schedule(p.schedule) && p.sequence_parallel == SequenceParallel::kFpdt) {
       plan_error(
-          "schedule zero-bubble splits each backward into input- and weight-gradient passes, which the "
-          "FPDT chunk loop does not; use 1f1b or interleaved with sequence_parallel: fpdt");
+          fmt::format("schedule {} splits each backward into input- and weight-gradient passes, which the "
+                      "FPDT chunk loop "
+                      "does not; use 1f1b or interleaved with sequence_parallel: fpdt",
+                      to_string(p.schedule)));
     }
   }
   if (a.parallelism_ok && a.cluster_ok) {
@@ -291,7 +298,8 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
       d.error(a.training, "training",
               fmt::format("global_batch {} must be a multiple of micro_batch·dp = {}·{} = {}", t.global_batch,
                           t.micro_batch, p.dp, per_step));
-    } else if (chunked_schedule(p.schedule) && p.vpp > 1 && (t.global_batch / per_step) % p.pp != 0) {
+    } else if (chunked_schedule(p.schedule) && p.schedule != Schedule::kZbV && p.vpp > 1 &&
+               (t.global_batch / per_step) % p.pp != 0) {
       d.error(a.training, "training",
               fmt::format("the {} schedule with vpp {} needs the {} micro-batches per replica to be a "
                           "multiple of pp {} (Megatron's rule); change global_batch or micro_batch",

@@ -13,10 +13,14 @@ enum class Activation { kGelu, kSwiglu };
 enum class Norm { kLayerNorm, kRmsNorm };
 enum class PositionEmbedding { kLearned, kRope };
 enum class Dtype { kFp64, kFp32, kTf32, kBf16, kFp16, kFp8 };
-enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble };
+enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble, kZbV };
 // Schedules that may run vpp > 1 model chunks per pipeline stage.
 constexpr bool chunked_schedule(Schedule s) {
-  return s == Schedule::kInterleaved || s == Schedule::kZeroBubble;
+  return s == Schedule::kInterleaved || s == Schedule::kZeroBubble || s == Schedule::kZbV;
+}
+// Schedules that split each backward into input- and weight-gradient passes.
+constexpr bool split_backward_schedule(Schedule s) {
+  return s == Schedule::kZeroBubble || s == Schedule::kZbV;
 }
 enum class SequenceParallel { kNone, kMegatron, kUlysses, kRing, kFpdt };
 enum class Recompute { kNone, kSelective, kFull };
@@ -58,7 +62,8 @@ TRAINSIM_ENUM_NAMES(PositionEmbedding, {PositionEmbedding::kLearned, "learned"},
 TRAINSIM_ENUM_NAMES(Dtype, {Dtype::kFp64, "fp64"}, {Dtype::kFp32, "fp32"}, {Dtype::kTf32, "tf32"},
                     {Dtype::kBf16, "bf16"}, {Dtype::kFp16, "fp16"}, {Dtype::kFp8, "fp8"});
 TRAINSIM_ENUM_NAMES(Schedule, {Schedule::kGpipe, "gpipe"}, {Schedule::kOneFOneB, "1f1b"},
-                    {Schedule::kInterleaved, "interleaved"}, {Schedule::kZeroBubble, "zero-bubble"});
+                    {Schedule::kInterleaved, "interleaved"}, {Schedule::kZeroBubble, "zero-bubble"},
+                    {Schedule::kZbV, "zb-v"});
 TRAINSIM_ENUM_NAMES(SequenceParallel, {SequenceParallel::kNone, "none"},
                     {SequenceParallel::kMegatron, "megatron"}, {SequenceParallel::kUlysses, "ulysses"},
                     {SequenceParallel::kRing, "ring"}, {SequenceParallel::kFpdt, "fpdt"});

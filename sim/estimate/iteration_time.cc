@@ -42,7 +42,7 @@ struct StageTime {
   double compute_s = 0, exposed_comm_s = 0, pipeline_wait_s = 0, offload_stall_s = 0, idle_s = 0;
   double peak_hbm_bytes = 0;
   double peak_host_bytes = 0;
-  double weight_grad_share = 0;  // of the kernel time of forward and backward passes
+  analytic::PassShares shares;  // of the kernel time of forward and backward passes
 
   // The member-wise affine extrapolation from (ma, *this) and (mb, b) to m micro-batches; memory
   // peaks are taken from `b`.
@@ -105,8 +105,8 @@ class StageTimer {
     }
     run.launch_s = run.start_s;
     const report::Breakdown b = report::attribute_time(graph, run, 0, finish_s);
-    StageTime t{finish_s, b.compute_s, b.exposed_comm_s, b.bubble_s, b.offload_stall_s, b.idle_s, 0, 0, 0};
-    double passes_s = 0;
+    StageTime t{finish_s, b.compute_s, b.exposed_comm_s, b.bubble_s, b.offload_stall_s, b.idle_s, 0, 0, {}};
+    double passes_s = 0, forward_s = 0, weight_grad_s = 0;
     for (workload::OpId id = 0; id < graph.size(); ++id) {
       const Op& op = graph.op(id);
       if (!is_kernel(op.kind) || op.phase == workload::Phase::kSetup ||
@@ -114,11 +114,12 @@ class StageTimer {
         continue;
       }
       passes_s += duration[id];
+      if (op.phase == workload::Phase::kForward) forward_s += duration[id];
       if (op.kind == OpKind::kGemm && op.gemm.pass == workload::GemmPass::kWeightGrad) {
-        t.weight_grad_share += duration[id];
+        weight_grad_s += duration[id];
       }
     }
-    if (passes_s > 0) t.weight_grad_share /= passes_s;
+    if (passes_s > 0) t.shares = {forward_s / passes_s, weight_grad_s / passes_s};
     // Memory as the engine counts it: each allocation and free when its op runs.
     std::vector<workload::OpId> buffer_ops;
     for (workload::OpId id = 0; id < graph.size(); ++id) {
@@ -193,7 +194,7 @@ class StageTimer {
 // (`stage_speed`); others repeat one of these.
 std::vector<int64_t> stages_to_build(const workload::RankShapes& shapes,
                                      const std::vector<double>& stage_speed) {
-  const workload::StageLayout layout = workload::partition_layers(shapes.layers, shapes.pp, shapes.vpp);
+  const workload::StageLayout layout = workload::partition_layers(shapes);
   int64_t widest = 0, widest_layers = -1;
   for (int64_t stage = 0; stage < shapes.pp; ++stage) {
     int64_t layers = 0;
@@ -292,17 +293,16 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
   std::nth_element(sorted_speed.begin(), sorted_speed.begin() + pp / 2, sorted_speed.end());
   const double typical_speed = sorted_speed[static_cast<size_t>(pp / 2)];
   double slowest_per_mb = 0;
-  double weight_grad_share = 0;  // of the slowest stage (zero bubble fills the bubble with W passes)
+  analytic::PassShares shares;  // of the slowest stage (zero bubble fills the bubble with W passes)
   for (size_t i = 0; i < built.size(); ++i) {
     const double speed = stage_speed[static_cast<size_t>(built[i])];
     if (per_micro_batch_s[i] * speed / typical_speed > slowest_per_mb) {
       slowest_per_mb = per_micro_batch_s[i] * speed / typical_speed;
-      weight_grad_share = times[i].weight_grad_share;
+      shares = times[i].shares;
     }
   }
   const double fill_drain_s =
-      analytic::pipeline_bubble_fraction(schedule, pp, m, shapes.vpp, weight_grad_share) * md *
-      slowest_per_mb;
+      analytic::pipeline_bubble_fraction(schedule, pp, m, shapes.vpp, shares) * md * slowest_per_mb;
 
   IterationTimeEstimate e;
   double built_host_peak = 0;

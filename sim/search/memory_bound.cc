@@ -37,7 +37,7 @@ int64_t most_layers_in_flight(const config::Scenario& scenario, const workload::
 double memory_lower_bound_bytes(const config::Scenario& scenario) {
   const workload::ParallelPlan plan = workload::make_plan(scenario);
   const workload::RankShapes s = workload::derive_shapes(scenario, plan);
-  const workload::StageLayout layout = workload::partition_layers(s.layers, s.pp, s.vpp);
+  const workload::StageLayout layout = workload::partition_layers(s);
   const workload::GroupKind shard_group = s.sp > 1 ? workload::GroupKind::kDpSp : workload::GroupKind::kDp;
   const double shards = static_cast<double>(plan.group_size(shard_group));
   const double optimizer_bytes =

@@ -38,7 +38,7 @@ struct ScheduleChoice {
   int64_t vpp;
 };
 
-// Zero bubble is left out with FPDT, whose backward it does not split.
+// The zero-bubble schedules are left out with FPDT, whose backward they do not split.
 std::vector<ScheduleChoice> schedules(int64_t pp, int64_t layers, SequenceParallel kind) {
   std::vector<ScheduleChoice> out = {{Schedule::kOneFOneB, 1}};
   if (pp == 1) return out;
@@ -49,6 +49,7 @@ std::vector<ScheduleChoice> schedules(int64_t pp, int64_t layers, SequenceParall
     if (v == 1) continue;
     out.push_back({Schedule::kInterleaved, v});
     if (zero_bubble) out.push_back({Schedule::kZeroBubble, v});
+    if (zero_bubble && v == 2) out.push_back({Schedule::kZbV, 2});
   }
   return out;
 }

@@ -71,12 +71,19 @@ void forward_step(BuildContext& ctx, const PipelineStep& step) {
     const EmbeddingOutput e = embedding_forward(ctx, step.micro_batch);
     x = e.buffer;
     ready = e.ready;
+  } else if (layout.stage_of(v - 1) == stage) {
+    // The turn of a V: the previous virtual stage ran here and left its output.
+    const auto it = ctx.turning.find(step.micro_batch);
+    TRAINSIM_WORKLOAD_CHECK(it != ctx.turning.end())
+        << "V turn of mb " << step.micro_batch << " before its output";
+    x = it->second;
+    ctx.turning.erase(it);
   } else {
     w.set_position({Phase::kForward, -1, mb});
     x = w.alloc(OpLabel::kLayerInput, MemoryCategory::kActivations, MemorySpace::kHbm, s.hidden_norm_bytes(),
                 Stream::kCompute)
             .buffer;
-    const int64_t prev = peer_on_stage(ctx.plan, ctx.coords, (stage + s.pp - 1) % s.pp);
+    const int64_t prev = peer_on_stage(ctx.plan, ctx.coords, layout.stage_of(v - 1));
     ready = gather_pipeline_message(
         ctx, w.recv(OpLabel::kPpComm, prev, p2p_tag(P2pKind::kPipelineActivation, step.micro_batch, v, 0),
                     message, {w.last(Stream::kCompute)}));
@@ -88,9 +95,11 @@ void forward_step(BuildContext& ctx, const PipelineStep& step) {
   }
   if (layout.has_head(v)) {
     head_forward(ctx, step.micro_batch, x, ready);
+  } else if (layout.stage_of(v + 1) == stage) {
+    ctx.turning[step.micro_batch] = x;
   } else {
     w.set_position({Phase::kForward, -1, mb});
-    const int64_t next = peer_on_stage(ctx.plan, ctx.coords, (stage + 1) % s.pp);
+    const int64_t next = peer_on_stage(ctx.plan, ctx.coords, layout.stage_of(v + 1));
     const OpId sent =
         w.send(OpLabel::kPpComm, next, p2p_tag(P2pKind::kPipelineActivation, step.micro_batch, v + 1, 0),
                message, {w.last(Stream::kCompute)});
@@ -117,10 +126,12 @@ void backward_step(BuildContext& ctx, const PipelineStep& step) {
     received = w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm,
                        s.hidden_norm_bytes(), Stream::kCompute)
                    .buffer;
-    const int64_t next = peer_on_stage(ctx.plan, ctx.coords, (stage + 1) % s.pp);
-    ready = gather_pipeline_message(
-        ctx, w.recv(OpLabel::kPpComm, next, p2p_tag(P2pKind::kPipelineGradient, step.micro_batch, v, 0),
-                    message, {w.last(Stream::kCompute)}));
+    if (layout.stage_of(v + 1) != stage) {  // at the turn of a V the gradient was computed here
+      const int64_t next = peer_on_stage(ctx.plan, ctx.coords, layout.stage_of(v + 1));
+      ready = gather_pipeline_message(
+          ctx, w.recv(OpLabel::kPpComm, next, p2p_tag(P2pKind::kPipelineGradient, step.micro_batch, v, 0),
+                      message, {w.last(Stream::kCompute)}));
+    }
   }
   const int64_t first = layout.first_layer[v];
   for (int64_t l = first + layout.layer_count[v] - 1; l >= first; --l) {
@@ -132,12 +143,12 @@ void backward_step(BuildContext& ctx, const PipelineStep& step) {
   }
   if (layout.has_embedding(v)) {
     embedding_backward(ctx, step.micro_batch, ready);
-  } else {
+  } else if (layout.stage_of(v - 1) != stage) {  // at the turn of a V the gradient stays here
     w.set_position({Phase::kBackward, -1, mb});
     const BufferId grad = w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm,
                                   s.hidden_norm_bytes(), Stream::kCompute)
                               .buffer;
-    const int64_t prev = peer_on_stage(ctx.plan, ctx.coords, (stage + s.pp - 1) % s.pp);
+    const int64_t prev = peer_on_stage(ctx.plan, ctx.coords, layout.stage_of(v - 1));
     const OpId sent =
         w.send(OpLabel::kPpComm, prev, p2p_tag(P2pKind::kPipelineGradient, step.micro_batch, v - 1, 0),
                message, {w.last(Stream::kCompute), ready});
@@ -254,7 +265,7 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
   // Optimizer: gradient synchronisation that is left, the step, ZeRO-1/2's parameter all-gather.
   w.set_position({Phase::kOptimizer, -1, -1});
   grads.finish();
-  if (s.tied_embeddings && s.pp > 1 && (stage == 0 || stage == s.pp - 1)) {
+  if (s.tied_embeddings && !s.head_beside_embedding() && (stage == 0 || stage == s.pp - 1)) {
     w.collective(OpLabel::kEmbeddingGradSync, CollectiveKind::kAllReduce, GroupKind::kEmbedding,
                  static_cast<double>(s.vocab_local) * s.hidden * s.grad_bytes, Stream::kDpComm,
                  {w.last(Stream::kCompute)});
@@ -281,6 +292,7 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
 
   TRAINSIM_WORKLOAD_CHECK(ctx.saved.empty())
       << ctx.saved.size() << " layer states never consumed on rank " << rank;
+  TRAINSIM_WORKLOAD_CHECK(ctx.turning.empty()) << "V turns never taken on rank " << rank;
   TRAINSIM_WORKLOAD_CHECK(ctx.held.empty()) << ctx.held.size() << " W passes never run on rank " << rank;
   TRAINSIM_WORKLOAD_CHECK(!zero3 || zero3->done()) << "ZeRO-3 parameter uses left on rank " << rank;
   TRAINSIM_WORKLOAD_CHECK(w.all_released()) << "buffers left allocated on rank " << rank;
@@ -292,14 +304,14 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
 
 Graph build_rank_graph(const config::Scenario& scenario, const ParallelPlan& plan, int64_t rank) {
   const RankShapes shapes = derive_shapes(scenario, plan);
-  const StageLayout layout = partition_layers(shapes.layers, shapes.pp, shapes.vpp);
+  const StageLayout layout = partition_layers(shapes);
   return build(scenario, plan, shapes, layout, rank);
 }
 
 std::vector<Graph> build_rank_graphs(const config::Scenario& scenario, const ParallelPlan& plan,
                                      const std::vector<int64_t>& ranks) {
   const RankShapes shapes = derive_shapes(scenario, plan);
-  const StageLayout layout = partition_layers(shapes.layers, shapes.pp, shapes.vpp);
+  const StageLayout layout = partition_layers(shapes);
   std::vector<Graph> graphs;
   graphs.reserve(ranks.size());
   for (const int64_t rank : ranks) graphs.push_back(build(scenario, plan, shapes, layout, rank));

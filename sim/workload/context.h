@@ -74,6 +74,7 @@ struct BuildContext {
   // (virtual stage, micro-batch).
   HeldWeightGrads* holding = nullptr;
   std::map<std::pair<int64_t, int64_t>, HeldWeightGrads> held;
+  std::map<int64_t, BufferId> turning;  // by micro-batch: output at the turn of a V (ZB-V)
 
   LayerState& state(int64_t layer, int64_t micro_batch) { return saved[{layer, micro_batch}]; }
 };

@@ -123,7 +123,7 @@ OpId head_backward(BuildContext& ctx, int64_t micro_batch) {
   w.memory(OpLabel::kLoss, logits * (4.0 + s.act_bytes));
   w.release(state.stash, Stream::kCompute);
   w.gemm(OpLabel::kLmHead, GemmPass::kInputGrad, rows, s.hidden, s.vocab_local);
-  const bool owns_matrix = !s.tied_embeddings || s.pp > 1;
+  const bool owns_matrix = !s.tied_embeddings || !s.head_beside_embedding();
   weight_grad_gemm(ctx, OpLabel::kLmHead, s.vocab_local, s.hidden, rows,
                    owns_matrix ? s.vocab_local * s.hidden : 0);
   release_after_weight_grads(ctx, grad);

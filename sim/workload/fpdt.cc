@@ -719,7 +719,7 @@ OpId fpdt_head_backward(BuildContext& ctx, int64_t micro_batch) {
     w.release(ws, Stream::kCompute);
     w.release(chunk, Stream::kCompute);
   }
-  const bool owns_matrix = !s.tied_embeddings || s.pp > 1;
+  const bool owns_matrix = !s.tied_embeddings || !s.head_beside_embedding();
   ctx.grads.produced(wgrad, owns_matrix ? s.vocab * s.hidden : 0);
   w.release(grad_weight, Stream::kCompute);
   const OpId done = w.memory(OpLabel::kFinalNorm, 3 * s.hidden_bytes());

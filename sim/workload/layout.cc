@@ -4,10 +4,15 @@
 
 namespace trainsim::workload {
 
-StageLayout partition_layers(int64_t layers, int64_t pp, int64_t vpp) {
+StageLayout partition_layers(const RankShapes& shapes) {
+  return partition_layers(shapes.layers, shapes.pp, shapes.vpp, shapes.v_shape);
+}
+
+StageLayout partition_layers(int64_t layers, int64_t pp, int64_t vpp, bool v_shape) {
   StageLayout layout;
   layout.pp = pp;
   layout.vpp = vpp;
+  layout.v_shape = v_shape;
   const int64_t stages = pp * vpp;
   TRAINSIM_WORKLOAD_CHECK(stages > 0 && layers >= stages) << layers << " layers over " << stages << " stages";
   const int64_t base = (layers + stages - 1) / stages;
@@ -51,7 +56,7 @@ int64_t embedding_params(const RankShapes& s) {
 
 int64_t head_params(const RankShapes& s) {
   const int64_t final_norm = s.hidden * (s.norm_bias ? 2 : 1);
-  const bool owns_matrix = !s.tied_embeddings || s.pp > 1;
+  const bool owns_matrix = !s.tied_embeddings || !s.head_beside_embedding();
   return final_norm + (owns_matrix ? s.vocab_local * s.hidden : 0);
 }
 

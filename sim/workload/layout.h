@@ -6,8 +6,10 @@
 // stage, so the stages that also run the LM head or the embedding get fewer layers. For Llama 3
 // 405B (126 layers, pp 16) this gives 7 layers on the first and last stage and 8 elsewhere, the split
 // the Llama 3 paper describes (Sec. 3.3.2). Virtual stage v = chunk * pp + stage (Megatron's
-// interleaved assignment); the embedding runs on virtual stage 0, the final norm, LM head and loss
-// on the last one.
+// interleaved assignment), or in a V (ZB-V, Qi et al. 2024 Sec. 6; DeepSeek's DualPipeV): stage s
+// runs virtual stages s and 2pp - 1 - s, so activations go down the stages and back up, and the
+// first stage holds both ends. The embedding runs on virtual stage 0, the final norm, LM head and
+// loss on the last one.
 #ifndef TRAINSIM_SIM_WORKLOAD_LAYOUT_H_
 #define TRAINSIM_SIM_WORKLOAD_LAYOUT_H_
 
@@ -21,18 +23,25 @@ namespace trainsim::workload {
 struct StageLayout {
   int64_t pp = 1;
   int64_t vpp = 1;
+  bool v_shape = false;              // vpp == 2 in a V
   std::vector<int64_t> first_layer;  // per virtual stage
   std::vector<int64_t> layer_count;  // per virtual stage
 
   int64_t virtual_stages() const { return pp * vpp; }
-  int64_t virtual_stage(int64_t stage, int64_t chunk) const { return chunk * pp + stage; }
+  int64_t virtual_stage(int64_t stage, int64_t chunk) const {
+    return v_shape && chunk == 1 ? 2 * pp - 1 - stage : chunk * pp + stage;
+  }
+  // The pipeline stage that runs virtual stage `v`.
+  int64_t stage_of(int64_t v) const { return v_shape && v >= pp ? 2 * pp - 1 - v : v % pp; }
   bool has_embedding(int64_t virtual_stage) const { return virtual_stage == 0; }
   bool has_head(int64_t virtual_stage) const { return virtual_stage == pp * vpp - 1; }
 };
 
 // Splits `layers` over pp * vpp virtual stages as described above. Aborts when layers < pp * vpp
 // (derive_shapes rejects such plans first).
-StageLayout partition_layers(int64_t layers, int64_t pp, int64_t vpp);
+StageLayout partition_layers(int64_t layers, int64_t pp, int64_t vpp, bool v_shape = false);
+// The layout of a plan's shapes.
+StageLayout partition_layers(const RankShapes& shapes);
 
 // Parameters (elements) of one transformer layer held by one tensor-parallel rank. Column-parallel
 // weights and biases (QKV, FC1) and row-parallel weights (projection, FC2) are split over TP;
@@ -51,8 +60,8 @@ LayerParams layer_params(const RankShapes& shapes);
 // Word embedding shard (vocab/tp x hidden) plus learned positions (seq x hidden, replicated).
 int64_t embedding_params(const RankShapes& shapes);
 // Final norm plus the LM head shard the last virtual stage holds: untied models own one; tied models
-// reuse the embedding when it is on the same stage (pp == 1) and hold a copy otherwise (Megatron's
-// shared embedding, kept in sync by the embedding-group all-reduce).
+// reuse the embedding when it is on the same stage (pp == 1, or a V) and hold a copy otherwise
+// (Megatron's shared embedding, kept in sync by the embedding-group all-reduce).
 int64_t head_params(const RankShapes& shapes);
 // Everything one rank of `stage` holds, over all its model chunks.
 int64_t stage_params(const RankShapes& shapes, const StageLayout& layout, int64_t stage);

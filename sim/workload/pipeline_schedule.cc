@@ -1,6 +1,7 @@
 #include "sim/workload/pipeline_schedule.h"
 
 #include <algorithm>
+#include <array>
 
 #include "sim/workload/errors.h"
 
@@ -77,6 +78,52 @@ std::vector<PipelineStep> zero_bubble(int64_t pp, int64_t stage, int64_t vpp, in
   return steps;
 }
 
+std::vector<PipelineStep> zb_v(int64_t pp, int64_t stage, int64_t m) {
+  // The pattern needs 2pp - 1 micro-batches; with fewer, the steps of the missing ones are dropped.
+  const int64_t n = std::max(2 * pp - 1, m);
+  std::vector<PipelineStep> steps;
+  steps.reserve(6 * n);
+  std::array<int64_t, 2> forwards{}, input_grads{}, weight_grads{};  // per chunk
+  const auto add = [&](Pass pass, int64_t chunk) {
+    std::array<int64_t, 2>& count = pass == Pass::kForward     ? forwards
+                                    : pass == Pass::kInputGrad ? input_grads
+                                                               : weight_grads;
+    steps.push_back({pass, count[chunk]++, chunk});
+  };
+  const auto whole_backward = [&](int64_t chunk) {
+    add(Pass::kInputGrad, chunk);
+    add(Pass::kWeightGrad, chunk);
+  };
+  for (int64_t i = 0; i < 2 * (pp - stage) - 1; ++i) add(Pass::kForward, 0);
+  for (int64_t i = 0; i < stage; ++i) {
+    add(Pass::kForward, 1);
+    add(Pass::kForward, 0);
+  }
+  for (int64_t i = 0; i < pp - stage; ++i) {
+    add(Pass::kForward, 1);
+    whole_backward(1);
+  }
+  while (forwards[1] < forwards[0] || forwards[0] < n) {
+    if (forwards[0] < n) add(Pass::kForward, 0);
+    whole_backward(0);
+    add(Pass::kForward, 1);
+    whole_backward(1);
+  }
+  for (int64_t i = 0; i < stage; ++i) {
+    add(Pass::kInputGrad, 0);
+    add(Pass::kInputGrad, 1);
+  }
+  for (int64_t i = 0; i < pp - stage; ++i) {
+    add(Pass::kInputGrad, 0);
+    add(Pass::kWeightGrad, 0);
+  }
+  for (const int64_t chunk : {1, 0}) {
+    while (weight_grads[chunk] < input_grads[chunk]) add(Pass::kWeightGrad, chunk);
+  }
+  std::erase_if(steps, [m](const PipelineStep& s) { return s.micro_batch >= m; });
+  return steps;
+}
+
 }  // namespace
 
 std::vector<PipelineStep> pipeline_schedule(config::Schedule schedule, int64_t pp, int64_t stage, int64_t vpp,
@@ -95,6 +142,9 @@ std::vector<PipelineStep> pipeline_schedule(config::Schedule schedule, int64_t p
       TRAINSIM_WORKLOAD_CHECK(vpp == 1 || micro_batches % pp == 0)
           << micro_batches << " micro-batches, pp " << pp << ", vpp " << vpp;
       return zero_bubble(pp, stage, vpp, micro_batches);
+    case config::Schedule::kZbV:
+      TRAINSIM_WORKLOAD_CHECK(vpp == 2) << "zb-v with vpp " << vpp;
+      return zb_v(pp, stage, micro_batches);
   }
   return {};
 }

@@ -18,6 +18,12 @@
 //     is followed by the oldest held W, and the held W passes run last, filling the cool-down bubble.
 //     A micro-batch keeps its activations until its W, so every stage holds at most pp micro-batches
 //     (vpp = 1): the peak memory of 1F1B's first stage, now on every stage.
+//   ZB-V (Qi et al. 2024 Sec. 6; PyTorch's ScheduleZBVZeroBubble): two chunks per stage placed in a V
+//     (layout.h): stage s warms up with 2(pp - s) - 1 forwards of chunk 0, then s pairs of forwards
+//     (chunk 1, chunk 0), then pp - s rounds of chunk 1's forward, B and W; in the steady state
+//     chunk 0's forward, B, W and chunk 1's forward, B, W alternate; the cool-down runs the Bs first
+//     and the held Ws last. The pattern needs 2pp - 1 micro-batches; with fewer, the steps of the
+//     missing ones are dropped. Zero bubble when F = B = W, at 1F1B's peak activation memory.
 #ifndef TRAINSIM_SIM_WORKLOAD_PIPELINE_SCHEDULE_H_
 #define TRAINSIM_SIM_WORKLOAD_PIPELINE_SCHEDULE_H_
 

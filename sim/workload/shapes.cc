@@ -41,6 +41,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.dp = plan.degree(Axis::kDp);
   s.pp = plan.degree(Axis::kPp);
   s.vpp = p.vpp;
+  s.v_shape = p.schedule == config::Schedule::kZbV;
   s.zero_stage = p.zero_stage;
   s.recompute = p.recompute;
   s.cpu_checkpointing = p.cpu_checkpointing;
@@ -70,14 +71,16 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   if (p.schedule == config::Schedule::kInterleaved) {
     require(s.vpp > 1 && s.pp > 1, "parallelism.vpp",
             "the interleaved schedule needs pp > 1 and vpp > 1 model chunks per stage");
-  } else if (p.schedule == config::Schedule::kZeroBubble) {
-    require(s.pp > 1, "parallelism.pp", "the zero-bubble schedule needs pp > 1");
+  } else if (config::split_backward_schedule(p.schedule)) {
+    require(s.pp > 1, "parallelism.pp", "the zero-bubble schedules need pp > 1");
     require(s.scheme != config::SequenceParallel::kFpdt, "parallelism.schedule",
-            "the zero-bubble schedule does not split FPDT's backward; use 1f1b or interleaved");
+            "the zero-bubble schedules do not split FPDT's backward; use 1f1b or interleaved");
+    require(!s.v_shape || s.vpp == 2, "parallelism.vpp",
+            "the zb-v schedule runs vpp = 2 model chunks per stage");
   } else {
-    require(s.vpp == 1, "parallelism.vpp", "vpp > 1 needs schedule: interleaved or zero-bubble");
+    require(s.vpp == 1, "parallelism.vpp", "vpp > 1 needs schedule: interleaved, zero-bubble or zb-v");
   }
-  if (s.vpp > 1) {
+  if (s.vpp > 1 && !s.v_shape) {
     require(divides(s.pp, s.micro_batches), "training.global_batch",
             fmt::format("with vpp > 1 the micro-batches per replica ({}) must be a multiple of pp ({}) "
                         "(Narayanan et al. 2021, Sec. 2.2.2)",

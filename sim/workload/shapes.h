@@ -41,6 +41,9 @@ struct RankShapes {
   // Plan.
   config::SequenceParallel scheme = config::SequenceParallel::kNone;
   int64_t tp = 1, sp = 1, dp = 1, pp = 1, vpp = 1;
+  bool v_shape = false;  // ZB-V: stage s runs virtual stages s and 2pp - 1 - s (layout.h)
+  // Whether the LM head runs on the embedding's stage (a tied head then reuses its matrix).
+  bool head_beside_embedding() const { return pp == 1 || v_shape; }
   bool megatron_sp = false;  // norm/dropout/residual regions sharded along the sequence over TP
   int zero_stage = 0;
   config::Recompute recompute = config::Recompute::kNone;

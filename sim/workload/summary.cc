@@ -9,7 +9,7 @@ namespace trainsim::workload {
 WorkloadSummary summarize(const config::Scenario& scenario, const ParallelPlan& plan,
                           const std::vector<Graph>& class_graphs) {
   const RankShapes shapes = derive_shapes(scenario, plan);
-  const StageLayout layout = partition_layers(shapes.layers, shapes.pp, shapes.vpp);
+  const StageLayout layout = partition_layers(shapes);
   const std::vector<SymmetryClass> classes = plan.symmetry_classes();
   TRAINSIM_WORKLOAD_CHECK(classes.size() == class_graphs.size())
       << class_graphs.size() << " graphs for " << classes.size() << " classes";

@@ -113,7 +113,7 @@ TEST_F(LoaderErrors, OutOfRangeAndBadEnum) {
   EXPECT_THAT(scenario_errors(text),
               ElementsAre("s.yaml:13:15: error: parallelism.zero_stage: must be at most 3, got 4",
                           "s.yaml:14:13: error: parallelism.schedule: unknown value \"1f1f\" (did you mean "
-                          "\"1f1b\"?); expected one of: gpipe, 1f1b, interleaved, zero-bubble"));
+                          "\"1f1b\"?); expected one of: gpipe, 1f1b, interleaved, zero-bubble, zb-v"));
 }
 
 TEST_F(LoaderErrors, UnknownPresetListsTheClosest) {

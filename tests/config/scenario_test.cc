@@ -151,8 +151,14 @@ TEST_F(ScenarioRules, ScheduleAndVppAgree) {
                   "stage; set vpp or use 1f1b"));
   EXPECT_THAT(
       errors(scenario(kLlama, "{pp: 4, dp: 8, vpp: 2, schedule: gpipe}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: vpp 2 only makes sense with schedule: interleaved or "
-                  "zero-bubble"));
+      ElementsAre("s.yaml:5:14: error: parallelism: vpp 2 only makes sense with schedule: interleaved, "
+                  "zero-bubble or zb-v"));
+  // zb-v: two chunks in a V, vpp 2 by default; no micro-batch multiple of pp needed.
+  EXPECT_TRUE(errors(scenario(kLlama, "{pp: 4, dp: 8, schedule: zb-v}", "{global_batch: 56}")).empty());
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{pp: 4, dp: 8, vpp: 4, schedule: zb-v}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: schedule zb-v places 2 model chunks per stage in a V; "
+                  "set vpp: 2 (got 4)"));
   EXPECT_THAT(errors(scenario(kLlama, "{dp: 32, schedule: zero-bubble}", kBatch)),
               ElementsAre("s.yaml:5:14: error: parallelism: schedule zero-bubble needs pp > 1"));
   EXPECT_THAT(

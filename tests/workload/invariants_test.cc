@@ -68,6 +68,10 @@ std::vector<Case> cases() {
        plan(2, 2, 1, 1, SequenceParallel::kMegatron, 0, Recompute::kFull, Schedule::kZeroBubble, 2)},
       {"zero_bubble_ring", "llama3-8b", 1024, 4, 2,
        plan(1, 2, 1, 2, SequenceParallel::kRing, 1, Recompute::kSelective, Schedule::kZeroBubble)},
+      {"zb_v_tied", "megatron-1.7b", 512, 8, 6,
+       plan(2, 2, 2, 1, SequenceParallel::kNone, 1, Recompute::kNone, Schedule::kZbV, 2)},
+      {"zb_v_sp_pp4", "llama3-8b", 512, 8, 2,
+       plan(2, 4, 1, 1, SequenceParallel::kMegatron, 0, Recompute::kSelective, Schedule::kZbV, 2)},
       {"zero2_no_overlap", "gpt-neox-125m", 512, 2, 8,
        plan(1, 1, 2, 1, SequenceParallel::kNone, 2, Recompute::kSelective), 0, true, false, false},
   };

@@ -34,6 +34,32 @@ TEST(PartitionLayers, SurplusComesOffTheLastAndFirstStages) {
   EXPECT_EQ(three.layer_count, (std::vector<int64_t>{2, 3, 2, 2}));
 }
 
+// ZB-V: stage s runs virtual stages s and 2pp - 1 - s, so the first stage holds both ends of the
+// model and a tied LM head reuses the embedding there.
+TEST(PartitionLayers, VShapeTurnsOnTheLastStage) {
+  const StageLayout l = partition_layers(16, 4, 2, true);
+  EXPECT_EQ(l.virtual_stage(0, 1), 7);
+  EXPECT_EQ(l.virtual_stage(3, 0), 3);
+  EXPECT_EQ(l.virtual_stage(3, 1), 4);
+  for (int64_t v = 0; v < 8; ++v) EXPECT_EQ(l.virtual_stage(l.stage_of(v), v < 4 ? 0 : 1), v) << v;
+  EXPECT_TRUE(l.has_head(l.virtual_stage(0, 1)));
+
+  testing::PlanSpec spec;
+  spec.pp = 2;
+  spec.vpp = 2;
+  spec.schedule = config::Schedule::kZbV;
+  config::Scenario s = testing::make_scenario("megatron-1.7b", 8, 1, spec);
+  ASSERT_TRUE(s.model.tied_embeddings);
+  const RankShapes shapes = derive_shapes(s, make_plan(s));
+  const StageLayout layout = partition_layers(shapes);
+  EXPECT_TRUE(layout.v_shape);
+  const LayerParams p = layer_params(shapes);
+  const int64_t final_norm = shapes.hidden * 2;  // LayerNorm weight and bias
+  EXPECT_EQ(stage_params(shapes, layout, 0), (layout.layer_count[0] + layout.layer_count[3]) * p.total() +
+                                                 embedding_params(shapes) + final_norm);
+  EXPECT_EQ(model_params(shapes, layout), analytic::parameter_count(s.model).total);
+}
+
 TEST(StageParams, RanksHoldTheModelOnceAcrossShards) {
   for (const char* preset : {"megatron-7.5b", "llama3-8b", "gpt-neox-2.7b"}) {
     testing::PlanSpec spec;

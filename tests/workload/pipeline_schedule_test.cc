@@ -145,5 +145,25 @@ TEST(PipelineSchedule, InterleavedZeroBubbleWarmsUpHalfAsLongAsInterleaved1F1B) 
   }
 }
 
+TEST(PipelineSchedule, ZbVRunsTwoChunksDownAndUpAtOneFOneBMemory) {
+  const int64_t pp = 4;
+  for (const int64_t m : {8, 12, 3}) {  // 3 < 2pp - 1: the pattern's missing micro-batches dropped
+    for (int64_t stage = 0; stage < pp; ++stage) {
+      const auto steps = pipeline_schedule(Schedule::kZbV, pp, stage, 2, m);
+      expect_complete(steps, m, 2);
+      // Every stage holds at most 2pp chunk-micro-batches: pp micro-batches' worth of its layers.
+      EXPECT_LE(most_in_flight(steps), 2 * pp) << "stage " << stage << ", " << m << " micro-batches";
+    }
+  }
+  // Stage 0 warms up with 2pp - 1 forwards of chunk 0; the last stage turns the V at once: its
+  // first chunk-1 forward follows its first chunk-0 forward, then B and W of chunk 1.
+  const auto first = pipeline_schedule(Schedule::kZbV, pp, 0, 2, 8);
+  EXPECT_EQ(leading_forwards(first), 2 * pp - 1 + 0 + 1);
+  EXPECT_EQ(first[2 * pp - 1], (PipelineStep{kF, 0, 1}));
+  const auto last = pipeline_schedule(Schedule::kZbV, pp, pp - 1, 2, 8);
+  EXPECT_EQ(std::vector<PipelineStep>(last.begin(), last.begin() + 5),
+            (std::vector<PipelineStep>{{kF, 0, 0}, {kF, 0, 1}, {kF, 1, 0}, {kF, 1, 1}, {kF, 2, 0}}));
+}
+
 }  // namespace
 }  // namespace trainsim::workload

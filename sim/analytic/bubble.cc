@@ -8,7 +8,7 @@ double pipeline_bubble_fraction(config::Schedule schedule, int64_t pp, int64_t m
                                 PassShares shares) {
   if (pp <= 1 || micro_batches <= 0) return 0;
   const double bubble = static_cast<double>(pp - 1) / static_cast<double>(micro_batches);
-  const double v = static_cast<double>(vpp);
+  const auto v = static_cast<double>(vpp);
   switch (schedule) {
     case config::Schedule::kInterleaved:
       return bubble / v;
@@ -18,7 +18,9 @@ double pipeline_bubble_fraction(config::Schedule schedule, int64_t pp, int64_t m
       return bubble * (1 - shares.weight_grad * (1 + filled)) / v;
     }
     case config::Schedule::kZbV: {
-      const double f = shares.forward, w = shares.weight_grad, b = 1 - f - w;
+      const double f = shares.forward;
+      const double w = shares.weight_grad;
+      const double b = 1 - f - w;
       const double full = std::max(0.0, std::max(f, b) - w);                // m >= 2p - 1
       const double single = f + b - w / (2 * static_cast<double>(pp - 1));  // m = 1
       const double filled =

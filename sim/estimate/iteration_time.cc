@@ -106,7 +106,9 @@ class StageTimer {
     run.launch_s = run.start_s;
     const report::Breakdown b = report::attribute_time(graph, run, 0, finish_s);
     StageTime t{finish_s, b.compute_s, b.exposed_comm_s, b.bubble_s, b.offload_stall_s, b.idle_s, 0, 0, {}};
-    double passes_s = 0, forward_s = 0, weight_grad_s = 0;
+    double passes_s = 0;  // kernels of the forward and backward passes
+    double forward_s = 0;
+    double weight_grad_s = 0;
     for (workload::OpId id = 0; id < graph.size(); ++id) {
       const Op& op = graph.op(id);
       if (!is_kernel(op.kind) || op.phase == workload::Phase::kSetup ||

@@ -206,6 +206,9 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
                    zero3 ? &*zero3 : nullptr,
                    grad_group,
                    attention_model_flops,
+                   {},
+                   nullptr,
+                   {},
                    {}};
 
   // Setup: the runtime's memory (sized once the graph shows which communicators it uses), then

@@ -62,7 +62,8 @@ std::vector<PipelineStep> zero_bubble(int64_t pp, int64_t stage, int64_t vpp, in
   const int64_t warmup = std::min(pp - stage - 1 + (vpp - 1) * pp, total);
   std::vector<PipelineStep> steps;
   steps.reserve(3 * total);
-  int64_t input_grads = 0, weight_grads = 0;
+  int64_t input_grads = 0;
+  int64_t weight_grads = 0;
   const auto backward = [&] {
     steps.push_back(step(input_grads, Pass::kInputGrad));
     if (input_grads >= stage) steps.push_back(step(weight_grads++, Pass::kWeightGrad));
@@ -83,7 +84,10 @@ std::vector<PipelineStep> zb_v(int64_t pp, int64_t stage, int64_t m) {
   const int64_t n = std::max(2 * pp - 1, m);
   std::vector<PipelineStep> steps;
   steps.reserve(6 * n);
-  std::array<int64_t, 2> forwards{}, input_grads{}, weight_grads{};  // per chunk
+  // Passes so far, per chunk.
+  std::array<int64_t, 2> forwards{};
+  std::array<int64_t, 2> input_grads{};
+  std::array<int64_t, 2> weight_grads{};
   const auto add = [&](Pass pass, int64_t chunk) {
     std::array<int64_t, 2>& count = pass == Pass::kForward     ? forwards
                                     : pass == Pass::kInputGrad ? input_grads

@@ -222,7 +222,7 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
   gradients_done(ctx, w.memory(OpLabel::kNorm, 3 * hn, {r2}), p.norms / 2);
   const OpId dx = w.memory(OpLabel::kResidual, 3 * hn + bias_hn);
   w.release(workspace, Stream::kCompute);
-  if (ctx.holding) {
+  if (ctx.holding != nullptr) {
     // What the weight-gradient pass reads: the inputs and output gradients of the four GEMMs, kept
     // sequence-sharded under SP where Megatron keeps them so (QKV and FC1 inputs; projection and FC2
     // output gradients). The rest of the stash goes now.

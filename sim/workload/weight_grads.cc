@@ -6,7 +6,7 @@ namespace trainsim::workload {
 
 void weight_grad_gemm(BuildContext& ctx, OpLabel label, int64_t m, int64_t n, int64_t k, int64_t elements,
                       OpId after) {
-  if (ctx.holding) {
+  if (ctx.holding != nullptr) {
     ctx.holding->work.push_back({ctx.w.position(), label, m, n, k, after, kNoOp, elements});
     return;
   }
@@ -14,7 +14,7 @@ void weight_grad_gemm(BuildContext& ctx, OpLabel label, int64_t m, int64_t n, in
 }
 
 void gradients_done(BuildContext& ctx, OpId producer, int64_t elements) {
-  if (ctx.holding) {
+  if (ctx.holding != nullptr) {
     HeldWeightGrads::Work work;
     work.producer = producer;
     work.elements = elements;
@@ -25,7 +25,7 @@ void gradients_done(BuildContext& ctx, OpId producer, int64_t elements) {
 }
 
 void release_after_weight_grads(BuildContext& ctx, BufferId buffer) {
-  if (ctx.holding) {
+  if (ctx.holding != nullptr) {
     ctx.holding->buffers.push_back(buffer);
   } else {
     ctx.w.release(buffer, Stream::kCompute);

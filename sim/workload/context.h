@@ -37,7 +37,7 @@ struct LayerState {
   FpdtSaved fpdt;
 };
 
-// What the B pass of a split backward (zero-bubble schedule) leaves for the W pass of the same
+// What the B pass of a split backward (zero-bubble schedules) leaves for the W pass of the same
 // micro-batch and virtual stage: weight-gradient GEMMs to run, gradients to report to the data-parallel
 // reduction, and buffers (saved activations, output gradients) the GEMMs read.
 struct HeldWeightGrads {

@@ -15,8 +15,9 @@ namespace trainsim::search {
 namespace {
 
 // The most layers whose activations `stage` holds at once: after each forward step of its schedule,
-// the layers of every (micro-batch, chunk) gone forward but not yet through its backward (its W pass
-// when the backward is split).
+// the layers of every (micro-batch, chunk) gone forward but not yet backward. A split backward's B
+// pass frees the stash but for what its W pass reads, which the bound leaves out (it can be smaller
+// than the stash, and a lower bound may undercount, never overcount).
 int64_t most_layers_in_flight(const config::Scenario& scenario, const workload::RankShapes& s,
                               const workload::StageLayout& layout, int64_t stage) {
   using workload::Pass;
@@ -26,7 +27,7 @@ int64_t most_layers_in_flight(const config::Scenario& scenario, const workload::
        workload::pipeline_schedule(scenario.parallelism.schedule, s.pp, stage, s.vpp, s.micro_batches)) {
     const int64_t layers = layout.layer_count[layout.virtual_stage(stage, step.chunk)];
     if (step.pass == Pass::kForward) in_flight += layers;
-    if (step.pass == Pass::kBackward || step.pass == Pass::kWeightGrad) in_flight -= layers;
+    if (step.pass == Pass::kBackward || step.pass == Pass::kInputGrad) in_flight -= layers;
     most = std::max(most, in_flight);
   }
   return most;

@@ -49,7 +49,12 @@ Analysis analyze(const config::Scenario& scenario) {
       a.korthikanti_selective_hardware_flops = korthikanti_selective_hardware_flops(m, batch);
     }
   }
-  a.bubble_fraction = pipeline_bubble_fraction(p.schedule, s.pp, s.micro_batches, s.vpp);
+  // The passes' shares by FLOPs: W repeats the forward GEMMs; B the GEMMs, twice the attention
+  // cores, and what recomputation adds.
+  const double forward = a.flops.forward_layers + a.flops.forward_logits;
+  const PassShares shares{forward / a.flops.hardware,
+                          (forward - a.flops.forward_attention) / a.flops.hardware};
+  a.bubble_fraction = pipeline_bubble_fraction(p.schedule, s.pp, s.micro_batches, s.vpp, shares);
   ActivationConfig row;
   const bool table2 = korthikanti_config(scenario, &row);
   const workload::GroupKind dp = s.sp > 1 ? workload::GroupKind::kDpSp : workload::GroupKind::kDp;

@@ -40,7 +40,7 @@ struct Analysis {
   std::optional<double> narayanan_flops;                       // GPT-style with full recompute
   std::optional<double> korthikanti_model_flops;               // GPT-style
   std::optional<double> korthikanti_selective_hardware_flops;  // GPT-style with selective recompute
-  double bubble_fraction = 0;
+  double bubble_fraction = 0;  // analytic/bubble.h, the zero-bubble passes weighed by their FLOPs
   std::vector<StageAnalysis> stages;
   std::optional<FpdtMemory> fpdt;
 };

@@ -12,7 +12,8 @@ IterationFlops iteration_flops(const config::Scenario& scenario) {
   const double linear = h * (heads + 2 * kv) * d + heads * d * h + h * fc1 + f * h;
   const double attention = 4 * s * s * heads * d;
   IterationFlops r;
-  r.forward_layers = b * static_cast<double>(m.layers) * (2 * s * linear + attention);
+  r.forward_attention = b * static_cast<double>(m.layers) * attention;
+  r.forward_layers = b * static_cast<double>(m.layers) * 2 * s * linear + r.forward_attention;
   r.forward_logits = b * 2 * s * h * static_cast<double>(m.vocab);
   r.model = 3 * (r.forward_layers + r.forward_logits);
   r.hardware = r.model;

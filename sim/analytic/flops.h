@@ -10,9 +10,10 @@
 namespace trainsim::analytic {
 
 struct IterationFlops {
-  double forward_layers = 0;  // one forward of every transformer layer, whole batch
-  double forward_logits = 0;  // one forward of the LM head, whole batch
-  double model = 0;           // 3 x (layers + logits)
+  double forward_layers = 0;     // one forward of every transformer layer, whole batch
+  double forward_attention = 0;  // the attention cores' part of forward_layers
+  double forward_logits = 0;     // one forward of the LM head, whole batch
+  double model = 0;              // 3 x (layers + logits)
   // model + what recomputation repeats: full: the layers' forward; selective (unfused attention):
   // the attention core's forward (4*s^2*H*d per layer and sequence); FPDT: FPDT_FFN's FC1 and
   // FPDT_LogitsLoss's logits, which their backwards recompute chunk by chunk.

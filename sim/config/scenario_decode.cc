@@ -270,8 +270,7 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
     if (split_backward_schedule(p.schedule) && p.sequence_parallel == SequenceParallel::kFpdt) {
       plan_error(
           fmt::format("schedule {} splits each backward into input- and weight-gradient passes, which the "
-                      "FPDT chunk loop "
-                      "does not; use 1f1b or interleaved with sequence_parallel: fpdt",
+                      "FPDT chunk loop does not; use 1f1b or interleaved with sequence_parallel: fpdt",
                       to_string(p.schedule)));
     }
   }

@@ -185,9 +185,10 @@ TEST(IterationTime, ASpeedSpreadCostsAboutWhatTheSlowestGpuLoses) {
 // the same peak memory within 0.1 % (selective recompute).
 TEST(IterationTime, ZeroBubbleBeatsOneFOneBMostWithFewMicroBatches) {
   const auto run = [](const char* schedule, int vpp, int micro_batches) {
-    return estimate(load("03-gpt3-175b-64xa100.yaml",
-                         {fmt::format("parallelism.schedule={}", schedule), fmt::format("parallelism.vpp={}", vpp),
-                          fmt::format("training.global_batch={}", micro_batches)}));
+    return estimate(
+        load("03-gpt3-175b-64xa100.yaml",
+             {fmt::format("parallelism.schedule={}", schedule), fmt::format("parallelism.vpp={}", vpp),
+              fmt::format("training.global_batch={}", micro_batches)}));
   };
   double previous_ratio = 1;
   for (const int m : {128, 32, 8}) {

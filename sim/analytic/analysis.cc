@@ -58,15 +58,24 @@ Analysis analyze(const config::Scenario& scenario) {
   ActivationConfig row;
   const bool table2 = korthikanti_config(scenario, &row);
   const workload::GroupKind dp = s.sp > 1 ? workload::GroupKind::kDpSp : workload::GroupKind::kDp;
+  const workload::GroupKind expert_group = s.sp > 1 ? workload::GroupKind::kEdpSp : workload::GroupKind::kEdp;
   for (int64_t stage = 0; stage < s.pp; ++stage) {
     StageAnalysis st;
     st.stage = stage;
     for (int64_t chunk = 0; chunk < s.vpp; ++chunk)
       st.layers += layout.layer_count[layout.virtual_stage(stage, chunk)];
     st.params_per_rank = workload::stage_params(s, layout, stage);
-    st.model_state = zero_model_state(
-        static_cast<double>(st.params_per_rank), static_cast<double>(plan.group_size(dp)), s.zero_stage,
-        s.act_bytes, workload::optimizer_bytes_per_param(scenario.training.optimizer, s.act_bytes));
+    // Expert states are sharded over the expert-data-parallel group.
+    const int64_t experts = workload::stage_expert_params(s, layout, stage);
+    const auto state = [&](int64_t params, workload::GroupKind group) {
+      return zero_model_state(static_cast<double>(params), static_cast<double>(plan.group_size(group)),
+                              s.zero_stage, s.act_bytes,
+                              workload::optimizer_bytes_per_param(scenario.training.optimizer, s.act_bytes));
+    };
+    const ZeroModelState dense = state(st.params_per_rank - experts, dp);
+    const ZeroModelState expert = state(experts, expert_group);
+    st.model_state = {dense.weights + expert.weights, dense.gradients + expert.gradients,
+                      dense.optimizer + expert.optimizer};
     if (table2) {
       const double layer = korthikanti_layer_activation_bytes(row, static_cast<double>(m.seq_len), s.batch,
                                                               m.hidden, m.heads, s.tp);
@@ -187,6 +196,9 @@ nlohmann::json to_json(const Analysis& a) {
   nlohmann::json j;
   j["parameters"] = {{"total", a.parameters.total},
                      {"per_layer", a.parameters.per_layer},
+                     {"per_moe_layer", a.parameters.per_moe_layer},
+                     {"moe_layers", a.parameters.moe_layers},
+                     {"active", a.parameters.active},
                      {"embedding", a.parameters.embedding},
                      {"final_norm", a.parameters.final_norm},
                      {"lm_head", a.parameters.lm_head}};

@@ -37,10 +37,12 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
   const double e = s.act_bytes;
   const bool full = s.recompute == config::Recompute::kFull;
   double layers = 0;
+  double moe_layers = 0;  // of `layers`
   bool embedding = false, head = false;
   for (int64_t chunk = 0; chunk < s.vpp; ++chunk) {
     const int64_t v = layout.virtual_stage(stage, chunk);
     layers += static_cast<double>(layout.layer_count[v]);
+    moe_layers += static_cast<double>(workload::moe_layer_count(s, layout, v));
     embedding = embedding || layout.has_embedding(v);
     head = head || layout.has_head(v);
   }
@@ -52,12 +54,24 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
   // Tensor parallelism.
   if (s.tp > 1) {
     if (s.megatron_sp) {
-      c.add(CommKind::kAllGather, GroupKind::kTp, g * (layers * (6 + (full ? 2 : 0)) + ends), tp_message,
+      // Per layer and micro-batch: the attention block and a dense (or shared-expert) MLP each gather
+      // 3 times and reduce-scatter twice (once more each with full recompute); the routed experts
+      // gather and reduce-scatter their tokens twice each.
+      const double tp_blocks = 2 * layers - (s.shared_experts > 0 ? 0 : moe_layers);
+      const double experts_message = e * static_cast<double>(s.local_experts * s.expert_rows) * s.hidden;
+      c.add(CommKind::kAllGather, GroupKind::kTp, g * (tp_blocks * (3 + (full ? 1 : 0)) + ends), tp_message,
             "layers");
-      c.add(CommKind::kReduceScatter, GroupKind::kTp, g * (layers * (4 + (full ? 2 : 0)) + ends), tp_message,
-            "layers");
-      const workload::LayerParams p = workload::layer_params(s);
-      const double norms = layers * static_cast<double>(p.norms + p.proj_bias + p.fc2_bias) +
+      c.add(CommKind::kReduceScatter, GroupKind::kTp, g * (tp_blocks * (2 + (full ? 1 : 0)) + ends),
+            tp_message, "layers");
+      c.add(CommKind::kAllGather, GroupKind::kTp, g * moe_layers * (2 + (full ? 1 : 0)), experts_message,
+            "expert tokens");
+      c.add(CommKind::kReduceScatter, GroupKind::kTp, g * moe_layers * (2 + (full ? 1 : 0)), experts_message,
+            "expert tokens");
+      const auto replicated = [](const workload::LayerParams& p) {
+        return static_cast<double>(p.norms + p.proj_bias + p.fc2_bias + p.router);
+      };
+      const double norms = (layers - moe_layers) * replicated(workload::layer_params(s)) +
+                           moe_layers * replicated(workload::layer_params(s, true)) +
                            (head ? static_cast<double>(s.hidden * (s.norm_bias ? 2 : 1)) : 0.0);
       c.add(CommKind::kAllReduce, GroupKind::kTp, 1, norms * s.grad_bytes,
             "sequence-parallel norm gradients");
@@ -66,6 +80,13 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
             "layers");
     }
     if (head) c.add(CommKind::kAllReduce, GroupKind::kTp, 3 * g, per_token, "vocab-parallel cross entropy");
+  }
+
+  // Expert parallelism: each MoE layer dispatches and combines its tokens in the forward, and the
+  // backward mirrors both.
+  if (s.ep > 1) {
+    c.add(CommKind::kAllToAll, GroupKind::kEp, g * moe_layers * (4 + (full ? 2 : 0)), s.dispatch_bytes(),
+          "expert tokens");
   }
 
   // Sequence parallelism.
@@ -126,10 +147,21 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
     }
   }
 
-  // Data parallelism and ZeRO.
+  // Data parallelism and ZeRO; expert weights over their expert-data-parallel group.
   const GroupKind dp = s.sp > 1 ? GroupKind::kDpSp : GroupKind::kDp;
+  const GroupKind edp = s.sp > 1 ? GroupKind::kEdpSp : GroupKind::kEdp;
+  const double expert_params = static_cast<double>(workload::stage_expert_params(s, layout, stage));
+  if (expert_params > 0 && plan.group_size(edp) > 1) {
+    if (s.zero_stage == 0) {
+      c.add_volume(CommKind::kAllReduce, edp, 2 * expert_params * s.grad_bytes, "expert data-parallel");
+    } else {
+      c.add_volume(CommKind::kReduceScatter, edp, (s.zero_stage == 2 ? g : 1) * expert_params * s.grad_bytes,
+                   "expert data-parallel");
+      c.add_volume(CommKind::kAllGather, edp, expert_params * e, "expert data-parallel");
+    }
+  }
   if (plan.group_size(dp) > 1) {
-    const double params = static_cast<double>(workload::stage_params(s, layout, stage));
+    const double params = static_cast<double>(workload::stage_params(s, layout, stage)) - expert_params;
     switch (s.zero_stage) {
       case 0:
         c.add_volume(CommKind::kAllReduce, dp, 2 * params * s.grad_bytes, "data-parallel");

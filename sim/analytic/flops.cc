@@ -8,12 +8,23 @@ IterationFlops iteration_flops(const config::Scenario& scenario) {
   const double s = static_cast<double>(m.seq_len), h = static_cast<double>(m.hidden);
   const double d = static_cast<double>(m.head_dim), f = static_cast<double>(m.ffn_hidden);
   const double heads = static_cast<double>(m.heads), kv = static_cast<double>(m.kv_heads);
-  const double fc1 = f * (m.activation == config::Activation::kSwiglu ? 2 : 1);
-  const double linear = h * (heads + 2 * kv) * d + heads * d * h + h * fc1 + f * h;
+  const double branches = m.activation == config::Activation::kSwiglu ? 2 : 1;
+  const double fc1 = f * branches;
+  const double projections = h * (heads + 2 * kv) * d + heads * d * h;
+  const double linear = projections + h * fc1 + f * h;
   const double attention = 4 * s * s * heads * d;
+  // An MoE layer's matmuls: the router, and the MLPs of the top_k routed and the shared experts.
+  double moe_layers = 0, moe_linear = 0;
+  if (m.moe.enabled()) {
+    const double fe = static_cast<double>(m.moe.expert_ffn_hidden);
+    moe_layers = static_cast<double>(m.layers - m.moe.dense_layers);
+    moe_linear = projections + h * static_cast<double>(m.moe.experts) +
+                 static_cast<double>(m.moe.top_k + m.moe.shared_experts) * (h * fe * branches + fe * h);
+  }
+  const double dense_layers = static_cast<double>(m.layers) - moe_layers;
   IterationFlops r;
   r.forward_attention = b * static_cast<double>(m.layers) * attention;
-  r.forward_layers = b * static_cast<double>(m.layers) * 2 * s * linear + r.forward_attention;
+  r.forward_layers = b * 2 * s * (dense_layers * linear + moe_layers * moe_linear) + r.forward_attention;
   r.forward_logits = b * 2 * s * h * static_cast<double>(m.vocab);
   r.model = 3 * (r.forward_layers + r.forward_logits);
   r.hardware = r.model;
@@ -28,7 +39,7 @@ IterationFlops iteration_flops(const config::Scenario& scenario) {
                           p.sequence_parallel == config::SequenceParallel::kMegatron);
     if (unfused) r.hardware += b * static_cast<double>(m.layers) * attention;
   }
-  if (fpdt) r.hardware += b * static_cast<double>(m.layers) * 2 * s * h * fc1 + r.forward_logits;
+  if (fpdt) r.hardware += b * dense_layers * 2 * s * h * fc1 + r.forward_logits;
   return r;
 }
 

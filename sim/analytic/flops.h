@@ -21,7 +21,9 @@ struct IterationFlops {
 };
 
 // Generalised to GQA, SwiGLU, any FFN width and vocabulary: per sequence, a layer's forward is
-// 2*s*(h(H+2H_kv)d + Hdh + h*f*(1|2) + f*h) + 4*s^2*H*d and the logits 2*s*h*V.
+// 2*s*(h(H+2H_kv)d + Hdh + h*f*(1|2) + f*h) + 4*s^2*H*d and the logits 2*s*h*V. An MoE layer's MLP
+// term is the router's h*E plus (top_k + shared) expert MLPs of f_e: the FLOPs of the routed tokens,
+// not of capacity padding.
 IterationFlops iteration_flops(const config::Scenario& scenario);
 
 // The published formulas, for GPT-style models with global batch B:

@@ -8,13 +8,26 @@ ParameterCount parameter_count(const config::Model& m) {
   const int64_t fc1 = f * (m.activation == config::Activation::kSwiglu ? 2 : 1);
   const int64_t norm = h * (m.norm == config::Norm::kLayerNorm ? 2 : 1);
   ParameterCount p;
-  p.per_layer = h * qkv + m.heads * d * h + h * fc1 + f * h + 2 * norm;
-  if (m.linear_bias) p.per_layer += qkv + h + fc1 + h;
+  const int64_t attention = h * qkv + m.heads * d * h + 2 * norm + (m.linear_bias ? qkv + h : 0);
+  p.per_layer = attention + h * fc1 + f * h + (m.linear_bias ? fc1 + h : 0);
   p.embedding =
       m.vocab * h + (m.position_embedding == config::PositionEmbedding::kLearned ? m.seq_len * h : 0);
   p.final_norm = norm;
   p.lm_head = m.tied_embeddings ? 0 : m.vocab * h;
-  p.total = m.layers * p.per_layer + p.embedding + p.final_norm + p.lm_head;
+  const int64_t outside = p.embedding + p.final_norm + p.lm_head;
+  p.total = m.layers * p.per_layer + outside;
+  p.active = p.total;
+  if (m.moe.enabled()) {
+    const int64_t fe = m.moe.expert_ffn_hidden;
+    const int64_t expert = h * fe * (m.activation == config::Activation::kSwiglu ? 2 : 1) + fe * h;
+    const int64_t router = h * m.moe.experts;
+    p.moe_layers = m.layers - m.moe.dense_layers;
+    p.per_moe_layer = attention + router + (m.moe.experts + m.moe.shared_experts) * expert;
+    const int64_t dense_layers = m.layers - p.moe_layers;
+    p.total = dense_layers * p.per_layer + p.moe_layers * p.per_moe_layer + outside;
+    p.active = dense_layers * p.per_layer +
+               p.moe_layers * (attention + router + (m.moe.top_k + m.moe.shared_experts) * expert) + outside;
+  }
   return p;
 }
 

@@ -11,9 +11,14 @@ namespace trainsim::analytic {
 // Exact parameter count of the model (not of a rank). Per layer: QKV h(H + 2H_kv)d, projection Hdh,
 // FC1 h*f (2x for SwiGLU), FC2 f*h, biases of those four when the model has them, two norms of h
 // (2h for LayerNorm). Plus the word embedding V*h, learned positions s*h, the final norm and an
-// untied LM head V*h.
+// untied LM head V*h. An MoE layer (config::Moe) has instead of FC1 and FC2 a router h*E and
+// E + shared experts of h*f_e (2x for SwiGLU) + f_e*h; only top_k + shared of them are active per
+// token.
 struct ParameterCount {
-  int64_t per_layer = 0;
+  int64_t per_layer = 0;      // a dense layer
+  int64_t per_moe_layer = 0;  // an MoE layer (0 for a dense model)
+  int64_t moe_layers = 0;
+  int64_t active = 0;     // what one token passes through: total with top_k + shared experts per MoE layer
   int64_t embedding = 0;  // word + position embeddings
   int64_t final_norm = 0;
   int64_t lm_head = 0;  // 0 when tied to the embedding

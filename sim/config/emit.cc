@@ -29,6 +29,16 @@ void emit_model(YAML::Emitter& out, const Model& m) {
   key_enum(out, "position_embedding", m.position_embedding);
   out << YAML::Key << "tied_embeddings" << YAML::Value << m.tied_embeddings;
   out << YAML::Key << "linear_bias" << YAML::Value << m.linear_bias;
+  if (m.moe.enabled()) {
+    out << YAML::Key << "moe" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "experts" << YAML::Value << m.moe.experts;
+    out << YAML::Key << "top_k" << YAML::Value << m.moe.top_k;
+    out << YAML::Key << "expert_ffn_hidden" << YAML::Value << m.moe.expert_ffn_hidden;
+    out << YAML::Key << "shared_experts" << YAML::Value << m.moe.shared_experts;
+    out << YAML::Key << "capacity_factor" << YAML::Value << m.moe.capacity_factor;
+    out << YAML::Key << "dense_layers" << YAML::Value << m.moe.dense_layers;
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
 }
 
@@ -39,6 +49,7 @@ void emit_parallelism(YAML::Emitter& out, const Parallelism& p) {
   out << YAML::Key << "dp" << YAML::Value << p.dp;
   out << YAML::Key << "sp" << YAML::Value << p.sp;
   out << YAML::Key << "vpp" << YAML::Value << p.vpp;
+  out << YAML::Key << "ep" << YAML::Value << p.ep;
   key_enum(out, "schedule", p.schedule);
   key_enum(out, "sequence_parallel", p.sequence_parallel);
   if (p.sequence_parallel == SequenceParallel::kFpdt) {

@@ -22,6 +22,12 @@ Model gpt(std::string_view name, Shape s) {
   return m;
 }
 
+// A Llama-style model whose MLPs are mixtures of experts.
+Model moe(Model m, Moe experts) {
+  m.moe = experts;
+  return m;
+}
+
 // GPT-NeoX: as GPT but rotary positions and untied embeddings.
 Model neox(std::string_view name, Shape s) {
   Model m = gpt(name, s);
@@ -50,6 +56,15 @@ constexpr std::string_view kKorthikanti =
     "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, Table 3";
 constexpr std::string_view kLlama2 = "Touvron et al. 2023, Llama 2, Table 1 and the released config.json";
 constexpr std::string_view kLlama3 = "Llama Team 2024, The Llama 3 Herd of Models, Table 3 and config.json";
+constexpr std::string_view kMixtral =
+    "Jiang et al. 2024, Mixtral of Experts (arXiv 2401.04088), and the released config.json "
+    "(mistralai/Mixtral-8x7B-v0.1, Mixtral-8x22B-v0.1); seq_len 4096 as Megatron-Core's MoE recipes";
+constexpr std::string_view kQwen3Moe =
+    "Qwen/Qwen3-30B-A3B config.json (128 experts, top 8, moe_intermediate_size 768, no shared expert); "
+    "seq_len 4096 as Megatron-Core's MoE recipes";
+constexpr std::string_view kDeepSeekMoe =
+    "Dai et al. 2024, DeepSeekMoE (arXiv 2401.06066), and deepseek-ai/deepseek-moe-16b-base config.json "
+    "(64 routed + 2 shared experts of 1408, top 6, first layer dense of 10944)";
 constexpr std::string_view kNeox = "EleutherAI/gpt-neox configs/*.yml (vocab padded to 50304; 20B: 50432)";
 
 std::vector<ModelPreset> make_presets() {
@@ -92,6 +107,16 @@ std::vector<ModelPreset> make_presets() {
   add("llama3-8b", kLlama3, llama("llama3-8b", {32, 4096, 32, 8, 128, 14336, 128256, 8192}));
   add("llama3-70b", kLlama3, llama("llama3-70b", {80, 8192, 64, 8, 128, 28672, 128256, 8192}));
   add("llama3-405b", kLlama3, llama("llama3-405b", {126, 16384, 128, 8, 128, 53248, 128256, 8192}));
+  // Mixtures of experts: {experts, top_k, expert_ffn_hidden, shared_experts, capacity_factor,
+  // dense_layers}.
+  add("mixtral-8x7b", kMixtral,
+      moe(llama("mixtral-8x7b", {32, 4096, 32, 8, 128, 14336, 32000, 4096}), {8, 2, 14336, 0, 1.0, 0}));
+  add("mixtral-8x22b", kMixtral,
+      moe(llama("mixtral-8x22b", {56, 6144, 48, 8, 128, 16384, 32000, 4096}), {8, 2, 16384, 0, 1.0, 0}));
+  add("qwen3-30b-a3b", kQwen3Moe,
+      moe(llama("qwen3-30b-a3b", {48, 2048, 32, 4, 128, 6144, 151936, 4096}), {128, 8, 768, 0, 1.0, 0}));
+  add("deepseek-moe-16b", kDeepSeekMoe,
+      moe(llama("deepseek-moe-16b", {28, 2048, 16, 16, 128, 10944, 102400, 4096}), {64, 6, 1408, 2, 1.0, 1}));
   // GPT-NeoX configurations (the sizes the communication-characteristics study draws from).
   add("gpt-neox-125m", kNeox, neox("gpt-neox-125m", {12, 768, 12, 12, 64, 3072, 50304, 2048}));
   add("gpt-neox-350m", kNeox, neox("gpt-neox-350m", {24, 1024, 16, 16, 64, 4096, 50304, 2048}));

@@ -17,6 +17,24 @@
 
 namespace trainsim::config {
 
+// Mixture of experts (Shazeer et al. 2017; GShard; Switch): each MoE layer replaces the dense MLP
+// by `experts` MLPs of `expert_ffn_hidden` and a router that sends every token to `top_k` of them,
+// plus `shared_experts` that every token passes through (DeepSeek-MoE, Qwen-MoE).
+struct Moe {
+  int64_t experts = 0;            // routed experts per MoE layer; 0: a dense model
+  int64_t top_k = 1;              // experts each token is routed to
+  int64_t expert_ffn_hidden = 0;  // intermediate size of one expert (per branch for SwiGLU)
+  int64_t shared_experts = 0;     // always-active experts of expert_ffn_hidden each
+  // Tokens the busiest expert receives, relative to a perfectly balanced router (>= 1). Expert
+  // GEMMs and the token all-to-alls are sized for it on every rank: the all-to-alls make every
+  // rank of an expert-parallel group wait for the busiest. A GShard/Switch capacity factor (token
+  // dropping, padded buffers) means the same.
+  double capacity_factor = 1.0;
+  int64_t dense_layers = 0;  // the first layers keep a dense MLP of ffn_hidden (first_k_dense_replace)
+
+  bool enabled() const { return experts > 0; }
+};
+
 // Transformer shape. All counts are exact; `seq_len` is in tokens.
 struct Model {
   std::string preset;  // the preset it was expanded from, empty when fully explicit
@@ -33,6 +51,9 @@ struct Model {
   PositionEmbedding position_embedding = PositionEmbedding::kLearned;
   bool tied_embeddings = true;  // input embedding and LM head share one matrix
   bool linear_bias = true;      // QKV, projection and MLP GEMMs carry a bias
+  Moe moe;
+
+  bool moe_layer(int64_t layer) const { return moe.enabled() && layer >= moe.dense_layers; }
 };
 
 struct Training {
@@ -54,6 +75,10 @@ struct Parallelism {
   int64_t dp = 1;   // derived from cluster.gpus when the file omits it
   int64_t sp = 1;   // Ulysses / ring / FPDT degree; 1 for none and megatron
   int64_t vpp = 1;  // model chunks per pipeline stage (interleaved schedule)
+  // Expert parallelism: the experts of each MoE layer are spread over `ep` data-parallel ranks
+  // (a divisor of dp), which exchange tokens by all-to-all; expert gradients are reduced over the
+  // dp / ep ranks that hold the same experts.
+  int64_t ep = 1;
   Schedule schedule = Schedule::kOneFOneB;
   SequenceParallel sequence_parallel = SequenceParallel::kNone;
   Fpdt fpdt;

@@ -37,6 +37,44 @@ std::vector<std::string> preset_names() {
   return names;
 }
 
+void decode_moe(MapReader& m, Moe& out) {
+  if (out.enabled()) {
+    m.read("experts", out.experts, kDimension);
+  } else {
+    m.require("experts", out.experts, kDimension);
+  }
+  m.read("top_k", out.top_k, kDimension);
+  m.read("expert_ffn_hidden", out.expert_ffn_hidden, kDimension);
+  m.read("shared_experts", out.shared_experts, IntRange{0, kMaxModelDimension});
+  m.read("capacity_factor", out.capacity_factor, RealRange{1, std::numeric_limits<double>::infinity()});
+  m.read("dense_layers", out.dense_layers, IntRange{0, kMaxModelDimension});
+  m.finish();
+}
+
+// Rules of the MoE section against the rest of the model.
+void check_moe(MapReader& m, Model& out) {
+  Moe& moe = out.moe;
+  if (!moe.enabled()) return;
+  if (moe.expert_ffn_hidden == 0) moe.expert_ffn_hidden = out.ffn_hidden;
+  const Node node = m.child("moe");
+  if (moe.top_k > moe.experts) {
+    node.error(
+        fmt::format("moe.top_k {} routes each token to more experts than the {} there are; use top_k <= {}",
+                    moe.top_k, moe.experts, moe.experts));
+  } else if (moe.capacity_factor > static_cast<double>(moe.experts) / static_cast<double>(moe.top_k)) {
+    node.error(
+        fmt::format("moe.capacity_factor {} exceeds experts / top_k = {}: the busiest expert cannot "
+                    "receive more than every token",
+                    moe.capacity_factor, static_cast<double>(moe.experts) / static_cast<double>(moe.top_k)));
+  }
+  if (out.layers > 0 && moe.dense_layers >= out.layers) {
+    node.error(
+        fmt::format("moe.dense_layers {} leaves none of the {} layers with experts; use fewer, or "
+                    "remove the moe section for a dense model",
+                    moe.dense_layers, out.layers));
+  }
+}
+
 void decode_model(MapReader& m, Model& out) {
   Diagnostics& diag = *m.node().diagnostics();
   std::string preset;
@@ -83,6 +121,10 @@ void decode_model(MapReader& m, Model& out) {
   const bool kv_given = m.read("kv_heads", out.kv_heads, kDimension);
   const bool head_dim_given = m.read("head_dim", out.head_dim, kDimension);
   const bool ffn_given = m.read("ffn_hidden", out.ffn_hidden, kDimension);
+  if (const Node moe = m.child("moe"); moe.defined()) {
+    MapReader r(moe);
+    decode_moe(r, out.moe);
+  }
   m.finish();
   if (out.heads <= 0 || out.hidden <= 0 || diag.count() != errors_before) return;
   if (!kv_given && !from_preset) out.kv_heads = out.heads;
@@ -101,6 +143,7 @@ void decode_model(MapReader& m, Model& out) {
       out.ffn_hidden = 4 * out.hidden;
     }
   }
+  if (diag.count() == errors_before) check_moe(m, out);
   if (out.kv_heads > out.heads || out.heads % out.kv_heads != 0) {
     m.node().error(
         fmt::format("kv_heads {} must divide heads {} (grouped-query attention shares each K/V "
@@ -143,6 +186,7 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   anchors.dp_given = m.read("dp", out.dp, kDegree);
   m.read("sp", out.sp, kDegree);
   const bool vpp_given = m.read("vpp", out.vpp, kDegree);
+  m.read("ep", out.ep, kDegree);
   out.schedule = out.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
   m.read("schedule", out.schedule);
   if (out.schedule == Schedule::kZbV && !vpp_given) out.vpp = 2;
@@ -168,6 +212,45 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   m.read("overlap_grad_reduce", out.overlap_grad_reduce);
   m.read("uneven_stages", out.uneven_stages);
   m.finish();
+}
+
+// Expert parallelism against the model and the rest of the plan.
+template <class Report>
+void check_experts(const Model& m, const Parallelism& p, bool dp_known, const Report& plan_error) {
+  if (!m.moe.enabled()) {
+    if (p.ep > 1) {
+      plan_error(
+          fmt::format("ep {} spreads experts, but the model has none; add a model.moe section or "
+                      "set ep: 1",
+                      p.ep));
+    }
+    return;
+  }
+  if (dp_known && p.dp % p.ep != 0) {
+    plan_error(
+        fmt::format("ep {} must divide dp {} (expert parallelism spreads the experts over "
+                    "data-parallel ranks); choose ep among the divisors of {}",
+                    p.ep, p.dp, p.dp));
+  } else if (m.moe.experts % p.ep != 0) {
+    plan_error(fmt::format("ep {} must divide the {} experts of each MoE layer", p.ep, m.moe.experts));
+  }
+  if (p.tp > 1 && p.sequence_parallel != SequenceParallel::kMegatron &&
+      p.sequence_parallel != SequenceParallel::kRing) {
+    plan_error(
+        fmt::format("a mixture of experts with tp {} needs sequence_parallel: megatron (Megatron-LM "
+                    "requires it: the token dispatcher works on sequence-sharded tokens)",
+                    p.tp));
+  }
+  if (p.sequence_parallel == SequenceParallel::kFpdt) {
+    plan_error(
+        "a mixture of experts with sequence_parallel: fpdt is not modelled (FPDT chunks a dense "
+        "MLP); use ulysses or ring");
+  }
+  if (p.zero_stage == 3) {
+    plan_error(
+        "a mixture of experts with zero_stage 3 is not modelled; use zero_stage 0, 1 or 2 "
+        "(expert states are sharded over their expert-data-parallel group)");
+  }
 }
 
 // Cross-field rules of the parallel plan against the model, batch and cluster. Every message says
@@ -267,6 +350,7 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
     if (p.schedule != Schedule::kGpipe && p.schedule != Schedule::kOneFOneB && p.pp == 1) {
       plan_error(fmt::format("schedule {} needs pp > 1", to_string(p.schedule)));
     }
+    check_experts(m, p, a.cluster_ok || a.dp_given, plan_error);
     if (split_backward_schedule(p.schedule) && p.sequence_parallel == SequenceParallel::kFpdt) {
       plan_error(
           fmt::format("schedule {} splits each backward into input- and weight-gradient passes, which the "

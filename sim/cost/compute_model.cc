@@ -34,18 +34,19 @@ double unmasked_pairs(int64_t q_len, int64_t kv_len, bool causal) {
 // largest tensor-core tiles cuBLAS/CUTLASS use for big half-precision GEMMs are 256x128, 128x256 and
 // 128x128; the library's heuristic picks the best, so the best is taken. With fewer tiles than SMs
 // the library splits k (split-K, at least kMinSplitK deep per slice) to fill the GPU. 1 without an
-// SM count.
-double wave_efficiency(int64_t m, int64_t n, int64_t k, int64_t sm_count) {
+// SM count. A grouped GEMM's groups are tiled separately and their tiles share the waves.
+double wave_efficiency(int64_t m, int64_t n, int64_t k, int64_t groups, int64_t sm_count) {
   if (sm_count <= 0) return 1.0;
   constexpr std::array<std::array<int64_t, 2>, 3> kTiles = {{{256, 128}, {128, 256}, {128, 128}}};
   constexpr int64_t kMinSplitK = 512;
   double best = 0;
   for (const auto& [tile_m, tile_n] : kTiles) {
-    const int64_t tiles = ((m + tile_m - 1) / tile_m) * ((n + tile_n - 1) / tile_n);
+    const int64_t tiles = groups * ((m + tile_m - 1) / tile_m) * ((n + tile_n - 1) / tile_n);
     const int64_t splits = std::clamp<int64_t>(sm_count / tiles, 1, std::max<int64_t>(1, k / kMinSplitK));
     const int64_t waves = (tiles * splits + sm_count - 1) / sm_count;
     // Partial tiles at the matrix edges do full-tile work for part of the output.
-    const double useful = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(splits) /
+    const double useful = static_cast<double>(groups * m) * static_cast<double>(n) *
+                          static_cast<double>(splits) /
                           (static_cast<double>(waves * sm_count) * static_cast<double>(tile_m * tile_n));
     best = std::max(best, useful);
   }
@@ -83,8 +84,9 @@ double ComputeModel::efficiency_or_one(double value, const char* key) const {
   return 1.0;
 }
 
-double ComputeModel::gemm_s(int64_t m, int64_t n, int64_t k, Dtype dtype) const {
-  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+double ComputeModel::gemm_s(int64_t m, int64_t n, int64_t k, Dtype dtype, int64_t groups) const {
+  const double flops =
+      2.0 * static_cast<double>(groups * m) * static_cast<double>(n) * static_cast<double>(k);
   const double peak = peak_flops_per_s(dtype);
   std::vector<Sample3> samples;
   for (const config::GemmSample& s : profile_.gemm_samples) {
@@ -95,8 +97,8 @@ double ComputeModel::gemm_s(int64_t m, int64_t n, int64_t k, Dtype dtype) const 
                        sample_flops / (s.duration_s * peak)});
   }
   if (!samples.empty()) {
-    const Interpolated e =
-        interpolate_log3(samples, {static_cast<double>(m), static_cast<double>(n), static_cast<double>(k)});
+    const Interpolated e = interpolate_log3(
+        samples, {static_cast<double>(groups * m), static_cast<double>(n), static_cast<double>(k)});
     if (e.extrapolated) {
       warnings_->add(
           "gemm-range-" + std::string(config::to_string(dtype)),
@@ -107,13 +109,13 @@ double ComputeModel::gemm_s(int64_t m, int64_t n, int64_t k, Dtype dtype) const 
     return std::max(flops / (peak * e.value), launch_s_);
   }
   const double elem = config::dtype_bytes(dtype);
-  const double bytes =
-      elem * (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n);
+  const double bytes = elem * static_cast<double>(groups) *
+                       (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n);
   // The profile's efficiency is the best-shape ceiling; other shapes lose the idle part of their last
   // wave.
   const double compute =
       flops / (peak * efficiency_or_one(profile_.compute.gemm_efficiency, "gemm_efficiency") *
-               wave_efficiency(m, n, k, profile_.gpu.sm_count));
+               wave_efficiency(m, n, k, groups, profile_.gpu.sm_count));
   return std::max({compute, memory_s(bytes), launch_s_});
 }
 

@@ -28,8 +28,10 @@ class ComputeModel {
   // Keeps references to `profile` and `warnings`; both must outlive the model.
   ComputeModel(const config::HardwareProfile& profile, WarningLog* warnings);
 
-  // C[m x n] = A[m x k] B[k x n] in `dtype`.
-  double gemm_s(int64_t m, int64_t n, int64_t k, config::Dtype dtype) const;
+  // C[m x n] = A[m x k] B[k x n] in `dtype`; `groups` such products in one grouped kernel, whose
+  // thread-block tiles share the GPU's waves (measured tables are read at the stacked shape
+  // (groups * m) x n x k).
+  double gemm_s(int64_t m, int64_t n, int64_t k, config::Dtype dtype, int64_t groups = 1) const;
   double attention_s(const AttentionCall& call) const;
   // A kernel bound by HBM traffic of `bytes` (read + written).
   double memory_s(double bytes) const;

@@ -25,7 +25,7 @@ std::vector<double> compute_durations(const Graph& graph, const cost::ComputeMod
     const Op& op = graph.op(id);
     switch (op.kind) {
       case OpKind::kGemm:
-        out[id] = compute.gemm_s(op.gemm.m, op.gemm.n, op.gemm.k, op.dtype);
+        out[id] = compute.gemm_s(op.gemm.m, op.gemm.n, op.gemm.k, op.dtype, op.gemm.groups);
         break;
       case OpKind::kAttentionForward:
       case OpKind::kAttentionBackward: {

@@ -40,23 +40,34 @@ double memory_lower_bound_bytes(const config::Scenario& scenario) {
   const workload::RankShapes s = workload::derive_shapes(scenario, plan);
   const workload::StageLayout layout = workload::partition_layers(s);
   const workload::GroupKind shard_group = s.sp > 1 ? workload::GroupKind::kDpSp : workload::GroupKind::kDp;
-  const double shards = static_cast<double>(plan.group_size(shard_group));
+  const workload::GroupKind expert_group = s.sp > 1 ? workload::GroupKind::kEdpSp : workload::GroupKind::kEdp;
   const double optimizer_bytes =
       workload::optimizer_bytes_per_param(scenario.training.optimizer, s.act_bytes);
+  const auto model_state = [&](int64_t params, workload::GroupKind group) {
+    return analytic::zero_model_state(static_cast<double>(params),
+                                      static_cast<double>(plan.group_size(group)), s.zero_stage, s.act_bytes,
+                                      optimizer_bytes)
+        .total();
+  };
 
+  // Per layer in flight: the lighter of a dense and an MoE layer when the model has both kinds.
   const bool activations_on_host = s.scheme == config::SequenceParallel::kFpdt;
-  const workload::LayerActivationBytes act = workload::layer_activation_bytes(s);
-  const double per_layer = activations_on_host ? 0.0 : act.stash + (s.cpu_checkpointing ? 0.0 : act.input);
+  const auto kept = [&s](const workload::LayerActivationBytes& act) {
+    return act.stash + (s.cpu_checkpointing ? 0.0 : act.input);
+  };
+  double per_layer = kept(workload::layer_activation_bytes(s, s.experts > 0 && s.dense_layers == 0));
+  if (s.experts > 0) per_layer = std::min(per_layer, kept(workload::layer_activation_bytes(s, true)));
+  if (activations_on_host) per_layer = 0;
 
   double bound = 0;
   for (int64_t stage = 0; stage < s.pp; ++stage) {
-    const analytic::ZeroModelState state =
-        analytic::zero_model_state(static_cast<double>(workload::stage_params(s, layout, stage)), shards,
-                                   s.zero_stage, s.act_bytes, optimizer_bytes);
+    const int64_t experts = workload::stage_expert_params(s, layout, stage);
+    const double state = model_state(workload::stage_params(s, layout, stage) - experts, shard_group) +
+                         model_state(experts, expert_group);
     const double activations =
         per_layer > 0 ? static_cast<double>(most_layers_in_flight(scenario, s, layout, stage)) * per_layer
                       : 0.0;
-    bound = std::max(bound, state.total() + activations);
+    bound = std::max(bound, state + activations);
   }
   const std::optional<config::RuntimeMemory>& runtime = scenario.cluster.hardware.runtime_memory;
   return bound + (runtime ? runtime->context_bytes : 0.0);

@@ -64,6 +64,7 @@ PlanChoice PlanChoice::of(const config::Scenario& s) {
   c.dp = p.dp;
   c.sp = p.sp;
   c.vpp = p.vpp;
+  c.ep = p.ep;
   c.schedule = p.schedule;
   c.sequence_parallel = p.sequence_parallel;
   c.fpdt_chunk_tokens = p.sequence_parallel == SequenceParallel::kFpdt ? p.fpdt.chunk_tokens : 0;
@@ -80,6 +81,7 @@ void PlanChoice::apply(int64_t gpus, config::Scenario& s) const {
   p.dp = dp;
   p.sp = sp;
   p.vpp = vpp;
+  p.ep = ep;
   p.schedule = schedule;
   p.sequence_parallel = sequence_parallel;
   if (sequence_parallel == SequenceParallel::kFpdt) p.fpdt.chunk_tokens = fpdt_chunk_tokens;
@@ -97,6 +99,7 @@ std::vector<std::string> PlanChoice::overrides(int64_t gpus) const {
       fmt::format("parallelism.dp={}", dp),
       fmt::format("parallelism.sp={}", sp),
       fmt::format("parallelism.vpp={}", vpp),
+      fmt::format("parallelism.ep={}", ep),
       fmt::format("parallelism.schedule={}", config::to_string(schedule)),
       fmt::format("parallelism.sequence_parallel={}", config::to_string(sequence_parallel)),
   };
@@ -122,6 +125,7 @@ std::string PlanChoice::describe() const {
   std::string out = fmt::format("tp{} pp{} dp{}", tp, pp, dp);
   if (sp > 1) out += fmt::format(" sp{}", sp);
   if (vpp > 1) out += fmt::format(" vpp{}", vpp);
+  if (ep > 1) out += fmt::format(" ep{}", ep);
   out += fmt::format(" {}", config::to_string(schedule));
   if (sequence_parallel != SequenceParallel::kNone)
     out += fmt::format(" {}", config::to_string(sequence_parallel));
@@ -138,6 +142,7 @@ nlohmann::json PlanChoice::to_json() const {
                         {"dp", dp},
                         {"sp", sp},
                         {"vpp", vpp},
+                        {"ep", ep},
                         {"schedule", config::to_string(schedule)},
                         {"sequence_parallel", config::to_string(sequence_parallel)},
                         {"zero_stage", zero_stage},
@@ -165,23 +170,31 @@ PlanSpace enumerate_plans(const config::Scenario& s, int64_t gpus) {
         const int64_t dp = gpus / (tp * pp * sp);
         const std::vector<int64_t> micro_batches =
             batch % dp == 0 ? divisors(batch / dp) : std::vector<int64_t>{1};
+        // Expert-parallel degrees: the divisors of dp that divide the experts (1 for a dense model).
+        std::vector<int64_t> eps;
+        for (const int64_t ep : divisors(dp)) {
+          if (ep == 1 || (s.model.moe.enabled() && s.model.moe.experts % ep == 0)) eps.push_back(ep);
+        }
         for (SequenceParallel kind : kinds(tp, sp)) {
           for (int64_t chunk : fpdt_chunks(kind, s.model.seq_len)) {
             for (const ScheduleChoice& sc : schedules(pp, s.model.layers, kind)) {
               for (int64_t mb : micro_batches) {
-                PlanChoice c;
-                c.tp = tp;
-                c.pp = pp;
-                c.dp = dp;
-                c.sp = sp;
-                c.vpp = sc.vpp;
-                c.schedule = sc.schedule;
-                c.sequence_parallel = kind;
-                c.fpdt_chunk_tokens = chunk;
-                c.micro_batch = mb;
-                c.zero_stage = s.parallelism.zero_stage;
-                c.recompute = s.parallelism.recompute;
-                space.layouts.push_back(c);
+                for (const int64_t ep : eps) {
+                  PlanChoice c;
+                  c.tp = tp;
+                  c.pp = pp;
+                  c.dp = dp;
+                  c.sp = sp;
+                  c.vpp = sc.vpp;
+                  c.ep = ep;
+                  c.schedule = sc.schedule;
+                  c.sequence_parallel = kind;
+                  c.fpdt_chunk_tokens = chunk;
+                  c.micro_batch = mb;
+                  c.zero_stage = s.parallelism.zero_stage;
+                  c.recompute = s.parallelism.recompute;
+                  space.layouts.push_back(c);
+                }
               }
             }
           }

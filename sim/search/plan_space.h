@@ -12,6 +12,7 @@
 //                     floor(L / pp)
 //   micro_batch       every divisor of the replica's batch B / dp; when dp does not divide B, only 1
 //                     (so the decoder names the rule that rejects the layout)
+//   ep                1; for an MoE model also every divisor of dp that divides the experts
 //   zero_stage        0, 1, 2, 3
 //   recompute         none, selective, full
 // Everything else (rank order, bucket size, FPDT offload, CPU checkpointing, ...) stays as the
@@ -42,6 +43,7 @@ inline constexpr size_t kVariantsPerLayout = kZeroStages.size() * kRecomputeMode
 // One point of the space: the values of the keys a plan sets.
 struct PlanChoice {
   int64_t tp = 1, pp = 1, dp = 1, sp = 1, vpp = 1;
+  int64_t ep = 1;  // expert parallelism (MoE models): a divisor of dp and of the experts
   config::Schedule schedule = config::Schedule::kOneFOneB;
   config::SequenceParallel sequence_parallel = config::SequenceParallel::kNone;
   int64_t fpdt_chunk_tokens = 0;  // FPDT only; 0 otherwise

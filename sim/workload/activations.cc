@@ -3,8 +3,31 @@
 #include <algorithm>
 
 namespace trainsim::workload {
+namespace {
 
-LayerActivationBytes layer_activation_bytes(const RankShapes& s) {
+double branches(const RankShapes& s) { return s.swiglu ? 2 : 1; }
+
+// A dense MLP's kept tensors: the FC1 output and the activation output (FC2 input).
+double mlp_kept(const RankShapes& s, int64_t ffn_local, double fc1_width) {
+  const double rows = static_cast<double>(s.batch * s.tokens);
+  return s.act_bytes * rows * (fc1_width + static_cast<double>(ffn_local));
+}
+
+double experts_kept(const RankShapes& s) {
+  const double e = s.act_bytes;
+  const double h = static_cast<double>(s.hidden);
+  const double rows = static_cast<double>(s.local_experts * s.expert_rows);
+  const double ffn = static_cast<double>(s.expert_ffn_local);
+  const int64_t shared_ffn = s.shared_experts * s.expert_ffn_local;
+  return 4.0 * static_cast<double>(s.batch * s.tokens_norm * s.experts)  // router probabilities
+         + e * rows * (h + ffn * branches(s) + ffn)                      // expert input, FC1, activation
+         + s.dispatch_bytes()                                            // expert outputs
+         + (shared_ffn > 0 ? mlp_kept(s, shared_ffn, static_cast<double>(shared_ffn) * branches(s)) : 0.0);
+}
+
+}  // namespace
+
+LayerActivationBytes layer_activation_bytes(const RankShapes& s, bool moe) {
   const double e = s.act_bytes;
   const double b = static_cast<double>(s.batch);
   const double t = static_cast<double>(s.tokens);
@@ -38,9 +61,8 @@ LayerActivationBytes layer_activation_bytes(const RankShapes& s) {
                       + (ulysses_layout ? e * b * t * q_width : 0.0)  // head-sharded attention output
                       + mask * b * tn * h                             // attention dropout mask
                       + 2 * e * b * tn * h                            // LN2 input and output
-                      + e * b * t * fc1_width                         // FC1 output
-                      + e * b * t * static_cast<double>(s.ffn_local)  // activation output (FC2 input)
-                      + mask * b * tn * h;                            // MLP dropout mask
+                      + (moe ? experts_kept(s) : mlp_kept(s, s.ffn_local, fc1_width)) +
+                      mask * b * tn * h;  // MLP dropout mask
   a.core = core;
   a.full_stash = kept + core;
   switch (s.recompute) {
@@ -54,8 +76,15 @@ LayerActivationBytes layer_activation_bytes(const RankShapes& s) {
       a.stash = 0;
       break;
   }
-  const double largest = e * b * t * std::max({h, q_width + 2 * kv_width, fc1_width});
-  const double gathered = s.megatron_sp ? e * b * t * h : 0.0;
+  double largest = e * b * t * std::max({h, q_width + 2 * kv_width, fc1_width});
+  double gathered = s.megatron_sp ? e * b * t * h : 0.0;
+  if (moe) {
+    // The permuted tokens and the all-to-all's output beside the gathered expert input.
+    const double rows = static_cast<double>(s.local_experts * s.expert_rows);
+    largest =
+        std::max(largest, e * rows * std::max(h, static_cast<double>(s.expert_ffn_local) * branches(s)));
+    gathered += 2 * s.dispatch_bytes();
+  }
   const double score_bytes = s.fused_attention ? 0.0 : e * scores;
   a.workspace_forward = largest + gathered + score_bytes;
   a.workspace_backward = 2 * largest + gathered + 2 * score_bytes;

@@ -31,7 +31,12 @@ struct LayerActivationBytes {
   double workspace_backward = 0;
 };
 
-LayerActivationBytes layer_activation_bytes(const RankShapes& shapes);
+// A dense layer, or an MoE layer when `moe`. An MoE layer keeps, instead of the dense MLP's FC1
+// and activation outputs: the router's fp32 probabilities (Tn x experts), the local experts' input
+// (the dispatched and TP-gathered tokens), FC1 and activation outputs, the expert outputs before
+// the combine (which the probabilities' gradient reads), and the shared experts' FC1 and
+// activation outputs.
+LayerActivationBytes layer_activation_bytes(const RankShapes& shapes, bool moe = false);
 
 }  // namespace trainsim::workload
 

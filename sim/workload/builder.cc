@@ -39,7 +39,7 @@ OpId gather_pipeline_message(BuildContext& ctx, OpId received) {
 std::vector<ParamGatherer::Use> zero3_uses(const RankShapes& s, const StageLayout& layout, int64_t stage,
                                            const std::vector<PipelineStep>& steps) {
   std::vector<ParamGatherer::Use> uses;
-  const int64_t per_layer = layer_params(s).total();
+  const int64_t per_layer = layer_params(s).total();  // ZeRO-3 is not modelled with experts
   for (const PipelineStep& step : steps) {
     const int64_t v = layout.virtual_stage(stage, step.chunk);
     const int64_t layers = layout.layer_count[v];
@@ -158,13 +158,17 @@ void backward_step(BuildContext& ctx, const PipelineStep& step) {
 }
 
 // Gradients of parameters replicated over TP whose partial gradients differ per TP rank under
-// sequence parallelism: norms and row-parallel biases (Megatron _allreduce_layernorm_grads).
+// sequence parallelism: norms, row-parallel biases and MoE routers (Megatron
+// _allreduce_layernorm_grads, which takes every parameter marked sequence_parallel).
 int64_t sequence_parallel_grad_elements(const RankShapes& s, const StageLayout& layout, int64_t stage) {
-  const LayerParams p = layer_params(s);
+  const auto replicated = [](const LayerParams& p) { return p.norms + p.proj_bias + p.fc2_bias + p.router; };
+  const int64_t dense = replicated(layer_params(s));
+  const int64_t moe = replicated(layer_params(s, true));
   int64_t elements = 0;
   for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
     const int64_t v = layout.virtual_stage(stage, chunk);
-    elements += layout.layer_count[v] * (p.norms + p.proj_bias + p.fc2_bias);
+    const int64_t moe_layers = moe_layer_count(s, layout, v);
+    elements += (layout.layer_count[v] - moe_layers) * dense + moe_layers * moe;
     if (layout.has_head(v)) elements += s.hidden * (s.norm_bias ? 2 : 1);
   }
   return elements;
@@ -185,6 +189,14 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
   const std::vector<PipelineStep> steps = pipeline_schedule(p.schedule, s.pp, stage, s.vpp, s.micro_batches);
   GradientSync grads(w, s.zero_stage, grad_group, p.dp_bucket_bytes, p.overlap_grad_reduce, s.grad_bytes,
                      s.act_bytes);
+  // Expert weights have their own buckets, reduced over the expert-data-parallel group (Megatron's
+  // expert gradient buffers).
+  const GroupKind expert_group = s.sp > 1 ? GroupKind::kEdpSp : GroupKind::kEdp;
+  std::optional<GradientSync> expert_grads;
+  if (s.experts > 0) {
+    expert_grads.emplace(w, s.zero_stage, expert_group, p.dp_bucket_bytes, p.overlap_grad_reduce,
+                         s.grad_bytes, s.act_bytes);
+  }
   std::optional<ParamGatherer> zero3;
   if (s.zero_stage == 3) {
     zero3.emplace(w, grad_group, s.act_bytes, s.grad_bytes, zero3_uses(s, layout, stage, steps));
@@ -201,8 +213,11 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
                    layout,
                    layer_params(s),
                    layer_activation_bytes(s),
+                   s.experts > 0 ? layer_params(s, true) : LayerParams{},
+                   s.experts > 0 ? layer_activation_bytes(s, true) : LayerActivationBytes{},
                    w,
                    grads,
+                   expert_grads ? &*expert_grads : nullptr,
                    zero3 ? &*zero3 : nullptr,
                    grad_group,
                    attention_model_flops,
@@ -219,9 +234,19 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
   if (runtime_memory) {
     runtime = w.alloc(OpLabel::kRuntime, MemoryCategory::kRuntime, MemorySpace::kHbm, 0, Stream::kCompute);
   }
-  const ModelStateBytes state =
+  // Expert states are sharded over the expert-data-parallel group, the rest over the data-parallel one.
+  const int64_t expert_params = stage_expert_params(s, layout, stage);
+  ModelStateBytes state =
       model_state_bytes(scenario.training.optimizer, s.act_bytes, s.zero_stage,
-                        stage_params(s, layout, stage), plan.group_size(grad_group));
+                        stage_params(s, layout, stage) - expert_params, plan.group_size(grad_group));
+  if (expert_params > 0) {
+    const ModelStateBytes experts = model_state_bytes(scenario.training.optimizer, s.act_bytes, s.zero_stage,
+                                                      expert_params, plan.group_size(expert_group));
+    state.weights += experts.weights;
+    state.gradients += experts.gradients;
+    state.optimizer += experts.optimizer;
+    state.optimizer_params += experts.optimizer_params;
+  }
   std::vector<BufferId> persistent;
   const auto keep = [&](MemoryCategory category, double bytes) {
     persistent.push_back(
@@ -256,18 +281,21 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
     } else {
       const bool last = last_backward[step.chunk] == i;
       grads.begin_backward(s.zero_stage == 2 || last, last);
+      if (expert_grads) expert_grads->begin_backward(s.zero_stage == 2 || last, last);
       if (step.pass == Pass::kBackward) {
         backward_step(ctx, step);
       } else {
         weight_grad_pass(ctx, layout.virtual_stage(stage, step.chunk), step.micro_batch);
       }
       grads.end_backward();
+      if (expert_grads) expert_grads->end_backward();
     }
   }
 
   // Optimizer: gradient synchronisation that is left, the step, ZeRO-1/2's parameter all-gather.
   w.set_position({Phase::kOptimizer, -1, -1});
   grads.finish();
+  if (expert_grads) expert_grads->finish();
   if (s.tied_embeddings && !s.head_beside_embedding() && (stage == 0 || stage == s.pp - 1)) {
     w.collective(OpLabel::kEmbeddingGradSync, CollectiveKind::kAllReduce, GroupKind::kEmbedding,
                  static_cast<double>(s.vocab_local) * s.hidden * s.grad_bytes, Stream::kDpComm,
@@ -282,6 +310,7 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
       w.optimizer_step(state.optimizer_params, state.step_bytes_per_param, state.step_flops_per_param,
                        {w.last(Stream::kDpComm), w.last(Stream::kComm)});
   grads.gather_parameters(step);
+  if (expert_grads) expert_grads->gather_parameters(step);
 
   // Teardown.
   w.set_position({Phase::kTeardown, -1, -1});

@@ -45,9 +45,12 @@ struct HeldWeightGrads {
     GraphWriter::Position position;
     OpLabel label = OpLabel::kQkv;
     int64_t m = 0, n = 0, k = 0;  // the GEMM; m == 0: `producer` already computed the gradients
-    OpId after = kNoOp;           // an op on another stream the GEMM waits for
+    int32_t groups = 1;           // a grouped GEMM (experts)
+    double useful = 1;
+    OpId after = kNoOp;  // an op on another stream the GEMM waits for
     OpId producer = kNoOp;
     int64_t elements = 0;
+    bool expert = false;  // reduced by the expert gradient sync
   };
   std::vector<Work> work;
   std::vector<BufferId> buffers;
@@ -60,12 +63,15 @@ struct BuildContext {
   Coords coords;
   const RankShapes& shapes;
   const StageLayout& layout;
-  LayerParams params;
+  LayerParams params;  // of a dense layer
   LayerActivationBytes act;
+  LayerParams moe_params;  // of an MoE layer (zero for a dense model)
+  LayerActivationBytes moe_act;
   GraphWriter& w;
   GradientSync& grads;
-  ParamGatherer* zero3;  // ZeRO-3 only
-  GroupKind grad_group;  // where gradients are reduced: dp, or dp_sp when sp > 1
+  GradientSync* expert_grads;  // MoE only: expert weights, reduced over the expert-data-parallel group
+  ParamGatherer* zero3;        // ZeRO-3 only
+  GroupKind grad_group;        // where gradients are reduced: dp, or dp_sp when sp > 1
   // This rank's share of the model-FLOPs convention for one layer's attention forward (non-causal
   // 4*b*heads*queries*seq*d): Σ over the rank's attention blocks.
   double attention_model_flops = 0;
@@ -77,6 +83,8 @@ struct BuildContext {
   std::map<int64_t, BufferId> turning;  // by micro-batch: output at the turn of a V (ZB-V)
 
   LayerState& state(int64_t layer, int64_t micro_batch) { return saved[{layer, micro_batch}]; }
+  const LayerParams& params_of(int64_t layer) const { return shapes.moe_layer(layer) ? moe_params : params; }
+  const LayerActivationBytes& act_of(int64_t layer) const { return shapes.moe_layer(layer) ? moe_act : act; }
 };
 
 // Weight gradients of a backward (weight_grads.cc). Outside a B pass each acts at once; inside one
@@ -84,6 +92,10 @@ struct BuildContext {
 // A weight-gradient GEMM (m x n x k) that finishes `elements` gradients; `after` as a dependency.
 void weight_grad_gemm(BuildContext& ctx, OpLabel label, int64_t m, int64_t n, int64_t k, int64_t elements,
                       OpId after = kNoOp);
+// The weight-gradient grouped GEMM of the local experts (GraphWriter::grouped_gemm), reported to the
+// expert gradient sync.
+void expert_weight_grad_gemm(BuildContext& ctx, OpLabel label, int64_t m, int64_t n, int64_t k,
+                             int64_t elements, OpId after = kNoOp);
 // `elements` gradients finished by `producer`, a kernel that computes input gradients too (norms,
 // the embedding).
 void gradients_done(BuildContext& ctx, OpId producer, int64_t elements);
@@ -100,6 +112,19 @@ BufferId layer_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch, Bu
 // The backward; `grad_ready` as `input_ready`. Returns the op that produced the input gradient.
 OpId layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch, OpId grad_ready);
 
+// Megatron's "g" after a row-parallel GEMM: all-reduce, or reduce-scatter under Megatron-SP, of
+// `bytes` (the full tensor; default: one hidden state of the GEMM region).
+OpId tp_reduce(BuildContext& ctx, OpId after, double bytes);
+inline OpId tp_reduce(BuildContext& ctx, OpId after) {
+  return tp_reduce(ctx, after, ctx.shapes.hidden_bytes());
+}
+// Under Megatron-SP, the all-gather (output `bytes`) in front of a column-parallel GEMM, or of a
+// gradient entering a row-parallel GEMM in backward; nothing (kNoOp) otherwise.
+OpId tp_gather(BuildContext& ctx, OpId after, double bytes);
+inline OpId tp_gather(BuildContext& ctx, OpId after) {
+  return tp_gather(ctx, after, ctx.shapes.hidden_bytes());
+}
+
 // The attention core between the QKV GEMM (and RoPE) and the output projection, in the writer's
 // current phase (forward or recompute), and its backward. Local attention lives in tp.cc.
 void local_attention_forward(BuildContext& ctx);
@@ -108,6 +133,18 @@ void ulysses_attention_forward(BuildContext& ctx);
 void ulysses_attention_backward(BuildContext& ctx);
 void ring_attention_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch);
 void ring_attention_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch);
+
+// The MLP of an MoE layer (moe.cc), from its input norm's output to the output before the residual
+// add, in the writer's current phase: router, token dispatch (all-to-all over ep, all-gather over
+// tp), the local experts, the combine, and the shared experts. Returns the op the residual add
+// waits for.
+OpId moe_forward(BuildContext& ctx);
+// Its backward, from the gradient of its output (`grad_ready`) to the gradient of its input (before
+// the norm's backward). Returns the op the norm's backward waits for.
+OpId moe_backward(BuildContext& ctx, OpId grad_ready);
+// What a zero-bubble W pass of an MoE layer's MLP reads, in bytes: the inputs and output gradients
+// of the expert, shared-expert and router GEMMs.
+double moe_weight_grad_operands(const RankShapes& shapes);
 
 // FPDT layer (fpdt.cc), same contract as layer_forward / layer_backward.
 BufferId fpdt_layer_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch, BufferId input,

@@ -241,6 +241,16 @@ std::string_view to_string(OpLabel label) {
       return "runtime";
     case OpLabel::kWeightGradOperands:
       return "weight_grad_operands";
+    case OpLabel::kRouter:
+      return "router";
+    case OpLabel::kPermute:
+      return "permute";
+    case OpLabel::kExpertFc1:
+      return "expert_fc1";
+    case OpLabel::kExpertFc2:
+      return "expert_fc2";
+    case OpLabel::kEpComm:
+      return "ep_comm";
   }
   return "?";
 }

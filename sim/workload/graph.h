@@ -127,14 +127,21 @@ enum class OpLabel : uint8_t {
   kCommBuffer,
   kRuntime,
   kWeightGradOperands,  // GEMM inputs and output gradients a split backward keeps for its W pass
+  kRouter,              // MoE router: gate GEMM, softmax and top-k
+  kPermute,             // MoE token permutation (gather by expert) and its inverse with the weighted sum
+  kExpertFc1,
+  kExpertFc2,
+  kEpComm,  // MoE token all-to-alls of the expert-parallel group
 };
 
 enum class GemmPass : uint8_t { kForward, kInputGrad, kWeightGrad };
 
-// C[m x n] = A[m x k] * B[k x n].
+// C[m x n] = A[m x k] * B[k x n]; `groups` such products in one kernel (a grouped GEMM, one
+// product per local expert).
 struct GemmShape {
   int64_t m, n, k;
   GemmPass pass;
+  int32_t groups = 1;
 };
 
 struct AttentionShape {

@@ -44,6 +44,7 @@ nlohmann::json to_json(const Graph& graph, const ParallelPlan& plan) {
     switch (op.kind) {
       case OpKind::kGemm:
         o["gemm"] = {{"m", op.gemm.m}, {"n", op.gemm.n}, {"k", op.gemm.k}, {"pass", to_string(op.gemm.pass)}};
+        if (op.gemm.groups > 1) o["gemm"]["groups"] = op.gemm.groups;
         break;
       case OpKind::kAttentionForward:
       case OpKind::kAttentionBackward: {

@@ -1,5 +1,7 @@
 #include "sim/workload/layout.h"
 
+#include <algorithm>
+
 #include "sim/workload/errors.h"
 
 namespace trainsim::workload {
@@ -32,22 +34,38 @@ StageLayout partition_layers(int64_t layers, int64_t pp, int64_t vpp, bool v_sha
   return layout;
 }
 
-LayerParams layer_params(const RankShapes& s) {
+LayerParams layer_params(const RankShapes& s, bool moe) {
   LayerParams p;
   const int64_t qkv_out = (s.qkv_heads + 2 * s.qkv_kv_heads) * s.head_dim;
-  const int64_t fc1_out = s.ffn_local * (s.swiglu ? 2 : 1);
+  const int64_t branches = s.swiglu ? 2 : 1;
   p.qkv_weight = s.hidden * qkv_out;
   p.proj_weight = s.qkv_heads * s.head_dim * s.hidden;
-  p.fc1_weight = s.hidden * fc1_out;
-  p.fc2_weight = s.ffn_local * s.hidden;
   if (s.linear_bias) {
     p.qkv_bias = qkv_out;
     p.proj_bias = s.hidden;
-    p.fc1_bias = fc1_out;
-    p.fc2_bias = s.hidden;
+  }
+  if (moe) {
+    p.router = s.hidden * s.experts;
+    p.expert_fc1 = s.local_experts * s.hidden * s.expert_ffn_local * branches;
+    p.expert_fc2 = s.local_experts * s.expert_ffn_local * s.hidden;
+    p.shared_fc1 = s.shared_experts * s.hidden * s.expert_ffn_local * branches;
+    p.shared_fc2 = s.shared_experts * s.expert_ffn_local * s.hidden;
+  } else {
+    p.fc1_weight = s.hidden * s.ffn_local * branches;
+    p.fc2_weight = s.ffn_local * s.hidden;
+    if (s.linear_bias) {
+      p.fc1_bias = s.ffn_local * branches;
+      p.fc2_bias = s.hidden;
+    }
   }
   p.norms = 2 * s.hidden * (s.norm_bias ? 2 : 1);
   return p;
+}
+
+int64_t moe_layer_count(const RankShapes& s, const StageLayout& layout, int64_t v) {
+  if (s.experts == 0) return 0;
+  const int64_t first = std::max(layout.first_layer[v], s.dense_layers);
+  return std::max<int64_t>(0, layout.first_layer[v] + layout.layer_count[v] - first);
 }
 
 int64_t embedding_params(const RankShapes& s) {
@@ -62,25 +80,42 @@ int64_t head_params(const RankShapes& s) {
 
 int64_t stage_params(const RankShapes& s, const StageLayout& layout, int64_t stage) {
   int64_t total = 0;
-  const int64_t per_layer = layer_params(s).total();
+  const int64_t dense = layer_params(s).total();
+  const int64_t moe = layer_params(s, true).total();
   for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
     const int64_t v = layout.virtual_stage(stage, chunk);
-    total += layout.layer_count[v] * per_layer;
+    const int64_t moe_layers = moe_layer_count(s, layout, v);
+    total += (layout.layer_count[v] - moe_layers) * dense + moe_layers * moe;
     if (layout.has_embedding(v)) total += embedding_params(s);
     if (layout.has_head(v)) total += head_params(s);
   }
   return total;
 }
 
+int64_t stage_expert_params(const RankShapes& s, const StageLayout& layout, int64_t stage) {
+  int64_t total = 0;
+  for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
+    total += moe_layer_count(s, layout, layout.virtual_stage(stage, chunk)) * layer_params(s, true).experts();
+  }
+  return total;
+}
+
 int64_t model_params(const RankShapes& s, const StageLayout& layout) {
-  const LayerParams p = layer_params(s);
-  const int64_t replicated = p.proj_bias + p.fc2_bias + p.norms;
-  const int64_t per_layer = (p.total() - replicated) * s.tp + replicated;
+  // Every TP shard once (and every expert-parallel shard of the experts), replicated tensors once.
+  const auto whole = [&s](const LayerParams& p) {
+    const int64_t replicated = p.proj_bias + p.fc2_bias + p.norms + p.router;
+    return (p.total() - replicated - p.experts()) * s.tp + p.experts() * s.tp * s.ep + replicated;
+  };
   int64_t layers = 0;
-  for (int64_t count : layout.layer_count) layers += count;
+  int64_t moe_layers = 0;
+  for (int64_t v = 0; v < layout.virtual_stages(); ++v) {
+    layers += layout.layer_count[v];
+    moe_layers += moe_layer_count(s, layout, v);
+  }
   const int64_t word = s.vocab_local * s.tp * s.hidden;
-  return layers * per_layer + word + (s.learned_positions ? s.seq * s.hidden : 0) +
-         s.hidden * (s.norm_bias ? 2 : 1) + (s.tied_embeddings ? 0 : word);
+  return (layers - moe_layers) * whole(layer_params(s)) + moe_layers * whole(layer_params(s, true)) + word +
+         (s.learned_positions ? s.seq * s.hidden : 0) + s.hidden * (s.norm_bias ? 2 : 1) +
+         (s.tied_embeddings ? 0 : word);
 }
 
 }  // namespace trainsim::workload

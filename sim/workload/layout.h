@@ -45,17 +45,26 @@ StageLayout partition_layers(const RankShapes& shapes);
 
 // Parameters (elements) of one transformer layer held by one tensor-parallel rank. Column-parallel
 // weights and biases (QKV, FC1) and row-parallel weights (projection, FC2) are split over TP;
-// row-parallel biases and norms are replicated (Megatron-LM tensor_parallel/layers.py).
+// row-parallel biases and norms are replicated (Megatron-LM tensor_parallel/layers.py). An MoE
+// layer has no dense MLP (fc1/fc2 are 0) but a router (hidden x experts, replicated over TP), its
+// local experts (each an MLP of expert_ffn_hidden, split over TP like the dense one; no biases)
+// and its shared experts (one MLP of shared_experts x expert_ffn_hidden, split over TP).
 struct LayerParams {
   int64_t qkv_weight = 0, qkv_bias = 0, proj_weight = 0, proj_bias = 0;
   int64_t fc1_weight = 0, fc1_bias = 0, fc2_weight = 0, fc2_bias = 0;
   int64_t norms = 0;  // both norms, weight (and bias for LayerNorm)
+  int64_t router = 0;
+  int64_t expert_fc1 = 0, expert_fc2 = 0;  // every local expert together
+  int64_t shared_fc1 = 0, shared_fc2 = 0;
+  // What the expert-data-parallel group reduces and shards (the rest: the data-parallel group).
+  int64_t experts() const { return expert_fc1 + expert_fc2; }
   int64_t total() const {
     return qkv_weight + qkv_bias + proj_weight + proj_bias + fc1_weight + fc1_bias + fc2_weight + fc2_bias +
-           norms;
+           norms + router + experts() + shared_fc1 + shared_fc2;
   }
 };
-LayerParams layer_params(const RankShapes& shapes);
+// The parameters of a dense layer, or of an MoE layer when `moe`.
+LayerParams layer_params(const RankShapes& shapes, bool moe = false);
 
 // Word embedding shard (vocab/tp x hidden) plus learned positions (seq x hidden, replicated).
 int64_t embedding_params(const RankShapes& shapes);
@@ -65,6 +74,10 @@ int64_t embedding_params(const RankShapes& shapes);
 int64_t head_params(const RankShapes& shapes);
 // Everything one rank of `stage` holds, over all its model chunks.
 int64_t stage_params(const RankShapes& shapes, const StageLayout& layout, int64_t stage);
+// The part of stage_params that is expert weights.
+int64_t stage_expert_params(const RankShapes& shapes, const StageLayout& layout, int64_t stage);
+// MoE layers among the layers of virtual stage `v`.
+int64_t moe_layer_count(const RankShapes& shapes, const StageLayout& layout, int64_t v);
 // The model's parameters as the ranks hold them: every TP shard of every stage once, replicated
 // tensors once, the tied LM head's copy not counted. Equals the exact count when the vocabulary
 // divides evenly over TP.

@@ -22,20 +22,48 @@ unsigned axes_mask(GroupKind kind) {
     case GroupKind::kSp:
       return 1u << 1;
     case GroupKind::kDp:
+    case GroupKind::kEp:
+    case GroupKind::kEdp:
       return 1u << 2;
     case GroupKind::kPp:
+    case GroupKind::kEmbedding:
       return 1u << 3;
     case GroupKind::kDpSp:
+    case GroupKind::kEdpSp:
       return (1u << 1) | (1u << 2);
     case GroupKind::kWorld:
       return 0xFu;
-    case GroupKind::kEmbedding:
-      return 1u << 3;
   }
   return 0;
 }
 
 bool in_mask(unsigned mask, Axis axis) { return (mask >> axis_index(axis)) & 1u; }
+
+// Fine axes (plan.h): tp 0, sp 1, dp % ep 2, dp / ep 3, pp 4.
+constexpr int kFineTp = 0, kFineSp = 1, kFineEp = 2, kFineEdp = 3, kFinePp = 4;
+
+// Bit mask of the fine axes of a group kind.
+unsigned fine_mask(GroupKind kind) {
+  switch (kind) {
+    case GroupKind::kEp:
+      return 1u << kFineEp;
+    case GroupKind::kEdp:
+      return 1u << kFineEdp;
+    case GroupKind::kEdpSp:
+      return (1u << kFineSp) | (1u << kFineEdp);
+    default:
+      break;
+  }
+  const unsigned coarse = axes_mask(kind);
+  unsigned mask = 0;
+  if (in_mask(coarse, Axis::kTp)) mask |= 1u << kFineTp;
+  if (in_mask(coarse, Axis::kSp)) mask |= 1u << kFineSp;
+  if (in_mask(coarse, Axis::kDp)) mask |= (1u << kFineEp) | (1u << kFineEdp);
+  if (in_mask(coarse, Axis::kPp)) mask |= 1u << kFinePp;
+  return mask;
+}
+
+bool in_fine_mask(unsigned mask, int fine_axis) { return (mask >> fine_axis) & 1u; }
 
 }  // namespace
 
@@ -77,6 +105,38 @@ ParallelPlan::ParallelPlan(const config::Parallelism& parallelism) {
     stride_[axis_index(axis)] = stride;
     stride *= degree(axis);
   }
+  const int64_t ep = parallelism.ep;
+  if (ep < 1 || degree(Axis::kDp) % ep != 0) {
+    throw PlanError("parallelism.ep",
+                    fmt::format("ep {} must be at least 1 and divide dp {}", ep, degree(Axis::kDp)));
+  }
+  fine_degree_ = {degree(Axis::kTp), degree(Axis::kSp), ep, degree(Axis::kDp) / ep, degree(Axis::kPp)};
+  int fine = 0;
+  for (Axis axis : order_) {
+    switch (axis) {
+      case Axis::kTp:
+        fine_order_[fine++] = kFineTp;
+        break;
+      case Axis::kSp:
+        fine_order_[fine++] = kFineSp;
+        break;
+      case Axis::kDp:
+        fine_order_[fine++] = kFineEp;
+        fine_order_[fine++] = kFineEdp;
+        break;
+      case Axis::kPp:
+        fine_order_[fine++] = kFinePp;
+        break;
+    }
+  }
+}
+
+int64_t ParallelPlan::ep() const { return fine_degree_[kFineEp]; }
+
+ParallelPlan::FineCoords ParallelPlan::fine_coords(int64_t rank) const {
+  const Coords c = coords(rank);
+  const int64_t ep = fine_degree_[kFineEp];
+  return {c.tp(), c.sp(), c.dp() % ep, c.dp() / ep, c.pp()};
 }
 
 Coords ParallelPlan::coords(int64_t rank) const {
@@ -102,23 +162,24 @@ GroupId ParallelPlan::group_of(int64_t rank, GroupKind kind) const {
     TRAINSIM_WORKLOAD_CHECK(degree(Axis::kPp) > 1 && (c.pp() == 0 || c.pp() == degree(Axis::kPp) - 1))
         << "rank " << rank << " (stage " << c.pp() << ") has no embedding group";
   }
-  const unsigned mask = axes_mask(kind);
+  const unsigned mask = fine_mask(kind);
+  const FineCoords f = fine_coords(rank);
   int64_t index = 0;
   int64_t stride = 1;
-  for (Axis axis : order_) {
-    if (in_mask(mask, axis)) continue;
-    index += c[axis] * stride;
-    stride *= degree(axis);
+  for (const int axis : fine_order_) {
+    if (in_fine_mask(mask, axis)) continue;
+    index += f[axis] * stride;
+    stride *= fine_degree_[axis];
   }
   return {kind, static_cast<int32_t>(index)};
 }
 
 int64_t ParallelPlan::group_size(GroupKind kind) const {
   if (kind == GroupKind::kEmbedding) return degree(Axis::kPp) > 1 ? 2 : 1;
-  const unsigned mask = axes_mask(kind);
+  const unsigned mask = fine_mask(kind);
   int64_t size = 1;
-  for (int i = 0; i < kAxisCount; ++i) {
-    if (in_mask(mask, static_cast<Axis>(i))) size *= degree_[i];
+  for (int i = 0; i < kFineAxisCount; ++i) {
+    if (in_fine_mask(mask, i)) size *= fine_degree_[i];
   }
   return size;
 }
@@ -129,36 +190,44 @@ int64_t ParallelPlan::group_count(GroupKind kind) const {
 }
 
 std::vector<int64_t> ParallelPlan::members(GroupId group) const {
-  const unsigned mask = axes_mask(group.kind);
+  const unsigned mask = fine_mask(group.kind);
   TRAINSIM_WORKLOAD_CHECK(group.index >= 0 && group.index < group_count(group.kind))
       << to_string(group.kind) << " group " << group.index << " of " << group_count(group.kind);
   // Coordinates outside the group, from the index.
-  Coords base;
+  FineCoords base{};
   int64_t rest = group.index;
-  for (Axis axis : order_) {
-    if (in_mask(mask, axis)) continue;
-    base[axis] = rest % degree(axis);
-    rest /= degree(axis);
+  for (const int axis : fine_order_) {
+    if (in_fine_mask(mask, axis)) continue;
+    base[axis] = rest % fine_degree_[axis];
+    rest /= fine_degree_[axis];
   }
+  const auto rank_of_fine = [&](const FineCoords& f) {
+    Coords c;
+    c[Axis::kTp] = f[kFineTp];
+    c[Axis::kSp] = f[kFineSp];
+    c[Axis::kDp] = f[kFineEp] + fine_degree_[kFineEp] * f[kFineEdp];
+    c[Axis::kPp] = f[kFinePp];
+    return rank_of(c);
+  };
   std::vector<int64_t> ranks;
   if (group.kind == GroupKind::kEmbedding) {
-    Coords first = base, last = base;
-    first[Axis::kPp] = 0;
-    last[Axis::kPp] = degree(Axis::kPp) - 1;
-    ranks = {rank_of(first), rank_of(last)};
+    FineCoords first = base, last = base;
+    first[kFinePp] = 0;
+    last[kFinePp] = degree(Axis::kPp) - 1;
+    ranks = {rank_of_fine(first), rank_of_fine(last)};
     return ranks;
   }
   const int64_t size = group_size(group.kind);
   ranks.reserve(size);
   for (int64_t local = 0; local < size; ++local) {
-    Coords c = base;
+    FineCoords f = base;
     int64_t r = local;
-    for (Axis axis : order_) {
-      if (!in_mask(mask, axis)) continue;
-      c[axis] = r % degree(axis);
-      r /= degree(axis);
+    for (const int axis : fine_order_) {
+      if (!in_fine_mask(mask, axis)) continue;
+      f[axis] = r % fine_degree_[axis];
+      r /= fine_degree_[axis];
     }
-    ranks.push_back(rank_of(c));
+    ranks.push_back(rank_of_fine(f));
   }
   std::sort(ranks.begin(), ranks.end());
   return ranks;
@@ -167,13 +236,14 @@ std::vector<int64_t> ParallelPlan::members(GroupId group) const {
 int64_t ParallelPlan::rank_in_group(int64_t rank, GroupKind kind) const {
   const Coords c = coords(rank);
   if (kind == GroupKind::kEmbedding) return c.pp() == 0 ? 0 : 1;
-  const unsigned mask = axes_mask(kind);
+  const unsigned mask = fine_mask(kind);
+  const FineCoords f = fine_coords(rank);
   int64_t local = 0;
   int64_t stride = 1;
-  for (Axis axis : order_) {
-    if (!in_mask(mask, axis)) continue;
-    local += c[axis] * stride;
-    stride *= degree(axis);
+  for (const int axis : fine_order_) {
+    if (!in_fine_mask(mask, axis)) continue;
+    local += f[axis] * stride;
+    stride *= fine_degree_[axis];
   }
   return local;
 }
@@ -241,6 +311,12 @@ std::string_view to_string(GroupKind kind) {
       return "world";
     case GroupKind::kEmbedding:
       return "embedding";
+    case GroupKind::kEp:
+      return "ep";
+    case GroupKind::kEdp:
+      return "edp";
+    case GroupKind::kEdpSp:
+      return "edp_sp";
   }
   return "?";
 }

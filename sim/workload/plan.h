@@ -13,6 +13,11 @@
 //   tp, sp, dp, pp      one axis each (sp: Ulysses / ring / FPDT sequence-parallel group)
 //   dp_sp               dp x sp: where gradients are reduced and ZeRO shards live when sp > 1
 //                       (DeepSpeed's sequence-data-parallel group, Megatron's dp-cp group)
+//   ep                  expert parallelism: ep consecutive dp coordinates (dp / ep of them share an
+//                       expert group), where MoE layers exchange tokens by all-to-all
+//   edp, edp_sp         expert data parallelism: the dp / ep ranks (x sp) that hold the same experts,
+//                       where expert gradients are reduced and their ZeRO shards live (Megatron's
+//                       expert-data-parallel group); dp and dp_sp when ep == 1
 //   world               every rank (FPDT's dist.barrier())
 //   embedding           the first and last pipeline stage of one pipeline, when pp > 1: tied
 //                       word-embedding gradients are all-reduced there (Megatron's embedding group)
@@ -48,8 +53,8 @@ struct Coords {
   bool operator==(const Coords&) const = default;
 };
 
-enum class GroupKind : uint8_t { kTp, kSp, kDp, kPp, kDpSp, kWorld, kEmbedding };
-inline constexpr int kGroupKindCount = 7;
+enum class GroupKind : uint8_t { kTp, kSp, kDp, kPp, kDpSp, kWorld, kEmbedding, kEp, kEdp, kEdpSp };
+inline constexpr int kGroupKindCount = 10;
 
 struct GroupId {
   GroupKind kind;
@@ -66,12 +71,14 @@ struct SymmetryClass {
 
 class ParallelPlan {
  public:
-  // Degrees and order from `parallelism`. Throws PlanError when a degree is < 1 or the order is not
-  // a permutation of tp, sp, dp, pp.
+  // Degrees and order from `parallelism`. Throws PlanError when a degree is < 1, ep does not divide
+  // dp or the order is not a permutation of tp, sp, dp, pp.
   explicit ParallelPlan(const config::Parallelism& parallelism);
 
   int64_t world_size() const { return world_size_; }
   int64_t degree(Axis axis) const { return degree_[static_cast<int>(axis)]; }
+  // Expert-parallel degree (a divisor of the dp degree).
+  int64_t ep() const;
   // Axes innermost first.
   const std::array<Axis, kAxisCount>& order() const { return order_; }
 
@@ -96,9 +103,17 @@ class ParallelPlan {
   std::vector<int64_t> class_members(int32_t id) const;
 
  private:
+  // Groups are computed on fine axes: tp, sp, the dp axis split into its expert-parallel part (dp
+  // % ep, inner) and its expert-data-parallel part (dp / ep), and pp, in rank order.
+  static constexpr int kFineAxisCount = 5;
+  using FineCoords = std::array<int64_t, kFineAxisCount>;
+  FineCoords fine_coords(int64_t rank) const;
+
   std::array<int64_t, kAxisCount> degree_{};
   std::array<Axis, kAxisCount> order_{};
   std::array<int64_t, kAxisCount> stride_{};  // rank stride of each axis
+  std::array<int64_t, kFineAxisCount> fine_degree_{};
+  std::array<int, kFineAxisCount> fine_order_{};  // fine axes innermost first
   int64_t world_size_ = 1;
 };
 

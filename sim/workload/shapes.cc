@@ -1,5 +1,7 @@
 #include "sim/workload/shapes.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "sim/workload/errors.h"
@@ -14,6 +16,33 @@ void require(bool ok, const char* setting, const std::string& message) {
 }
 
 bool divides(int64_t d, int64_t n) { return d > 0 && n % d == 0; }
+
+// The expert shapes, once tp, sp and the token counts are set.
+void derive_experts(const config::Moe& moe, const ParallelPlan& plan, RankShapes& s) {
+  s.experts = moe.experts;
+  s.top_k = moe.top_k;
+  s.shared_experts = moe.shared_experts;
+  s.dense_layers = moe.dense_layers;
+  s.capacity_factor = moe.capacity_factor;
+  s.ep = plan.ep();
+  require(s.top_k >= 1 && s.top_k <= s.experts, "model.moe.top_k",
+          fmt::format("top_k {} must be between 1 and the {} experts", s.top_k, s.experts));
+  require(s.capacity_factor >= 1, "model.moe.capacity_factor", "must be at least 1");
+  require(divides(s.ep, s.experts), "parallelism.ep",
+          fmt::format("ep {} must divide the {} experts", s.ep, s.experts));
+  require(divides(s.tp, moe.expert_ffn_hidden), "parallelism.tp",
+          fmt::format("tp {} must divide moe.expert_ffn_hidden {}", s.tp, moe.expert_ffn_hidden));
+  require(s.tp == 1 || s.megatron_sp, "parallelism.sequence_parallel",
+          "a mixture of experts with tp > 1 needs megatron sequence parallelism");
+  require(s.scheme != SequenceParallel::kFpdt, "parallelism.sequence_parallel",
+          "a mixture of experts is not modelled with FPDT");
+  require(s.zero_stage != 3, "parallelism.zero_stage", "a mixture of experts is not modelled with ZeRO-3");
+  s.local_experts = s.experts / s.ep;
+  s.expert_ffn_local = moe.expert_ffn_hidden / s.tp;
+  const double rows = static_cast<double>(s.batch * s.tokens * s.top_k) * s.capacity_factor *
+                      static_cast<double>(s.ep) / static_cast<double>(s.experts);
+  s.expert_rows = static_cast<int64_t>(std::ceil(rows - 1e-9));
+}
 
 }  // namespace
 
@@ -118,6 +147,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
                         s.tokens));
   }
   s.tokens_norm = s.megatron_sp ? s.tokens / s.tp : s.tokens;
+  if (m.moe.enabled()) derive_experts(m.moe, plan, s);
   s.qkv_heads = m.heads / s.tp;
   s.qkv_kv_heads = m.kv_heads / s.tp;
   s.attn_heads = s.qkv_heads;

@@ -73,6 +73,24 @@ struct RankShapes {
 
   bool cpu_checkpointing = false;
 
+  // Mixture of experts (config::Moe); experts == 0 for a dense model. Experts are split over TP as
+  // the dense MLP is (Megatron's expert tensor parallelism equal to tp) and spread over ep ranks.
+  int64_t experts = 0, top_k = 0, shared_experts = 0, dense_layers = 0;
+  int64_t ep = 1;
+  int64_t local_experts = 0;     // experts / ep
+  int64_t expert_ffn_local = 0;  // expert_ffn_hidden / tp
+  double capacity_factor = 1;
+  // Token rows each local expert processes per micro-batch (the TP group's tokens after the
+  // dispatch, sized for the busiest expert): ceil(batch * tokens * top_k * capacity * ep / experts).
+  int64_t expert_rows = 0;
+  bool moe_layer(int64_t layer) const { return experts > 0 && layer >= dense_layers; }
+  // Bytes of this rank's share of the dispatched tokens (the token all-to-all's buffer):
+  // e * batch * tokens_norm * top_k * capacity * hidden.
+  double dispatch_bytes() const {
+    return static_cast<double>(act_bytes) * static_cast<double>(batch * tokens_norm * top_k) *
+           capacity_factor * static_cast<double>(hidden);
+  }
+
   // Convenience: e * b * tokens * hidden, the size of one hidden-state tensor in GEMM regions.
   double hidden_bytes() const { return static_cast<double>(act_bytes) * batch * tokens * hidden; }
   double hidden_norm_bytes() const { return static_cast<double>(act_bytes) * batch * tokens_norm * hidden; }

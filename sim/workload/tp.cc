@@ -19,28 +19,25 @@
 #include "sim/workload/errors.h"
 
 namespace trainsim::workload {
+
+OpId tp_reduce(BuildContext& ctx, OpId after, double bytes) {
+  const CollectiveKind kind =
+      ctx.shapes.megatron_sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+  return ctx.w.collective(OpLabel::kTpComm, kind, GroupKind::kTp, bytes, Stream::kComm, {after});
+}
+
+OpId tp_gather(BuildContext& ctx, OpId after, double bytes) {
+  if (!ctx.shapes.megatron_sp) return kNoOp;
+  return ctx.w.collective(OpLabel::kTpComm, CollectiveKind::kAllGather, GroupKind::kTp, bytes, Stream::kComm,
+                          {after});
+}
+
 namespace {
 
 struct ForwardResult {
   BufferId output = -1;  // -1 in recompute
   BufferId stash = -1;   // what this pass allocated for the backward (-1 if nothing)
 };
-
-// Megatron's "g" after a row-parallel GEMM: all-reduce, or reduce-scatter under SP.
-OpId tp_reduce(BuildContext& ctx, OpId after) {
-  const CollectiveKind kind =
-      ctx.shapes.megatron_sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
-  return ctx.w.collective(OpLabel::kTpComm, kind, GroupKind::kTp, ctx.shapes.hidden_bytes(), Stream::kComm,
-                          {after});
-}
-
-// Under SP, the all-gather in front of a column-parallel GEMM (or of a gradient entering a
-// row-parallel GEMM in backward); nothing otherwise.
-OpId tp_gather(BuildContext& ctx, OpId after) {
-  if (!ctx.shapes.megatron_sp) return kNoOp;
-  return ctx.w.collective(OpLabel::kTpComm, CollectiveKind::kAllGather, GroupKind::kTp,
-                          ctx.shapes.hidden_bytes(), Stream::kComm, {after});
-}
 
 OpId attention_core_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch) {
   switch (ctx.shapes.scheme) {
@@ -87,15 +84,16 @@ ForwardResult dense_forward(BuildContext& ctx, int64_t layer, int64_t micro_batc
   const int64_t qkv_width = (s.qkv_heads + 2 * s.qkv_kv_heads) * s.head_dim;
   const int64_t fc1_width = s.ffn_local * (s.swiglu ? 2 : 1);
 
+  const LayerActivationBytes& act = ctx.act_of(layer);
   ForwardResult result;
-  const double stash_bytes = recompute ? ctx.act.full_stash : ctx.act.stash;
+  const double stash_bytes = recompute ? act.full_stash : act.stash;
   if (stash_bytes > 0) {
     result.stash = w.alloc(OpLabel::kActivationStash, MemoryCategory::kActivations, MemorySpace::kHbm,
                            stash_bytes, Stream::kCompute)
                        .buffer;
   }
   const BufferId workspace = w.alloc(OpLabel::kWorkspace, MemoryCategory::kBuffers, MemorySpace::kHbm,
-                                     ctx.act.workspace_forward, Stream::kCompute)
+                                     act.workspace_forward, Stream::kCompute)
                                  .buffer;
   // Attention block.
   w.memory(OpLabel::kNorm, 2 * hn, {input_ready, params_ready});
@@ -109,11 +107,16 @@ ForwardResult dense_forward(BuildContext& ctx, int64_t layer, int64_t micro_batc
   w.memory(OpLabel::kResidual, 3 * hn + mask, {r1});
   // MLP block.
   w.memory(OpLabel::kNorm, 2 * hn);
-  const OpId x2 = tp_gather(ctx, w.last(Stream::kCompute));
-  w.gemm(OpLabel::kFc1, GemmPass::kForward, rows, fc1_width, s.hidden, {x2});
-  w.memory(OpLabel::kActivation, e * rows * (fc1_width + s.ffn_local));
-  w.gemm(OpLabel::kFc2, GemmPass::kForward, rows, s.hidden, s.ffn_local);
-  const OpId r2 = tp_reduce(ctx, w.last(Stream::kCompute));
+  OpId r2 = kNoOp;
+  if (s.moe_layer(layer)) {
+    r2 = moe_forward(ctx);
+  } else {
+    const OpId x2 = tp_gather(ctx, w.last(Stream::kCompute));
+    w.gemm(OpLabel::kFc1, GemmPass::kForward, rows, fc1_width, s.hidden, {x2});
+    w.memory(OpLabel::kActivation, e * rows * (fc1_width + s.ffn_local));
+    w.gemm(OpLabel::kFc2, GemmPass::kForward, rows, s.hidden, s.ffn_local);
+    r2 = tp_reduce(ctx, w.last(Stream::kCompute));
+  }
   if (!recompute) {
     result.output =
         w.alloc(OpLabel::kLayerInput, MemoryCategory::kActivations, MemorySpace::kHbm, hn, Stream::kCompute)
@@ -129,7 +132,7 @@ BufferId dense_layer_forward(BuildContext& ctx, int64_t layer, int64_t micro_bat
   GraphWriter& w = ctx.w;
   const RankShapes& s = ctx.shapes;
   w.set_position({Phase::kForward, static_cast<int32_t>(layer), static_cast<int32_t>(micro_batch)});
-  const OpId params = ctx.zero3 ? ctx.zero3->acquire(ctx.params.total(), false) : kNoOp;
+  const OpId params = ctx.zero3 ? ctx.zero3->acquire(ctx.params_of(layer).total(), false) : kNoOp;
   LayerState& state = ctx.state(layer, micro_batch);
   state.input = input;
   if (s.cpu_checkpointing) {
@@ -152,7 +155,8 @@ BufferId dense_layer_forward(BuildContext& ctx, int64_t layer, int64_t micro_bat
 OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch, OpId grad_ready) {
   GraphWriter& w = ctx.w;
   const RankShapes& s = ctx.shapes;
-  const LayerParams& p = ctx.params;
+  const LayerParams& p = ctx.params_of(layer);
+  const LayerActivationBytes& act = ctx.act_of(layer);
   const auto it = ctx.saved.find({layer, micro_batch});
   TRAINSIM_WORKLOAD_CHECK(it != ctx.saved.end())
       << "backward of layer " << layer << " mb " << micro_batch << " before its forward";
@@ -184,17 +188,22 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
     w.set_position({Phase::kBackward, l32, mb32});
   }
   const BufferId workspace = w.alloc(OpLabel::kWorkspace, MemoryCategory::kBuffers, MemorySpace::kHbm,
-                                     ctx.act.workspace_backward, Stream::kCompute)
+                                     act.workspace_backward, Stream::kCompute)
                                  .buffer;
   // MLP block.
-  const OpId g = tp_gather(ctx, grad_ready);
-  w.gemm(OpLabel::kFc2, GemmPass::kInputGrad, rows, s.ffn_local, s.hidden, {grad_ready, g, params});
-  weight_grad_gemm(ctx, OpLabel::kFc2, s.ffn_local, s.hidden, rows, p.fc2_weight + p.fc2_bias);
-  w.memory(OpLabel::kActivation, e * rows * (s.ffn_local + (s.bias_passes ? 3 : 2) * fc1_width));
-  const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
-  w.gemm(OpLabel::kFc1, GemmPass::kInputGrad, rows, s.hidden, fc1_width);
-  const OpId r1 = tp_reduce(ctx, w.last(Stream::kCompute));
-  weight_grad_gemm(ctx, OpLabel::kFc1, fc1_width, s.hidden, rows, p.fc1_weight + p.fc1_bias, x);
+  OpId r1 = kNoOp;
+  if (s.moe_layer(layer)) {
+    r1 = moe_backward(ctx, grad_ready);
+  } else {
+    const OpId g = tp_gather(ctx, grad_ready);
+    w.gemm(OpLabel::kFc2, GemmPass::kInputGrad, rows, s.ffn_local, s.hidden, {grad_ready, g, params});
+    weight_grad_gemm(ctx, OpLabel::kFc2, s.ffn_local, s.hidden, rows, p.fc2_weight + p.fc2_bias);
+    w.memory(OpLabel::kActivation, e * rows * (s.ffn_local + (s.bias_passes ? 3 : 2) * fc1_width));
+    const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
+    w.gemm(OpLabel::kFc1, GemmPass::kInputGrad, rows, s.hidden, fc1_width);
+    r1 = tp_reduce(ctx, w.last(Stream::kCompute));
+    weight_grad_gemm(ctx, OpLabel::kFc1, fc1_width, s.hidden, rows, p.fc1_weight + p.fc1_bias, x);
+  }
   gradients_done(ctx, w.memory(OpLabel::kNorm, 3 * hn, {r1}), p.norms / 2);
   w.memory(OpLabel::kResidual, 3 * hn + bias_hn);
   // Attention block.
@@ -202,8 +211,8 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
   w.gemm(OpLabel::kProjection, GemmPass::kInputGrad, rows, q_width, s.hidden, {g2});
   weight_grad_gemm(ctx, OpLabel::kProjection, q_width, s.hidden, rows, p.proj_weight + p.proj_bias);
   BufferId core = -1;
-  if (s.recompute == config::Recompute::kSelective && ctx.act.core > 0) {
-    core = w.alloc(OpLabel::kActivationStash, MemoryCategory::kActivations, MemorySpace::kHbm, ctx.act.core,
+  if (s.recompute == config::Recompute::kSelective && act.core > 0) {
+    core = w.alloc(OpLabel::kActivationStash, MemoryCategory::kActivations, MemorySpace::kHbm, act.core,
                    Stream::kCompute)
                .buffer;
     w.set_position({Phase::kRecompute, l32, mb32});
@@ -226,8 +235,12 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
     // What the weight-gradient pass reads: the inputs and output gradients of the four GEMMs, kept
     // sequence-sharded under SP where Megatron keeps them so (QKV and FC1 inputs; projection and FC2
     // output gradients). The rest of the stash goes now.
-    const double operands = 4 * hn + e * static_cast<double>(rows) *
-                                         static_cast<double>(q_width + s.ffn_local + qkv_width + fc1_width);
+    const double mlp_operands =
+        s.moe_layer(layer)
+            ? moe_weight_grad_operands(s)
+            : 2 * hn + e * static_cast<double>(rows) * static_cast<double>(s.ffn_local + fc1_width);
+    const double operands =
+        2 * hn + e * static_cast<double>(rows) * static_cast<double>(q_width + qkv_width) + mlp_operands;
     release_after_weight_grads(ctx, w.alloc(OpLabel::kWeightGradOperands, MemoryCategory::kActivations,
                                             MemorySpace::kHbm, operands, Stream::kCompute)
                                         .buffer);

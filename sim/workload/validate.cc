@@ -235,7 +235,7 @@ std::string check_equivalent(const ParallelPlan& plan, const Graph& a, const Gra
     switch (x.kind) {
       case OpKind::kGemm:
         if (x.gemm.m != y.gemm.m || x.gemm.n != y.gemm.n || x.gemm.k != y.gemm.k ||
-            x.gemm.pass != y.gemm.pass) {
+            x.gemm.pass != y.gemm.pass || x.gemm.groups != y.gemm.groups) {
           return differ("shape");
         }
         break;

@@ -7,10 +7,24 @@ namespace trainsim::workload {
 void weight_grad_gemm(BuildContext& ctx, OpLabel label, int64_t m, int64_t n, int64_t k, int64_t elements,
                       OpId after) {
   if (ctx.holding != nullptr) {
-    ctx.holding->work.push_back({ctx.w.position(), label, m, n, k, after, kNoOp, elements});
+    ctx.holding->work.push_back({ctx.w.position(), label, m, n, k, 1, 1.0, after, kNoOp, elements, false});
     return;
   }
   ctx.grads.produced(ctx.w.gemm(label, GemmPass::kWeightGrad, m, n, k, {after}), elements);
+}
+
+void expert_weight_grad_gemm(BuildContext& ctx, OpLabel label, int64_t m, int64_t n, int64_t k,
+                             int64_t elements, OpId after) {
+  const RankShapes& s = ctx.shapes;
+  const auto groups = static_cast<int32_t>(s.local_experts);
+  const double useful = 1 / s.capacity_factor;
+  if (ctx.holding != nullptr) {
+    ctx.holding->work.push_back(
+        {ctx.w.position(), label, m, n, k, groups, useful, after, kNoOp, elements, true});
+    return;
+  }
+  ctx.expert_grads->produced(
+      ctx.w.grouped_gemm(label, GemmPass::kWeightGrad, groups, m, n, k, useful, {after}), elements);
 }
 
 void gradients_done(BuildContext& ctx, OpId producer, int64_t elements) {
@@ -48,8 +62,9 @@ void weight_grad_pass(BuildContext& ctx, int64_t virtual_stage, int64_t micro_ba
       continue;
     }
     w.set_position(work.position);
-    last_gemm = w.gemm(work.label, GemmPass::kWeightGrad, work.m, work.n, work.k, {work.after});
-    ctx.grads.produced(last_gemm, work.elements);
+    last_gemm = w.grouped_gemm(work.label, GemmPass::kWeightGrad, work.groups, work.m, work.n, work.k,
+                               work.useful, {work.after});
+    (work.expert ? *ctx.expert_grads : ctx.grads).produced(last_gemm, work.elements);
   }
   for (const BufferId buffer : held.buffers) w.release(buffer, Stream::kCompute);
 }

@@ -43,16 +43,27 @@ OpId GraphWriter::append(Op op, Deps deps, bool chain) {
   return id;
 }
 
+Op GraphWriter::gemm_op(OpLabel label, GemmPass pass, int32_t groups, int64_t m, int64_t n, int64_t k,
+                        double useful, int32_t index) const {
+  TRAINSIM_WORKLOAD_CHECK(m > 0 && n > 0 && k > 0 && groups > 0 && useful > 0 && useful <= 1)
+      << "gemm " << groups << " x " << m << 'x' << n << 'x' << k << ", " << useful << " useful";
+  Op op = make(OpKind::kGemm, label, Stream::kCompute, index);
+  op.gemm = {m, n, k, pass, groups};
+  const double md = static_cast<double>(m), nd = static_cast<double>(n), kd = static_cast<double>(k);
+  op.flops = 2.0 * md * nd * kd * groups;
+  op.model_flops = op.flops * useful;
+  op.bytes = act_bytes_ * (md * kd + kd * nd + md * nd) * groups;
+  return op;
+}
+
 OpId GraphWriter::gemm(OpLabel label, GemmPass pass, int64_t m, int64_t n, int64_t k, Deps deps,
                        int32_t index) {
-  TRAINSIM_WORKLOAD_CHECK(m > 0 && n > 0 && k > 0) << "gemm " << m << 'x' << n << 'x' << k;
-  Op op = make(OpKind::kGemm, label, Stream::kCompute, index);
-  op.gemm = {m, n, k, pass};
-  const double md = static_cast<double>(m), nd = static_cast<double>(n), kd = static_cast<double>(k);
-  op.flops = 2.0 * md * nd * kd;
-  op.model_flops = op.flops;
-  op.bytes = act_bytes_ * (md * kd + kd * nd + md * nd);
-  return append(op, deps, true);
+  return append(gemm_op(label, pass, 1, m, n, k, 1.0, index), deps, true);
+}
+
+OpId GraphWriter::grouped_gemm(OpLabel label, GemmPass pass, int32_t groups, int64_t m, int64_t n, int64_t k,
+                               double useful, Deps deps) {
+  return append(gemm_op(label, pass, groups, m, n, k, useful, -1), deps, true);
 }
 
 OpId GraphWriter::attention(bool backward, const AttentionShape& shape, double model_flops, Deps deps,

@@ -54,6 +54,10 @@ class GraphWriter {
   // C[m x n] = A[m x k] B[k x n] in the training dtype: 2mnk FLOPs, e(mk + kn + mn) bytes.
   OpId gemm(OpLabel label, GemmPass pass, int64_t m, int64_t n, int64_t k, Deps deps = {},
             int32_t index = -1);
+  // `groups` GEMMs of m x n x k in one kernel; `useful` is the fraction of the rows that carry
+  // tokens (the rest pads expert capacity), which is all the model-FLOPs convention counts.
+  OpId grouped_gemm(OpLabel label, GemmPass pass, int32_t groups, int64_t m, int64_t n, int64_t k,
+                    double useful, Deps deps = {});
   // One attention kernel. Executed FLOPs: forward 4*b*heads*q*kv*d, halved when causal; backward
   // 2x that (2.5x for fused kernels, which recompute the scores). `model_flops` is the op's share of
   // the model-FLOPs convention (see Op), computed by the caller.
@@ -99,6 +103,8 @@ class GraphWriter {
 
   OpId append(Op op, Deps deps, bool chain);
   Op make(OpKind kind, OpLabel label, Stream stream, int32_t index) const;
+  Op gemm_op(OpLabel label, GemmPass pass, int32_t groups, int64_t m, int64_t n, int64_t k, double useful,
+             int32_t index) const;
 
   Graph& graph_;
   const ParallelPlan& plan_;

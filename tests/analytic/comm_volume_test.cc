@@ -34,7 +34,7 @@ struct Case {
 
 TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
   const auto plan = [](int64_t tp, int64_t pp, int64_t dp, int64_t sp, SequenceParallel seq, int zero,
-                       Recompute rc, int64_t vpp = 1) {
+                       Recompute rc, int64_t vpp = 1, int64_t ep = 1) {
     testing::PlanSpec p;
     p.tp = tp;
     p.pp = pp;
@@ -44,6 +44,7 @@ TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
     p.zero = zero;
     p.recompute = rc;
     p.vpp = vpp;
+    p.ep = ep;
     p.schedule = vpp > 1 ? config::Schedule::kInterleaved : config::Schedule::kOneFOneB;
     return p;
   };
@@ -61,6 +62,12 @@ TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
        plan(1, 1, 1, 2, SequenceParallel::kFpdt, 2, Recompute::kNone), 4096, false},
       {"zero2 tied", "gpt-neox-125m", 1024, 2, 24,
        plan(1, 1, 4, 1, SequenceParallel::kNone, 2, Recompute::kSelective)},
+      {"moe shared experts tp+sp full", "deepseek-moe-16b", 1024, 4, 16,
+       plan(2, 2, 4, 1, SequenceParallel::kMegatron, 1, Recompute::kFull, 1, 2)},
+      {"moe ep interleaved zero0", "mixtral-8x7b", 1024, 4, 16,
+       plan(1, 2, 8, 1, SequenceParallel::kNone, 0, Recompute::kNone, 2, 8)},
+      {"moe ring zero2", "qwen3-30b-a3b", 2048, 2, 8,
+       plan(2, 1, 4, 2, SequenceParallel::kRing, 2, Recompute::kSelective, 1, 4)},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -90,6 +90,28 @@ TEST(IterationFlops, KorthikantiTable3Configurations) {
   }
 }
 
+TEST(IterationFlops, MixtureOfExpertsCountsTheRoutedTokensOnly) {
+  testing::PlanSpec spec;
+  spec.dp = 4;
+  spec.ep = 4;
+  config::Scenario s = testing::make_scenario("mixtral-8x7b", 4, 1, spec);
+  s.model.layers = 2;
+  s.model.moe.capacity_factor = 1.5;  // padding: executed, not counted
+  const double seq = 4096, h = 4096, d = 128, kv = 8, heads = 32, f = 14336, v = 32000, experts = 8, k = 2;
+  const double layer = 2 * seq * (h * (heads + 2 * kv) * d + heads * d * h + h * experts + k * 3 * h * f) +
+                       4 * seq * seq * heads * d;
+  const double expected = 3 * 4 * (2 * layer + 2 * seq * h * v);
+  EXPECT_NEAR(iteration_flops(s).model / expected, 1.0, 1e-12);
+  EXPECT_NEAR(graph_flops(s).model / expected, 1.0, 1e-12);
+  // The experts' GEMMs execute 1.5 times their routed FLOPs.
+  config::Scenario balanced = s;
+  balanced.model.moe.capacity_factor = 1;
+  const double experts_model = 3 * 4 * 2 * 2 * seq * k * 3 * h * f;
+  EXPECT_NEAR(graph_flops(s).executed - graph_flops(balanced).executed, 0.5 * experts_model,
+              1e-9 * experts_model);
+  EXPECT_EQ(graph_flops(s).model, graph_flops(balanced).model);
+}
+
 TEST(IterationFlops, GeneralisesToGqaAndSwiglu) {
   testing::PlanSpec spec;
   spec.tp = 2;

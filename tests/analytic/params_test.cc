@@ -36,6 +36,22 @@ TEST(ParameterCount, LlamaModelsMatchTheirReleasedSizes) {
   EXPECT_EQ(parameter_count(config::find_model_preset("llama3-70b")->model).total, 70553706496);
 }
 
+TEST(ParameterCount, MixturesOfExpertsMatchTheirPublishedTotalAndActiveSizes) {
+  // (total, active) as the model cards give them, in billions to one decimal (rounded or cut).
+  const std::pair<const char*, std::pair<double, double>> published[] = {{"mixtral-8x7b", {46.7, 12.9}},
+                                                                         {"mixtral-8x22b", {140.6, 39.2}},
+                                                                         {"qwen3-30b-a3b", {30.5, 3.3}},
+                                                                         {"deepseek-moe-16b", {16.4, 2.8}}};
+  for (const auto& [name, sizes] : published) {
+    const ParameterCount p = parameter_count(config::find_model_preset(name)->model);
+    EXPECT_NEAR(static_cast<double>(p.total) / 1e9, sizes.first, 0.1) << name;
+    EXPECT_NEAR(static_cast<double>(p.active) / 1e9, sizes.second, 0.1) << name;
+  }
+  const ParameterCount deepseek = parameter_count(config::find_model_preset("deepseek-moe-16b")->model);
+  EXPECT_EQ(deepseek.moe_layers, 27);  // the first layer is dense
+  EXPECT_EQ(deepseek.total - deepseek.active, 27 * (64 - 6) * int64_t{3 * 2048 * 1408});
+}
+
 TEST(ParameterCount, PerLayerBreakdown) {
   const config::Model& gpt = config::find_model_preset("megatron-1.7b")->model;
   const int64_t h = gpt.hidden;

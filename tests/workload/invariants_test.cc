@@ -33,7 +33,7 @@ struct Case {
 
 std::vector<Case> cases() {
   const auto plan = [](int64_t tp, int64_t pp, int64_t dp, int64_t sp, SequenceParallel seq, int zero,
-                       Recompute rc, Schedule sch = Schedule::kOneFOneB, int64_t vpp = 1) {
+                       Recompute rc, Schedule sch = Schedule::kOneFOneB, int64_t vpp = 1, int64_t ep = 1) {
     testing::PlanSpec p;
     p.tp = tp;
     p.pp = pp;
@@ -44,6 +44,7 @@ std::vector<Case> cases() {
     p.recompute = rc;
     p.schedule = sch;
     p.vpp = vpp;
+    p.ep = ep;
     return p;
   };
   return {
@@ -74,6 +75,13 @@ std::vector<Case> cases() {
        plan(2, 4, 1, 1, SequenceParallel::kMegatron, 0, Recompute::kSelective, Schedule::kZbV, 2)},
       {"zero2_no_overlap", "gpt-neox-125m", 512, 2, 8,
        plan(1, 1, 2, 1, SequenceParallel::kNone, 2, Recompute::kSelective), 0, true, false, false},
+      // Mixtures of experts: shared experts and a dense first layer under TP + SP; zero bubble; ring.
+      {"moe_shared_tp_sp", "deepseek-moe-16b", 512, 4, 8,
+       plan(2, 2, 4, 1, SequenceParallel::kMegatron, 1, Recompute::kSelective, Schedule::kOneFOneB, 1, 2)},
+      {"moe_zero_bubble", "mixtral-8x7b", 512, 4, 8,
+       plan(1, 2, 4, 1, SequenceParallel::kNone, 0, Recompute::kNone, Schedule::kZeroBubble, 1, 4)},
+      {"moe_ring_full", "qwen3-30b-a3b", 1024, 2, 4,
+       plan(2, 1, 2, 2, SequenceParallel::kRing, 2, Recompute::kFull, Schedule::kOneFOneB, 1, 2)},
   };
 }
 

@@ -1,6 +1,7 @@
 // ParallelPlan: rank <-> coordinates, process groups and symmetry classes.
 #include "sim/workload/plan.h"
 
+#include <algorithm>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -65,6 +66,56 @@ TEST(ParallelPlan, GroupsPartitionTheRanksAndAgreeWithRankInGroup) {
       }
     }
     for (int c : covered) EXPECT_EQ(c, 1) << to_string(kind);
+  }
+}
+
+TEST(ParallelPlan, ExpertGroupsSplitTheDataParallelAxis) {
+  config::Parallelism p = degrees(2, 1, 8, 2);
+  p.ep = 4;
+  const ParallelPlan plan(p);
+  EXPECT_EQ(plan.ep(), 4);
+  // Data-parallel ranks of tp rank 1, stage 0: 1, 3, 5, ..., 15. Experts are spread over 4
+  // consecutive ones; the ranks 4 apart in dp hold the same experts.
+  EXPECT_EQ(plan.members(plan.group_of(1, GroupKind::kEp)), (std::vector<int64_t>{1, 3, 5, 7}));
+  EXPECT_EQ(plan.members(plan.group_of(11, GroupKind::kEp)), (std::vector<int64_t>{9, 11, 13, 15}));
+  EXPECT_EQ(plan.members(plan.group_of(3, GroupKind::kEdp)), (std::vector<int64_t>{3, 11}));
+  EXPECT_EQ(plan.members(plan.group_of(17, GroupKind::kEdp)), (std::vector<int64_t>{17, 25}));
+  EXPECT_EQ(plan.group_size(GroupKind::kEdpSp), 2);
+  // With ep 1 the expert-data-parallel groups are the data-parallel ones.
+  const ParallelPlan dense(degrees(2, 2, 3, 2, "sp-dp-tp-pp"));
+  for (int64_t r = 0; r < dense.world_size(); ++r) {
+    EXPECT_EQ(dense.members(dense.group_of(r, GroupKind::kEdpSp)),
+              dense.members(dense.group_of(r, GroupKind::kDpSp)));
+    EXPECT_EQ(dense.group_size(GroupKind::kEp), 1);
+  }
+  p.ep = 3;
+  EXPECT_THROW(ParallelPlan{p}, PlanError);
+}
+
+TEST(ParallelPlan, ExpertGroupsPartitionTheRanksInEveryOrder) {
+  for (const char* order : {"tp-sp-dp-pp", "dp-pp-sp-tp", "sp-tp-pp-dp"}) {
+    config::Parallelism p = degrees(2, 2, 6, 2, order);
+    p.ep = 3;
+    const ParallelPlan plan(p);
+    for (GroupKind kind : {GroupKind::kEp, GroupKind::kEdp, GroupKind::kEdpSp, GroupKind::kDp}) {
+      std::vector<int> covered(plan.world_size(), 0);
+      for (int32_t g = 0; g < plan.group_count(kind); ++g) {
+        const std::vector<int64_t> members = plan.members({kind, g});
+        ASSERT_EQ(static_cast<int64_t>(members.size()), plan.group_size(kind));
+        for (size_t i = 0; i < members.size(); ++i) {
+          ++covered[members[i]];
+          EXPECT_EQ(plan.group_of(members[i], kind), (GroupId{kind, g}));
+          EXPECT_EQ(plan.rank_in_group(members[i], kind), static_cast<int64_t>(i));
+        }
+      }
+      for (int c : covered) EXPECT_EQ(c, 1) << order << ' ' << to_string(kind);
+    }
+    // An expert group and an expert-data-parallel group meet in exactly one rank.
+    const int64_t r = 7;
+    const std::vector<int64_t> ep = plan.members(plan.group_of(r, GroupKind::kEp));
+    for (const int64_t member : plan.members(plan.group_of(r, GroupKind::kEdp))) {
+      EXPECT_EQ(std::count(ep.begin(), ep.end(), member), member == r ? 1 : 0) << order;
+    }
   }
 }
 

@@ -15,6 +15,7 @@ namespace trainsim::testing {
 
 struct PlanSpec {
   int64_t tp = 1, pp = 1, dp = 1, sp = 1, vpp = 1;
+  int64_t ep = 1;
   config::Schedule schedule = config::Schedule::kOneFOneB;
   config::SequenceParallel sequence = config::SequenceParallel::kNone;
   int zero = 0;

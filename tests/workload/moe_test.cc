@@ -1,0 +1,87 @@
+// The MoE layer's graph: token all-to-alls over the expert group, grouped expert GEMMs sized by the
+// capacity factor, expert gradients and optimizer states on the expert-data-parallel group.
+#include <gtest/gtest.h>
+
+#include "sim/workload/builder.h"
+#include "sim/workload/layout.h"
+#include "sim/workload/shapes.h"
+#include "tests/workload/workload_test_util.h"
+
+namespace trainsim::workload {
+namespace {
+
+// Mixtral 8x7B cut to 2 layers of 1Ki tokens on dp `dp` with expert parallelism `ep`.
+config::Scenario mixtral(int64_t dp, int64_t ep, int zero = 0) {
+  testing::PlanSpec spec;
+  spec.dp = dp;
+  spec.ep = ep;
+  spec.zero = zero;
+  config::Scenario s = testing::make_scenario("mixtral-8x7b", dp, 1, spec);
+  s.model.layers = 2;
+  s.model.seq_len = 1024;
+  return s;
+}
+
+bool on(const Op& op, GroupKind group, CollectiveKind kind) {
+  return op.kind == OpKind::kCollective && op.collective.group.kind == group && op.collective.kind == kind;
+}
+
+TEST(MoeLayer, DispatchesAndCombinesOverTheExpertGroup) {
+  config::Scenario s = mixtral(4, 4);
+  s.model.moe.capacity_factor = 1.25;
+  const ParallelPlan plan = make_plan(s);
+  const Graph g = build_rank_graph(s, plan, 0);
+  const double dispatch = 2.0 * 1024 * 2 * 1.25 * 4096;  // e * tokens * top_k * capacity * hidden
+  for (const Phase phase : {Phase::kForward, Phase::kBackward}) {
+    EXPECT_EQ(testing::count_ops(g,
+                                 [&](const Op& op) {
+                                   return op.phase == phase &&
+                                          on(op, GroupKind::kEp, CollectiveKind::kAllToAll) &&
+                                          op.bytes == dispatch;
+                                 }),
+              2 * 2);
+  }
+  // Each rank runs its 2 experts as grouped GEMMs of 1024 * 2 * 1.25 * 4 / 8 = 1280 rows each.
+  int64_t grouped = 0;
+  for (const Op& op : g.ops()) {
+    if (op.kind != OpKind::kGemm || op.label != OpLabel::kExpertFc1 || op.gemm.pass != GemmPass::kForward)
+      continue;
+    ++grouped;
+    EXPECT_EQ(op.gemm.groups, 2);
+    EXPECT_EQ(op.gemm.m, 1280);
+    EXPECT_EQ(op.gemm.n, 2 * 14336);
+    EXPECT_DOUBLE_EQ(op.model_flops, op.flops / 1.25);
+  }
+  EXPECT_EQ(grouped, 2);
+  // Without expert parallelism there is no token exchange, and every expert is local.
+  const config::Scenario local = mixtral(4, 1);
+  const Graph l = build_rank_graph(local, make_plan(local), 0);
+  EXPECT_EQ(testing::count_ops(l, [](const Op& op) { return op.label == OpLabel::kEpComm; }), 0);
+}
+
+TEST(MoeLayer, ExpertGradientsAndStatesLiveOnTheExpertDataParallelGroup) {
+  for (const int zero : {0, 1}) {
+    SCOPED_TRACE(zero);
+    const config::Scenario s = mixtral(8, 4, zero);
+    const ParallelPlan plan = make_plan(s);
+    const RankShapes shapes = derive_shapes(s, plan);
+    const StageLayout layout = partition_layers(shapes);
+    const double experts = static_cast<double>(stage_expert_params(shapes, layout, 0));
+    const double dense = static_cast<double>(stage_params(shapes, layout, 0)) - experts;
+    EXPECT_EQ(experts, 2.0 * 2 * 3 * 4096 * 14336);  // 2 layers x 2 local experts
+    const Graph g = build_rank_graph(s, plan, 0);
+    const CollectiveKind reduce = zero == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
+    EXPECT_DOUBLE_EQ(testing::sum_bytes(g, [&](const Op& op) { return on(op, GroupKind::kEdp, reduce); }),
+                     2 * experts);
+    EXPECT_DOUBLE_EQ(testing::sum_bytes(g, [&](const Op& op) { return on(op, GroupKind::kDp, reduce); }),
+                     2 * dense);
+    // Adam's 12 bytes per parameter, sharded over dp (8) and over the 2 ranks holding the same experts.
+    const double optimizer = testing::sum_bytes(g, [](const Op& op) {
+      return op.kind == OpKind::kAlloc && op.buffer.category == MemoryCategory::kOptimizer;
+    });
+    EXPECT_DOUBLE_EQ(optimizer, zero == 0 ? 12 * (dense + experts) : 12 * (dense / 8 + experts / 2));
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::workload

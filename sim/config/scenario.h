@@ -25,10 +25,11 @@ struct Moe {
   int64_t top_k = 1;              // experts each token is routed to
   int64_t expert_ffn_hidden = 0;  // intermediate size of one expert (per branch for SwiGLU)
   int64_t shared_experts = 0;     // always-active experts of expert_ffn_hidden each
-  // Tokens the busiest expert receives, relative to a perfectly balanced router (>= 1). Expert
-  // GEMMs and the token all-to-alls are sized for it on every rank: the all-to-alls make every
-  // rank of an expert-parallel group wait for the busiest. A GShard/Switch capacity factor (token
-  // dropping, padded buffers) means the same.
+  // Tokens every expert's buffers, GEMMs and all-to-all shares are sized for, relative to a
+  // perfectly balanced router (>= 1): a GShard/Switch capacity factor (tokens beyond it dropped,
+  // buffers padded), or, for dropless routing, the load of the busiest rank of an expert-parallel
+  // group relative to the mean (the all-to-alls make every rank wait for it; with ep 1 every rank
+  // holds every expert and dropless routing has no imbalance to pay: use 1).
   double capacity_factor = 1.0;
   int64_t dense_layers = 0;  // the first layers keep a dense MLP of ffn_hidden (first_k_dense_replace)
 

@@ -14,9 +14,10 @@ IterationFlops iteration_flops(const config::Scenario& scenario) {
   const double linear = projections + h * fc1 + f * h;
   const double attention = 4 * s * s * heads * d;
   // An MoE layer's matmuls: the router, and the MLPs of the top_k routed and the shared experts.
-  double moe_layers = 0, moe_linear = 0;
+  double moe_layers = 0;
+  double moe_linear = 0;
   if (m.moe.enabled()) {
-    const double fe = static_cast<double>(m.moe.expert_ffn_hidden);
+    const auto fe = static_cast<double>(m.moe.expert_ffn_hidden);
     moe_layers = static_cast<double>(m.layers - m.moe.dense_layers);
     moe_linear = projections + h * static_cast<double>(m.moe.experts) +
                  static_cast<double>(m.moe.top_k + m.moe.shared_experts) * (h * fe * branches + fe * h);

@@ -125,6 +125,20 @@ inline OpId tp_gather(BuildContext& ctx, OpId after) {
   return tp_gather(ctx, after, ctx.shapes.hidden_bytes());
 }
 
+// A tensor-parallel MLP of `ffn_local` intermediate columns per rank (the dense MLP, or an MoE
+// layer's shared experts), from its input norm's output: [SP: all-gather], FC1, activation, FC2,
+// all-reduce (reduce-scatter under SP). Returns the reduction.
+OpId mlp_forward(BuildContext& ctx, int64_t ffn_local);
+struct MlpGradients {
+  int64_t ffn_local = 0;
+  int64_t fc1_elements = 0, fc2_elements = 0;  // the weight (and bias) gradients each GEMM finishes
+  bool bias_passes = false;                    // the bias-GeLU backward re-reads for its bias gradient
+};
+// Its backward from the output gradient (`grad_ready`, and `params`: ZeRO-3's gather or kNoOp) to the
+// input gradient's reduction, which it returns; under SP it gathers the saved input again for FC1's
+// weight gradient.
+OpId mlp_backward(BuildContext& ctx, OpId grad_ready, OpId params, const MlpGradients& mlp);
+
 // The attention core between the QKV GEMM (and RoPE) and the output projection, in the writer's
 // current phase (forward or recompute), and its backward. Local attention lives in tp.cc.
 void local_attention_forward(BuildContext& ctx);

@@ -14,6 +14,8 @@
 // comes from the unpermute (the probabilities' gradient) through the softmax.
 // Buffers and GEMMs are sized for the busiest expert (capacity_factor times the balanced load),
 // which every rank waits for at the all-to-alls; model FLOPs count only the routed tokens.
+#include <utility>
+
 #include "sim/workload/context.h"
 
 namespace trainsim::workload {
@@ -44,41 +46,27 @@ double router_pass_bytes(const RankShapes& s) {
   return 3 * 4.0 * static_cast<double>(s.batch * s.tokens_norm * s.experts);
 }
 
-void shared_experts_forward(BuildContext& ctx) {
+// The tokens (or their gradients) arriving from the expert group: the all-to-all, the all-gather over
+// TP and the sort by local expert. Returns the op the first expert GEMM waits for.
+OpId arrive(BuildContext& ctx, OpId after) {
   const RankShapes& s = ctx.shapes;
-  if (s.shared_experts == 0) return;
-  GraphWriter& w = ctx.w;
-  const int64_t rows = s.batch * s.tokens;
-  const int64_t ffn = s.shared_experts * s.expert_ffn_local;
-  const auto fc1_width = static_cast<int64_t>(static_cast<double>(ffn) * fc1_branches(s));
-  const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
-  w.gemm(OpLabel::kFc1, GemmPass::kForward, rows, fc1_width, s.hidden, {x});
-  w.memory(OpLabel::kActivation,
-           s.act_bytes * static_cast<double>(rows) * static_cast<double>(fc1_width + ffn));
-  w.gemm(OpLabel::kFc2, GemmPass::kForward, rows, s.hidden, ffn);
-  const OpId reduced = tp_reduce(ctx, w.last(Stream::kCompute));
-  w.memory(OpLabel::kResidual, 3 * s.hidden_norm_bytes(), {reduced});  // added to the routed output
+  const OpId exchanged = ep_all_to_all(ctx, after);
+  const OpId gathered = tp_gather(ctx, exchanged, expert_bytes(s, static_cast<double>(s.hidden)));
+  const OpId ready = gathered != kNoOp ? gathered : exchanged;
+  sort_by_expert(ctx, ready);
+  return ready;
 }
 
-// Returns the op producing the shared experts' input gradient (kNoOp without shared experts).
-OpId shared_experts_backward(BuildContext& ctx, OpId grad_ready) {
+// The experts' output (or input gradients) leaving for the ranks that sent the tokens: the sort back,
+// the reduce-scatter over TP and the all-to-all. Returns the ops the unpermute waits for.
+std::pair<OpId, OpId> depart(BuildContext& ctx) {
   const RankShapes& s = ctx.shapes;
-  if (s.shared_experts == 0) return kNoOp;
   GraphWriter& w = ctx.w;
-  const LayerParams& p = ctx.moe_params;
-  const int64_t rows = s.batch * s.tokens;
-  const int64_t ffn = s.shared_experts * s.expert_ffn_local;
-  const auto fc1_width = static_cast<int64_t>(static_cast<double>(ffn) * fc1_branches(s));
-  const OpId g = tp_gather(ctx, grad_ready);
-  w.gemm(OpLabel::kFc2, GemmPass::kInputGrad, rows, ffn, s.hidden, {grad_ready, g});
-  weight_grad_gemm(ctx, OpLabel::kFc2, ffn, s.hidden, rows, p.shared_fc2);
-  w.memory(OpLabel::kActivation,
-           s.act_bytes * static_cast<double>(rows) * static_cast<double>(ffn + 2 * fc1_width));
-  const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
-  w.gemm(OpLabel::kFc1, GemmPass::kInputGrad, rows, s.hidden, fc1_width);
-  const OpId reduced = tp_reduce(ctx, w.last(Stream::kCompute));
-  weight_grad_gemm(ctx, OpLabel::kFc1, fc1_width, s.hidden, rows, p.shared_fc1, x);
-  return reduced;
+  sort_by_expert(ctx, kNoOp);
+  const OpId scattered =
+      s.megatron_sp ? tp_reduce(ctx, w.last(Stream::kCompute), expert_bytes(s, static_cast<double>(s.hidden)))
+                    : w.last(Stream::kCompute);
+  return {scattered, ep_all_to_all(ctx, scattered)};
 }
 
 }  // namespace
@@ -90,27 +78,22 @@ OpId moe_forward(BuildContext& ctx) {
   const auto groups = static_cast<int32_t>(s.local_experts);
   const double useful = 1 / s.capacity_factor;
   const auto fc1_width = static_cast<int64_t>(static_cast<double>(s.expert_ffn_local) * fc1_branches(s));
-  const auto hidden = static_cast<double>(s.hidden);
 
   w.gemm(OpLabel::kRouter, GemmPass::kForward, tokens, s.experts, s.hidden);
   w.memory(OpLabel::kRouter, router_pass_bytes(s));
   w.memory(OpLabel::kPermute, s.hidden_norm_bytes() + s.dispatch_bytes());
-  const OpId dispatched = ep_all_to_all(ctx, w.last(Stream::kCompute));
-  const OpId gathered = tp_gather(ctx, dispatched, expert_bytes(s, hidden));
-  const OpId ready = gathered != kNoOp ? gathered : dispatched;
-  sort_by_expert(ctx, ready);
+  const OpId ready = arrive(ctx, w.last(Stream::kCompute));
   w.grouped_gemm(OpLabel::kExpertFc1, GemmPass::kForward, groups, s.expert_rows, fc1_width, s.hidden, useful,
                  {ready});
   w.memory(OpLabel::kActivation, expert_bytes(s, static_cast<double>(fc1_width + s.expert_ffn_local)));
   w.grouped_gemm(OpLabel::kExpertFc2, GemmPass::kForward, groups, s.expert_rows, s.hidden, s.expert_ffn_local,
                  useful);
-  sort_by_expert(ctx, kNoOp);
-  const OpId scattered = s.megatron_sp ? tp_reduce(ctx, w.last(Stream::kCompute), expert_bytes(s, hidden))
-                                       : w.last(Stream::kCompute);
-  const OpId combined = ep_all_to_all(ctx, scattered);
+  const auto [scattered, combined] = depart(ctx);
   w.memory(OpLabel::kPermute, s.dispatch_bytes() + s.hidden_norm_bytes(), {combined, scattered});
-  shared_experts_forward(ctx);
-  return w.last(Stream::kCompute);
+  if (s.shared_experts == 0) return w.last(Stream::kCompute);
+  // The shared experts, added to the routed output.
+  const OpId reduced = mlp_forward(ctx, s.shared_experts * s.expert_ffn_local);
+  return w.memory(OpLabel::kResidual, 3 * s.hidden_norm_bytes(), {reduced});
 }
 
 OpId moe_backward(BuildContext& ctx, OpId grad_ready) {
@@ -121,15 +104,15 @@ OpId moe_backward(BuildContext& ctx, OpId grad_ready) {
   const auto groups = static_cast<int32_t>(s.local_experts);
   const double useful = 1 / s.capacity_factor;
   const auto fc1_width = static_cast<int64_t>(static_cast<double>(s.expert_ffn_local) * fc1_branches(s));
-  const auto hidden = static_cast<double>(s.hidden);
 
-  const OpId shared = shared_experts_backward(ctx, grad_ready);
+  const OpId shared =
+      s.shared_experts == 0
+          ? kNoOp
+          : mlp_backward(ctx, grad_ready, kNoOp,
+                         {s.shared_experts * s.expert_ffn_local, p.shared_fc1, p.shared_fc2, false});
   // Unpermute backward: the gradient of every expert output copy, and of the probabilities.
   w.memory(OpLabel::kPermute, s.hidden_norm_bytes() + 2 * s.dispatch_bytes(), {grad_ready});
-  const OpId returned = ep_all_to_all(ctx, w.last(Stream::kCompute));
-  const OpId gathered = tp_gather(ctx, returned, expert_bytes(s, hidden));
-  const OpId ready = gathered != kNoOp ? gathered : returned;
-  sort_by_expert(ctx, ready);
+  const OpId ready = arrive(ctx, w.last(Stream::kCompute));
   w.grouped_gemm(OpLabel::kExpertFc2, GemmPass::kInputGrad, groups, s.expert_rows, s.expert_ffn_local,
                  s.hidden, useful, {ready});
   expert_weight_grad_gemm(ctx, OpLabel::kExpertFc2, s.expert_ffn_local, s.hidden, s.expert_rows,
@@ -138,10 +121,7 @@ OpId moe_backward(BuildContext& ctx, OpId grad_ready) {
   w.grouped_gemm(OpLabel::kExpertFc1, GemmPass::kInputGrad, groups, s.expert_rows, s.hidden, fc1_width,
                  useful);
   expert_weight_grad_gemm(ctx, OpLabel::kExpertFc1, fc1_width, s.hidden, s.expert_rows, p.expert_fc1);
-  sort_by_expert(ctx, kNoOp);
-  const OpId scattered = s.megatron_sp ? tp_reduce(ctx, w.last(Stream::kCompute), expert_bytes(s, hidden))
-                                       : w.last(Stream::kCompute);
-  const OpId dispatched = ep_all_to_all(ctx, scattered);
+  const auto [scattered, dispatched] = depart(ctx);
   // Permute backward: each token's copies summed back.
   w.memory(OpLabel::kPermute, s.dispatch_bytes() + s.hidden_norm_bytes(), {dispatched, scattered});
   // Router: softmax backward, then the gate GEMM's input and weight gradients; the router's input

@@ -32,6 +32,37 @@ OpId tp_gather(BuildContext& ctx, OpId after, double bytes) {
                           {after});
 }
 
+OpId mlp_forward(BuildContext& ctx, int64_t ffn_local) {
+  GraphWriter& w = ctx.w;
+  const RankShapes& s = ctx.shapes;
+  const int64_t rows = s.batch * s.tokens;
+  const int64_t fc1_width = ffn_local * (s.swiglu ? 2 : 1);
+  const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
+  w.gemm(OpLabel::kFc1, GemmPass::kForward, rows, fc1_width, s.hidden, {x});
+  w.memory(OpLabel::kActivation,
+           s.act_bytes * static_cast<double>(rows) * static_cast<double>(fc1_width + ffn_local));
+  w.gemm(OpLabel::kFc2, GemmPass::kForward, rows, s.hidden, ffn_local);
+  return tp_reduce(ctx, w.last(Stream::kCompute));
+}
+
+OpId mlp_backward(BuildContext& ctx, OpId grad_ready, OpId params, const MlpGradients& mlp) {
+  GraphWriter& w = ctx.w;
+  const RankShapes& s = ctx.shapes;
+  const int64_t rows = s.batch * s.tokens;
+  const int64_t fc1_width = mlp.ffn_local * (s.swiglu ? 2 : 1);
+  const OpId g = tp_gather(ctx, grad_ready);
+  w.gemm(OpLabel::kFc2, GemmPass::kInputGrad, rows, mlp.ffn_local, s.hidden, {grad_ready, g, params});
+  weight_grad_gemm(ctx, OpLabel::kFc2, mlp.ffn_local, s.hidden, rows, mlp.fc2_elements);
+  w.memory(OpLabel::kActivation,
+           s.act_bytes * static_cast<double>(rows) *
+               static_cast<double>(mlp.ffn_local + (mlp.bias_passes ? 3 : 2) * fc1_width));
+  const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
+  w.gemm(OpLabel::kFc1, GemmPass::kInputGrad, rows, s.hidden, fc1_width);
+  const OpId reduced = tp_reduce(ctx, w.last(Stream::kCompute));
+  weight_grad_gemm(ctx, OpLabel::kFc1, fc1_width, s.hidden, rows, mlp.fc1_elements, x);
+  return reduced;
+}
+
 namespace {
 
 struct ForwardResult {
@@ -82,7 +113,6 @@ ForwardResult dense_forward(BuildContext& ctx, int64_t layer, int64_t micro_batc
   const double mask = s.dropout ? static_cast<double>(s.batch) * s.tokens_norm * s.hidden : 0.0;
   const int64_t q_width = s.qkv_heads * s.head_dim;
   const int64_t qkv_width = (s.qkv_heads + 2 * s.qkv_kv_heads) * s.head_dim;
-  const int64_t fc1_width = s.ffn_local * (s.swiglu ? 2 : 1);
 
   const LayerActivationBytes& act = ctx.act_of(layer);
   ForwardResult result;
@@ -107,16 +137,7 @@ ForwardResult dense_forward(BuildContext& ctx, int64_t layer, int64_t micro_batc
   w.memory(OpLabel::kResidual, 3 * hn + mask, {r1});
   // MLP block.
   w.memory(OpLabel::kNorm, 2 * hn);
-  OpId r2 = kNoOp;
-  if (s.moe_layer(layer)) {
-    r2 = moe_forward(ctx);
-  } else {
-    const OpId x2 = tp_gather(ctx, w.last(Stream::kCompute));
-    w.gemm(OpLabel::kFc1, GemmPass::kForward, rows, fc1_width, s.hidden, {x2});
-    w.memory(OpLabel::kActivation, e * rows * (fc1_width + s.ffn_local));
-    w.gemm(OpLabel::kFc2, GemmPass::kForward, rows, s.hidden, s.ffn_local);
-    r2 = tp_reduce(ctx, w.last(Stream::kCompute));
-  }
+  const OpId r2 = s.moe_layer(layer) ? moe_forward(ctx) : mlp_forward(ctx, s.ffn_local);
   if (!recompute) {
     result.output =
         w.alloc(OpLabel::kLayerInput, MemoryCategory::kActivations, MemorySpace::kHbm, hn, Stream::kCompute)
@@ -191,19 +212,11 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
                                      act.workspace_backward, Stream::kCompute)
                                  .buffer;
   // MLP block.
-  OpId r1 = kNoOp;
-  if (s.moe_layer(layer)) {
-    r1 = moe_backward(ctx, grad_ready);
-  } else {
-    const OpId g = tp_gather(ctx, grad_ready);
-    w.gemm(OpLabel::kFc2, GemmPass::kInputGrad, rows, s.ffn_local, s.hidden, {grad_ready, g, params});
-    weight_grad_gemm(ctx, OpLabel::kFc2, s.ffn_local, s.hidden, rows, p.fc2_weight + p.fc2_bias);
-    w.memory(OpLabel::kActivation, e * rows * (s.ffn_local + (s.bias_passes ? 3 : 2) * fc1_width));
-    const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
-    w.gemm(OpLabel::kFc1, GemmPass::kInputGrad, rows, s.hidden, fc1_width);
-    r1 = tp_reduce(ctx, w.last(Stream::kCompute));
-    weight_grad_gemm(ctx, OpLabel::kFc1, fc1_width, s.hidden, rows, p.fc1_weight + p.fc1_bias, x);
-  }
+  const OpId r1 =
+      s.moe_layer(layer)
+          ? moe_backward(ctx, grad_ready)
+          : mlp_backward(ctx, grad_ready, params,
+                         {s.ffn_local, p.fc1_weight + p.fc1_bias, p.fc2_weight + p.fc2_bias, s.bias_passes});
   gradients_done(ctx, w.memory(OpLabel::kNorm, 3 * hn, {r1}), p.norms / 2);
   w.memory(OpLabel::kResidual, 3 * hn + bias_hn);
   // Attention block.

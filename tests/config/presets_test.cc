@@ -55,5 +55,23 @@ TEST(Presets, EveryFamilyIsThere) {
   }
 }
 
+TEST(Presets, MixturesOfExperts) {
+  const Model& mixtral = find_model_preset("mixtral-8x7b")->model;
+  EXPECT_EQ(mixtral.moe.experts, 8);
+  EXPECT_EQ(mixtral.moe.top_k, 2);
+  EXPECT_EQ(mixtral.moe.expert_ffn_hidden, 14336);
+  const Model& qwen = find_model_preset("qwen3-30b-a3b")->model;
+  EXPECT_EQ(qwen.moe.experts, 128);
+  EXPECT_EQ(qwen.moe.top_k, 8);
+  EXPECT_EQ(qwen.moe.expert_ffn_hidden, 768);
+  EXPECT_EQ(qwen.heads * qwen.head_dim, 4096);  // 32 heads of 128 on a hidden size of 2048
+  const Model& deepseek = find_model_preset("deepseek-moe-16b")->model;
+  EXPECT_EQ(deepseek.moe.shared_experts, 2);
+  EXPECT_EQ(deepseek.moe.dense_layers, 1);
+  EXPECT_FALSE(deepseek.moe_layer(0));
+  EXPECT_TRUE(deepseek.moe_layer(1));
+  EXPECT_FALSE(find_model_preset("llama3-8b")->model.moe.enabled());
+}
+
 }  // namespace
 }  // namespace trainsim::config

@@ -250,5 +250,79 @@ TEST_F(ScenarioRules, ShownYamlLoadsBackToTheSameScenario) {
   EXPECT_EQ(to_yaml(load_scenario("shown.yaml")), yaml);
 }
 
+constexpr const char* kMixtral = "{preset: mixtral-8x7b}";
+
+TEST_F(ScenarioRules, MoeDefaultsAndOverrides) {
+  const Scenario s = load(scenario(
+      "{layers: 4, hidden: 1024, heads: 16, vocab: 1000, seq_len: 2Ki, moe: {experts: 16, top_k: 2}}",
+      "{dp: 32, ep: 8}", kBatch));
+  EXPECT_EQ(s.model.moe.expert_ffn_hidden, 4096);  // the dense ffn_hidden
+  EXPECT_EQ(s.model.moe.shared_experts, 0);
+  EXPECT_EQ(s.model.moe.capacity_factor, 1.0);
+  EXPECT_EQ(s.parallelism.ep, 8);
+  const Scenario o =
+      load(scenario("{preset: mixtral-8x7b, moe: {capacity_factor: 1.25}}", "{dp: 32, ep: 4}", kBatch));
+  EXPECT_EQ(o.model.moe.experts, 8);
+  EXPECT_EQ(o.model.moe.capacity_factor, 1.25);
+}
+
+TEST_F(ScenarioRules, MoeShownYamlLoadsBackToTheSameScenario) {
+  const Scenario s = load(scenario("{preset: deepseek-moe-16b, moe: {capacity_factor: 1.5}}",
+                                   "{tp: 2, dp: 16, ep: 8, sequence_parallel: megatron}", kBatch));
+  const std::string yaml = to_yaml(s);
+  EXPECT_NE(yaml.find("shared_experts: 2"), std::string::npos);
+  dir_.write("shown.yaml", yaml);
+  EXPECT_EQ(to_yaml(load_scenario("shown.yaml")), yaml);
+}
+
+TEST_F(ScenarioRules, MoeModelRules) {
+  EXPECT_THAT(errors(scenario("{preset: mixtral-8x7b, moe: {top_k: 9}}", "{dp: 32}", kBatch)),
+              ElementsAre("s.yaml:3:36: error: model.moe: moe.top_k 9 routes each token to more experts than "
+                          "the 8 there are; use top_k <= 8"));
+  EXPECT_THAT(errors(scenario("{preset: mixtral-8x7b, moe: {capacity_factor: 5}}", "{dp: 32}", kBatch)),
+              ElementsAre("s.yaml:3:36: error: model.moe: moe.capacity_factor 5 exceeds experts / top_k = 4: "
+                          "the busiest expert cannot receive more than every token"));
+  EXPECT_THAT(errors(scenario("{preset: mixtral-8x7b, moe: {capacity_factor: 0.5}}", "{dp: 32}", kBatch)),
+              ElementsAre("s.yaml:3:54: error: model.moe.capacity_factor: must be at least 1, got 0.5"));
+  EXPECT_THAT(errors(scenario("{preset: mixtral-8x7b, moe: {dense_layers: 32}}", "{dp: 32}", kBatch)),
+              ElementsAre("s.yaml:3:36: error: model.moe: moe.dense_layers 32 leaves none of the 32 layers "
+                          "with experts; use fewer, or remove the moe section for a dense model"));
+  EXPECT_THAT(errors(scenario("{preset: llama3-8b, moe: {top_k: 2}}", "{dp: 32}", kBatch)),
+              ElementsAre("s.yaml:3:33: error: model.moe.experts: missing required key"));
+  EXPECT_THAT(errors(scenario("{preset: mixtral-8x7b, moe: {expert: 4}}", "{dp: 32}", kBatch)),
+              ElementsAre("s.yaml:3:37: error: model.moe.expert: unknown key \"expert\" (did you mean "
+                          "\"experts\"?)"));
+}
+
+TEST_F(ScenarioRules, ExpertParallelRules) {
+  EXPECT_THAT(
+      errors(scenario("{preset: llama3-8b}", "{dp: 32, ep: 4}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: ep 4 spreads experts, but the model has none; add "
+                  "a model.moe section or set ep: 1"));
+  EXPECT_THAT(
+      errors(scenario(kMixtral, "{dp: 8, pp: 4, ep: 16}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: ep 16 must divide dp 8 (expert parallelism spreads "
+                  "the experts over data-parallel ranks); choose ep among the divisors of 8"));
+  EXPECT_THAT(
+      errors(scenario(kMixtral, "{dp: 32, ep: 16}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: ep 16 must divide the 8 experts of each MoE layer"));
+  EXPECT_THAT(
+      errors(scenario(kMixtral, "{tp: 2, dp: 16, ep: 8}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: a mixture of experts with tp 2 needs "
+                  "sequence_parallel: megatron (Megatron-LM requires it: the token dispatcher works on "
+                  "sequence-sharded tokens)"));
+  EXPECT_THAT(errors(scenario(kMixtral, "{dp: 32, ep: 8, zero_stage: 3}", kBatch)),
+              ElementsAre("s.yaml:5:14: error: parallelism: a mixture of experts with zero_stage 3 is not "
+                          "modelled; use zero_stage 0, 1 or 2 (expert states are sharded over their "
+                          "expert-data-parallel group)"));
+  EXPECT_THAT(
+      errors(scenario("{preset: mixtral-8x7b, seq_len: 128Ki}", "{sp: 4, dp: 8, sequence_parallel: fpdt}",
+                      kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: a mixture of experts with sequence_parallel: fpdt "
+                  "is not modelled (FPDT chunks a dense MLP); use ulysses or ring"));
+  EXPECT_TRUE(
+      errors(scenario(kMixtral, "{tp: 2, dp: 16, ep: 8, sequence_parallel: megatron}", kBatch)).empty());
+}
+
 }  // namespace
 }  // namespace trainsim::config

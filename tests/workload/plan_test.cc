@@ -51,10 +51,9 @@ TEST(ParallelPlan, CoordinatesRoundTripForEveryOrder) {
   EXPECT_EQ(pp_inner.members(pp_inner.group_of(0, GroupKind::kPp)), (std::vector<int64_t>{0, 1, 2, 3}));
 }
 
-TEST(ParallelPlan, GroupsPartitionTheRanksAndAgreeWithRankInGroup) {
-  const ParallelPlan plan(degrees(2, 2, 3, 2, "sp-dp-tp-pp"));
-  for (GroupKind kind : {GroupKind::kTp, GroupKind::kSp, GroupKind::kDp, GroupKind::kPp, GroupKind::kDpSp,
-                         GroupKind::kWorld}) {
+// Every rank is in exactly one group of each kind, at the position rank_in_group says.
+void expect_groups_partition_the_ranks(const ParallelPlan& plan, std::initializer_list<GroupKind> kinds) {
+  for (GroupKind kind : kinds) {
     std::vector<int> covered(plan.world_size(), 0);
     for (int32_t g = 0; g < plan.group_count(kind); ++g) {
       const std::vector<int64_t> members = plan.members({kind, g});
@@ -67,6 +66,12 @@ TEST(ParallelPlan, GroupsPartitionTheRanksAndAgreeWithRankInGroup) {
     }
     for (int c : covered) EXPECT_EQ(c, 1) << to_string(kind);
   }
+}
+
+TEST(ParallelPlan, GroupsPartitionTheRanksAndAgreeWithRankInGroup) {
+  expect_groups_partition_the_ranks(
+      ParallelPlan(degrees(2, 2, 3, 2, "sp-dp-tp-pp")),
+      {GroupKind::kTp, GroupKind::kSp, GroupKind::kDp, GroupKind::kPp, GroupKind::kDpSp, GroupKind::kWorld});
 }
 
 TEST(ParallelPlan, ExpertGroupsSplitTheDataParallelAxis) {
@@ -97,19 +102,9 @@ TEST(ParallelPlan, ExpertGroupsPartitionTheRanksInEveryOrder) {
     config::Parallelism p = degrees(2, 2, 6, 2, order);
     p.ep = 3;
     const ParallelPlan plan(p);
-    for (GroupKind kind : {GroupKind::kEp, GroupKind::kEdp, GroupKind::kEdpSp, GroupKind::kDp}) {
-      std::vector<int> covered(plan.world_size(), 0);
-      for (int32_t g = 0; g < plan.group_count(kind); ++g) {
-        const std::vector<int64_t> members = plan.members({kind, g});
-        ASSERT_EQ(static_cast<int64_t>(members.size()), plan.group_size(kind));
-        for (size_t i = 0; i < members.size(); ++i) {
-          ++covered[members[i]];
-          EXPECT_EQ(plan.group_of(members[i], kind), (GroupId{kind, g}));
-          EXPECT_EQ(plan.rank_in_group(members[i], kind), static_cast<int64_t>(i));
-        }
-      }
-      for (int c : covered) EXPECT_EQ(c, 1) << order << ' ' << to_string(kind);
-    }
+    SCOPED_TRACE(order);
+    expect_groups_partition_the_ranks(plan,
+                                      {GroupKind::kEp, GroupKind::kEdp, GroupKind::kEdpSp, GroupKind::kDp});
     // An expert group and an expert-data-parallel group meet in exactly one rank.
     const int64_t r = 7;
     const std::vector<int64_t> ep = plan.members(plan.group_of(r, GroupKind::kEp));

@@ -1,6 +1,7 @@
 #include "sim/engine/ideal_transport.h"
 
 #include <algorithm>
+#include <map>
 
 #include <simgrid/s4u.hpp>
 
@@ -24,6 +25,34 @@ double IdealTransport::collective_s(workload::CollectiveKind kind, int64_t ranks
       return 2 * (n - 1) * a;
   }
   return 0;
+}
+
+double IdealTransport::collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes,
+                                    const GroupLinks& group) {
+  const int64_t m = std::min(group.per_node, ranks);
+  if (m >= ranks) return collective_s(kind, ranks, bytes, group.links);
+  if (kind == workload::CollectiveKind::kAllToAll) {
+    const double n = static_cast<double>(ranks);
+    const double within = static_cast<double>(m - 1) / n * bytes / group.intra.bandwidth_bytes_per_s;
+    const double across = static_cast<double>(ranks - m) / n * bytes / group.links.bandwidth_bytes_per_s;
+    return std::max(within, across) + (n - 1) * group.links.latency_s;
+  }
+  IdealLinks ring = group.links;
+  ring.bandwidth_bytes_per_s =
+      std::min(group.intra.bandwidth_bytes_per_s, static_cast<double>(m) * group.links.bandwidth_bytes_per_s);
+  return collective_s(kind, ranks, bytes, ring);
+}
+
+GroupLinks IdealTransport::group_links(const IdealTiers& tiers, const std::vector<int64_t>& members) {
+  return {tiers.connecting(members), tiers.intra, tiers.fewest_per_node(members)};
+}
+
+int64_t IdealTiers::fewest_per_node(const std::vector<int64_t>& ranks) const {
+  std::map<int64_t, int64_t> per_node;
+  for (const int64_t r : ranks) ++per_node[r / gpus_per_node];
+  int64_t fewest = static_cast<int64_t>(ranks.size());
+  for (const auto& [node, count] : per_node) fewest = std::min(fewest, count);
+  return fewest;
 }
 
 IdealLinks IdealTiers::connecting(const std::vector<int64_t>& ranks) const {
@@ -73,7 +102,7 @@ sg4::Host* IdealTransport::host_of(int64_t) { return host_; }
 void IdealTransport::collective(workload::CollectiveKind kind, const std::vector<int64_t>& members,
                                 double bytes) {
   sg4::this_actor::sleep_for(
-      collective_s(kind, static_cast<int64_t>(members.size()), bytes, tiers_.connecting(members)));
+      collective_s(kind, static_cast<int64_t>(members.size()), bytes, group_links(tiers_, members)));
 }
 
 void IdealTransport::send(int64_t src, int64_t dst, double bytes) {

@@ -1,8 +1,11 @@
 // A contention-free transport: every transfer costs latency + bytes / bandwidth on its own, and a
 // collective costs the alpha-beta formula of a ring (all-to-all: pairwise exchange) at the speed of
-// its slowest tier: intra-node links when all members share a node, the NICs otherwise. Used for
-// fast screening (`--network ideal`) and to test the engine's scheduling logic in isolation from the
-// network model. Ranks sit on GPUs in order, node-major (rank r on node r / gpus_per_node).
+// its slowest tier: intra-node links when all members share a node, the NICs otherwise. A ring over
+// several nodes runs one channel through the NIC of each member on a node (NCCL's channels), so its
+// bandwidth is the members per node times each GPU's NIC share, capped by the intra-node links; an
+// all-to-all sends its off-node share through the GPU's own NIC share. Used for fast screening
+// (`--network ideal`) and to test the engine's scheduling logic in isolation from the network model.
+// Ranks sit on GPUs in order, node-major (rank r on node r / gpus_per_node).
 #ifndef TRAINSIM_SIM_ENGINE_IDEAL_TRANSPORT_H_
 #define TRAINSIM_SIM_ENGINE_IDEAL_TRANSPORT_H_
 
@@ -33,6 +36,16 @@ struct IdealTiers {
 
   // The tier that connects every rank of `ranks` (ranks on GPUs in order, node-major).
   IdealLinks connecting(const std::vector<int64_t>& ranks) const;
+  // Members of `ranks` on the node that holds the fewest of them (all of them on one node).
+  int64_t fewest_per_node(const std::vector<int64_t>& ranks) const;
+};
+
+// What a collective over one group runs on: the group's tier (IdealTiers::connecting), the
+// intra-node links and the members on the node holding the fewest of them.
+struct GroupLinks {
+  IdealLinks links;
+  IdealLinks intra;
+  int64_t per_node = 1;
 };
 
 // The tiers of `scenario`'s topology, host link and slow NICs (its stragglers).
@@ -49,6 +62,13 @@ class IdealTransport : public Transport {
   //   all-to-all      (n-1)/n S/B + (n-1) a       barrier                      2(n-1) a
   static double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes,
                              const IdealLinks& links);
+  // The same over a group spanning nodes with m members on the fewest-populated node: rings at
+  // B = min(intra, m x the NIC share); an all-to-all's (m-1)/n S within the node and (n-m)/n S through
+  // the NIC share, whichever takes longer.
+  static double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes,
+                             const GroupLinks& group);
+  // The group of `members` on `tiers`.
+  static GroupLinks group_links(const IdealTiers& tiers, const std::vector<int64_t>& members);
 
   void build_platform() override;
   simgrid::s4u::Host* host_of(int64_t rank) override;

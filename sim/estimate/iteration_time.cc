@@ -177,18 +177,19 @@ class StageTimer {
     }
   }
 
-  const engine::IdealLinks& group_tier(workload::GroupId group) {
+  const engine::GroupLinks& group_tier(workload::GroupId group) {
     const auto key = std::make_pair(static_cast<int>(group.kind), group.index);
     auto it = group_tiers_.find(key);
-    if (it == group_tiers_.end())
-      it = group_tiers_.emplace(key, tiers_.connecting(plan_.members(group))).first;
+    if (it == group_tiers_.end()) {
+      it = group_tiers_.emplace(key, engine::IdealTransport::group_links(tiers_, plan_.members(group))).first;
+    }
     return it->second;
   }
 
   const workload::ParallelPlan& plan_;
   const cost::ComputeModel& compute_;
   engine::IdealTiers tiers_;
-  std::map<std::pair<int, int32_t>, engine::IdealLinks> group_tiers_;
+  std::map<std::pair<int, int32_t>, engine::GroupLinks> group_tiers_;
 };
 
 // The stages worth building: the first (embedding, most micro-batches in flight), the last (LM

@@ -381,8 +381,7 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
       d.error(a.training, "training",
               fmt::format("global_batch {} must be a multiple of micro_batch·dp = {}·{} = {}", t.global_batch,
                           t.micro_batch, p.dp, per_step));
-    } else if (chunked_schedule(p.schedule) && p.schedule != Schedule::kZbV && p.vpp > 1 &&
-               (t.global_batch / per_step) % p.pp != 0) {
+    } else if (micro_batches_multiple_of_pp(p.schedule, p.vpp) && (t.global_batch / per_step) % p.pp != 0) {
       d.error(a.training, "training",
               fmt::format("the {} schedule with vpp {} needs the {} micro-batches per replica to be a "
                           "multiple of pp {} (Megatron's rule); change global_batch or micro_batch",

@@ -4,6 +4,7 @@
 #define TRAINSIM_SIM_CONFIG_TYPES_H_
 
 #include <array>
+#include <cstdint>
 #include <string_view>
 #include <utility>
 
@@ -17,6 +18,11 @@ enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble, kZbV };
 // Schedules that may run vpp > 1 model chunks per pipeline stage.
 constexpr bool chunked_schedule(Schedule s) {
   return s == Schedule::kInterleaved || s == Schedule::kZeroBubble || s == Schedule::kZbV;
+}
+// Whether `s` with `vpp` chunks per stage needs the micro-batches per replica to be a multiple of pp:
+// the chunked schedules in Megatron's order (Narayanan et al. 2021, Sec. 2.2.2), not ZB-V's V.
+constexpr bool micro_batches_multiple_of_pp(Schedule s, int64_t vpp) {
+  return chunked_schedule(s) && s != Schedule::kZbV && vpp > 1;
 }
 // Schedules that split each backward into input- and weight-gradient passes.
 constexpr bool split_backward_schedule(Schedule s) {

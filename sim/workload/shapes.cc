@@ -109,7 +109,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   } else {
     require(s.vpp == 1, "parallelism.vpp", "vpp > 1 needs schedule: interleaved, zero-bubble or zb-v");
   }
-  if (s.vpp > 1 && !s.v_shape) {
+  if (config::micro_batches_multiple_of_pp(p.schedule, s.vpp)) {
     require(divides(s.pp, s.micro_batches), "training.global_batch",
             fmt::format("with vpp > 1 the micro-batches per replica ({}) must be a multiple of pp ({}) "
                         "(Narayanan et al. 2021, Sec. 2.2.2)",

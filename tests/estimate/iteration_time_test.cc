@@ -209,8 +209,9 @@ TEST(IterationTime, ZeroBubbleBeatsOneFOneBMostWithFewMicroBatches) {
 // most of the iteration).
 TEST(IterationTime, ExpertParallelismSavesMemoryAndImbalanceStretchesTheExperts) {
   const auto run = [](int ep, double capacity) {
-    return estimate(load("10-mixtral-8x7b-64xh100.yaml", {fmt::format("parallelism.ep={}", ep),
-                                                           fmt::format("model.moe.capacity_factor={}", capacity)}));
+    return estimate(
+        load("10-mixtral-8x7b-64xh100.yaml",
+             {fmt::format("parallelism.ep={}", ep), fmt::format("model.moe.capacity_factor={}", capacity)}));
   };
   EXPECT_FALSE(run(1, 1).fits);
   double previous = run(1, 1).peak_hbm_bytes;

@@ -50,14 +50,14 @@ double memory_lower_bound_bytes(const config::Scenario& scenario) {
         .total();
   };
 
-  // Per layer in flight: the lighter of a dense and an MoE layer when the model has both kinds.
-  const bool activations_on_host = s.scheme == config::SequenceParallel::kFpdt;
-  const auto kept = [&s](const workload::LayerActivationBytes& act) {
+  // Per layer in flight: the lighter of the layer kinds the model has (dense, MoE).
+  const auto kept = [&s](bool moe) {
+    const workload::LayerActivationBytes act = workload::layer_activation_bytes(s, moe);
     return act.stash + (s.cpu_checkpointing ? 0.0 : act.input);
   };
-  double per_layer = kept(workload::layer_activation_bytes(s, s.experts > 0 && s.dense_layers == 0));
-  if (s.experts > 0) per_layer = std::min(per_layer, kept(workload::layer_activation_bytes(s, true)));
-  if (activations_on_host) per_layer = 0;
+  double per_layer = s.experts == 0 ? kept(false) : kept(true);
+  if (s.experts > 0 && s.dense_layers > 0) per_layer = std::min(per_layer, kept(false));
+  if (s.scheme == config::SequenceParallel::kFpdt) per_layer = 0;  // activations live on the host
 
   double bound = 0;
   for (int64_t stage = 0; stage < s.pp; ++stage) {

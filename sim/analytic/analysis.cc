@@ -8,7 +8,6 @@
 
 #include "sim/analytic/bubble.h"
 #include "sim/workload/layout.h"
-#include "sim/workload/model_state.h"
 #include "sim/workload/plan.h"
 #include "sim/workload/shapes.h"
 
@@ -57,25 +56,13 @@ Analysis analyze(const config::Scenario& scenario) {
   a.bubble_fraction = pipeline_bubble_fraction(p.schedule, s.pp, s.micro_batches, s.vpp, shares);
   ActivationConfig row;
   const bool table2 = korthikanti_config(scenario, &row);
-  const workload::GroupKind dp = s.sp > 1 ? workload::GroupKind::kDpSp : workload::GroupKind::kDp;
-  const workload::GroupKind expert_group = s.sp > 1 ? workload::GroupKind::kEdpSp : workload::GroupKind::kEdp;
   for (int64_t stage = 0; stage < s.pp; ++stage) {
     StageAnalysis st;
     st.stage = stage;
     for (int64_t chunk = 0; chunk < s.vpp; ++chunk)
       st.layers += layout.layer_count[layout.virtual_stage(stage, chunk)];
     st.params_per_rank = workload::stage_params(s, layout, stage);
-    // Expert states are sharded over the expert-data-parallel group.
-    const int64_t experts = workload::stage_expert_params(s, layout, stage);
-    const auto state = [&](int64_t params, workload::GroupKind group) {
-      return zero_model_state(static_cast<double>(params), static_cast<double>(plan.group_size(group)),
-                              s.zero_stage, s.act_bytes,
-                              workload::optimizer_bytes_per_param(scenario.training.optimizer, s.act_bytes));
-    };
-    const ZeroModelState dense = state(st.params_per_rank - experts, dp);
-    const ZeroModelState expert = state(experts, expert_group);
-    st.model_state = {dense.weights + expert.weights, dense.gradients + expert.gradients,
-                      dense.optimizer + expert.optimizer};
+    st.model_state = stage_model_state(s, layout, plan, stage, scenario.training.optimizer);
     if (table2) {
       const double layer = korthikanti_layer_activation_bytes(row, static_cast<double>(m.seq_len), s.batch,
                                                               m.hidden, m.heads, s.tp);

@@ -148,8 +148,8 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
   }
 
   // Data parallelism and ZeRO; expert weights over their expert-data-parallel group.
-  const GroupKind dp = s.sp > 1 ? GroupKind::kDpSp : GroupKind::kDp;
-  const GroupKind edp = s.sp > 1 ? GroupKind::kEdpSp : GroupKind::kEdp;
+  const GroupKind dp = s.grad_group();
+  const GroupKind edp = s.expert_grad_group();
   const auto expert_params = static_cast<double>(workload::stage_expert_params(s, layout, stage));
   if (expert_params > 0 && plan.group_size(edp) > 1) {
     if (s.zero_stage == 0) {

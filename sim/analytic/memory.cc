@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/workload/model_state.h"
+
 namespace trainsim::analytic {
 
 double korthikanti_layer_activation_bytes(ActivationConfig config, double s, double b, double h, double a,
@@ -75,6 +77,21 @@ ZeroModelState zero_model_state(double params, double shards, int zero_stage, do
   z.gradients = weight_bytes * params / (zero_stage >= 2 ? shards : 1);
   z.optimizer = optimizer_bytes * params / (zero_stage >= 1 ? shards : 1);
   return z;
+}
+
+ZeroModelState stage_model_state(const workload::RankShapes& s, const workload::StageLayout& layout,
+                                 const workload::ParallelPlan& plan, int64_t stage,
+                                 config::Optimizer optimizer) {
+  const double optimizer_bytes = workload::optimizer_bytes_per_param(optimizer, s.act_bytes);
+  const auto state = [&](int64_t params, workload::GroupKind group) {
+    return zero_model_state(static_cast<double>(params), static_cast<double>(plan.group_size(group)),
+                            s.zero_stage, s.act_bytes, optimizer_bytes);
+  };
+  const int64_t experts = workload::stage_expert_params(s, layout, stage);
+  const ZeroModelState dense = state(workload::stage_params(s, layout, stage) - experts, s.grad_group());
+  const ZeroModelState expert = state(experts, s.expert_grad_group());
+  return {dense.weights + expert.weights, dense.gradients + expert.gradients,
+          dense.optimizer + expert.optimizer};
 }
 
 FpdtMemory fpdt_memory(const config::Scenario& scenario) {

@@ -6,6 +6,9 @@
 #include <cstdint>
 
 #include "sim/config/scenario.h"
+#include "sim/workload/layout.h"
+#include "sim/workload/plan.h"
+#include "sim/workload/shapes.h"
 
 namespace trainsim::analytic {
 
@@ -46,6 +49,11 @@ struct ZeroModelState {
 };
 ZeroModelState zero_model_state(double params, double shards, int zero_stage, double weight_bytes,
                                 double optimizer_bytes);
+// The same for one rank of `stage`: its dense parameters sharded over the data-parallel group, its
+// expert parameters over the expert-data-parallel group.
+ZeroModelState stage_model_state(const workload::RankShapes& shapes, const workload::StageLayout& layout,
+                                 const workload::ParallelPlan& plan, int64_t stage,
+                                 config::Optimizer optimizer);
 
 // FPDT quantities of seed-papers.md A9 for one GPU (b = micro_batch, e = activation bytes):
 struct FpdtMemory {

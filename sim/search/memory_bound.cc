@@ -6,7 +6,6 @@
 #include "sim/analytic/memory.h"
 #include "sim/workload/activations.h"
 #include "sim/workload/layout.h"
-#include "sim/workload/model_state.h"
 #include "sim/workload/pipeline_schedule.h"
 #include "sim/workload/plan.h"
 #include "sim/workload/shapes.h"
@@ -39,17 +38,6 @@ double memory_lower_bound_bytes(const config::Scenario& scenario) {
   const workload::ParallelPlan plan = workload::make_plan(scenario);
   const workload::RankShapes s = workload::derive_shapes(scenario, plan);
   const workload::StageLayout layout = workload::partition_layers(s);
-  const workload::GroupKind shard_group = s.sp > 1 ? workload::GroupKind::kDpSp : workload::GroupKind::kDp;
-  const workload::GroupKind expert_group = s.sp > 1 ? workload::GroupKind::kEdpSp : workload::GroupKind::kEdp;
-  const double optimizer_bytes =
-      workload::optimizer_bytes_per_param(scenario.training.optimizer, s.act_bytes);
-  const auto model_state = [&](int64_t params, workload::GroupKind group) {
-    return analytic::zero_model_state(static_cast<double>(params),
-                                      static_cast<double>(plan.group_size(group)), s.zero_stage, s.act_bytes,
-                                      optimizer_bytes)
-        .total();
-  };
-
   // Per layer in flight: the lighter of the layer kinds the model has (dense, MoE).
   const auto kept = [&s](bool moe) {
     const workload::LayerActivationBytes act = workload::layer_activation_bytes(s, moe);
@@ -61,9 +49,8 @@ double memory_lower_bound_bytes(const config::Scenario& scenario) {
 
   double bound = 0;
   for (int64_t stage = 0; stage < s.pp; ++stage) {
-    const int64_t experts = workload::stage_expert_params(s, layout, stage);
-    const double state = model_state(workload::stage_params(s, layout, stage) - experts, shard_group) +
-                         model_state(experts, expert_group);
+    const double state =
+        analytic::stage_model_state(s, layout, plan, stage, scenario.training.optimizer).total();
     const double activations =
         per_layer > 0 ? static_cast<double>(most_layers_in_flight(scenario, s, layout, stage)) * per_layer
                       : 0.0;

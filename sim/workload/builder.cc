@@ -185,13 +185,13 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
   graph.info.micro_batches = s.micro_batches;
   GraphWriter w(graph, plan, rank, scenario.training.dtype);
   const config::Parallelism& p = scenario.parallelism;
-  const GroupKind grad_group = s.sp > 1 ? GroupKind::kDpSp : GroupKind::kDp;
+  const GroupKind grad_group = s.grad_group();
   const std::vector<PipelineStep> steps = pipeline_schedule(p.schedule, s.pp, stage, s.vpp, s.micro_batches);
   GradientSync grads(w, s.zero_stage, grad_group, p.dp_bucket_bytes, p.overlap_grad_reduce, s.grad_bytes,
                      s.act_bytes);
   // Expert weights have their own buckets, reduced over the expert-data-parallel group (Megatron's
   // expert gradient buffers).
-  const GroupKind expert_group = s.sp > 1 ? GroupKind::kEdpSp : GroupKind::kEdp;
+  const GroupKind expert_group = s.expert_grad_group();
   std::optional<GradientSync> expert_grads;
   if (s.experts > 0) {
     expert_grads.emplace(w, s.zero_stage, expert_group, p.dp_bucket_bytes, p.overlap_grad_reduce,

@@ -42,6 +42,10 @@ struct RankShapes {
   config::SequenceParallel scheme = config::SequenceParallel::kNone;
   int64_t tp = 1, sp = 1, dp = 1, pp = 1, vpp = 1;
   bool v_shape = false;  // ZB-V: stage s runs virtual stages s and 2pp - 1 - s (layout.h)
+  // Where gradients are reduced and ZeRO shards live: dp, or dp_sp when sp > 1; and the same for
+  // expert weights over their expert-data-parallel group (edp, edp_sp).
+  GroupKind grad_group() const { return sp > 1 ? GroupKind::kDpSp : GroupKind::kDp; }
+  GroupKind expert_grad_group() const { return sp > 1 ? GroupKind::kEdpSp : GroupKind::kEdp; }
   // Whether the LM head runs on the embedding's stage (a tied head then reuses its matrix).
   bool head_beside_embedding() const { return pp == 1 || v_shape; }
   bool megatron_sp = false;  // norm/dropout/residual regions sharded along the sequence over TP

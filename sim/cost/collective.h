@@ -27,7 +27,10 @@
 //   nvls          NVLink SHARP in the NVSwitch: every GPU sends and receives S(N+1)/N once;
 //                 all-reduce inside one node whose topology has `intra.nvls`.
 //   pairwise      all-to-all: every ordered pair exchanges S/N, all at once; N-1 steps of the mean
-//                 path latency.
+//                 path latency. Across nodes the pairs are coarsened to one flow per source GPU and
+//                 destination node (to its member of the same local position, with what the source
+//                 sends that node), so an all-to-all over k nodes of g GPUs is k g (g - 1 + k - 1)
+//                 flows, not k g (k g - 1), with the same bytes through every NIC.
 //   direct        send/recv: member i sends S to member i+1 (cyclic, as nccl-tests sendrecv).
 // Barrier is the latency of the all-reduce the auto rule picks for 0 bytes, without flows.
 //

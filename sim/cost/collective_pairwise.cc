@@ -5,13 +5,32 @@ namespace trainsim::cost::internal {
 
 std::vector<Phase> pairwise_phases(const Group& group, double bytes, const StepLatency& step) {
   const int n = group.size();
-  Phase phase;
+  const double share = bytes / n;
+  // Every ordered pair, for the latency: N-1 steps of the mean path latency.
+  Phase pairs;
   for (int i = 0; i < n; ++i) {
-    for (int r = 1; r < n; ++r) {
-      phase.flows.push_back({group.members[i], group.members[(i + r) % n], bytes / n});
+    for (int r = 1; r < n; ++r) pairs.flows.push_back({group.members[i], group.members[(i + r) % n], share});
+  }
+  // The flows: every pair inside a node; across nodes, one flow per source GPU and destination
+  // node, to the destination's member of the same local position (rail-aligned, as NCCL's PXN
+  // sends through the NIC on the destination's rail), carrying what the source sends that node's
+  // members. Each GPU's NIC sends and receives what it would with the N(N-1) pair flows (exactly
+  // when the nodes hold equally many members), in N x nodes flows instead.
+  Phase phase;
+  phase.latency_s = (n - 1) * step.mean(pairs.flows);
+  for (const std::vector<int>& from : group.nodes) {
+    for (const std::vector<int>& to : group.nodes) {
+      for (size_t a = 0; a < from.size(); ++a) {
+        if (&from == &to) {
+          for (size_t b = 0; b < to.size(); ++b) {
+            if (a != b) phase.flows.push_back({from[a], to[b], share});
+          }
+        } else {
+          phase.flows.push_back({from[a], to[a % to.size()], share * static_cast<double>(to.size())});
+        }
+      }
     }
   }
-  phase.latency_s = (n - 1) * step.mean(phase.flows);
   return {phase};
 }
 

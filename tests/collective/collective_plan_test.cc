@@ -154,10 +154,14 @@ TEST(CollectivePlan, NvlsOnlyInsideAnNvlsNode) {
 TEST(CollectivePlan, PairwiseAllToAllAndSendRecv) {
   const CollectiveSchedule a = plan_collective(CollectiveKind::kAllToAll, range(2, 4), 8e6, machine());
   EXPECT_EQ(a.algorithm, Algorithm::kPairwise);
-  EXPECT_EQ(a.phases.at(0).flows.size(), 12u);
-  for (const Flow& f : a.phases[0].flows) EXPECT_DOUBLE_EQ(f.bytes, 2e6);
-  // GPUs 2..5: 2 and 3 on node 0, 4 and 5 on node 1; 3 steps of the mean latency (4 of the 12
-  // pairs inside a node).
+  // GPUs 2..5: 2 and 3 on node 0, 4 and 5 on node 1. Inside a node every pair exchanges S/4; across
+  // nodes each GPU sends what it has for the other node's two GPUs to the one in its own position.
+  const std::map<std::pair<int, int>, double> edges = by_edge(a.phases.at(0));
+  const std::map<std::pair<int, int>, double> expected = {{{2, 3}, 2e6}, {{3, 2}, 2e6}, {{4, 5}, 2e6},
+                                                          {{5, 4}, 2e6}, {{2, 4}, 4e6}, {{3, 5}, 4e6},
+                                                          {{4, 2}, 4e6}, {{5, 3}, 4e6}};
+  EXPECT_EQ(edges, expected);
+  // 3 steps of the mean latency over all 12 pairs (4 of them inside a node).
   EXPECT_DOUBLE_EQ(a.phases[0].latency_s, 3 * (4 * kIntraLatency + 8 * kInterLatency) / 12);
   const CollectiveSchedule s = plan_collective(CollectiveKind::kSendRecv, {3, 9}, 1e6, machine());
   EXPECT_EQ(s.algorithm, Algorithm::kDirect);

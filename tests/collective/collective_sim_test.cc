@@ -61,6 +61,25 @@ TEST_F(CollectiveSimTest, NvlsAndPairwiseOnOneNodeMatchTheirFormulas) {
   EXPECT_NEAR(t.at(1), a2a_expected, 0.01 * a2a_expected);
 }
 
+// An all-to-all over 4 nodes of 2 GPUs on non-blocking rails: every NIC carries the 6/8 of S its GPU
+// sends to the other nodes (the coarsened flows, one per GPU and destination node, load the NICs as
+// the pairs would).
+TEST_F(CollectiveSimTest, AllToAllAcrossNodesIsBoundByTheNics) {
+  build("rail");
+  const CollectiveSchedule a2a = plan_collective(CollectiveKind::kAllToAll, gpus(8), kGiB, model_);
+  EXPECT_EQ(a2a.phases.at(0).flows.size(), 8u * (1 + 3));
+  const double expected = a2a.phases.at(0).latency_s + 6.0 / 8 * kGiB / 25e9;
+  EXPECT_NEAR(simulate({a2a}).at(0), expected, 0.01 * expected);
+}
+
+// The same on the 2:1 fat tree: the 4 GPUs under a leaf send S/2 each across its 50 GB/s uplink.
+TEST_F(CollectiveSimTest, AllToAllAcrossAnOversubscribedTreeIsBoundByTheBisection) {
+  build("fat-tree");
+  const CollectiveSchedule a2a = plan_collective(CollectiveKind::kAllToAll, gpus(8), kGiB, model_);
+  const double expected = a2a.phases.at(0).latency_s + 4 * kGiB / 2 / 50e9;
+  EXPECT_NEAR(simulate({a2a}).at(0), expected, 0.01 * expected);
+}
+
 // Two channels around 4 nodes of 2 GPUs: every NIC carries one ring's 2 (N-1)/N S/2 each way.
 TEST_F(CollectiveSimTest, RingAllReduceAcrossNodesIsBoundByTheNics) {
   build("fat-tree");

@@ -1,5 +1,7 @@
 #include "sim/analytic/comm_volume.h"
 
+#include <array>
+
 #include "sim/workload/layout.h"
 #include "sim/workload/plan.h"
 #include "sim/workload/shapes.h"
@@ -12,8 +14,16 @@ using workload::GroupKind;
 
 struct Collector {
   std::vector<ExpectedComm> entries;
+  // Calls of one size from one source add up in one entry.
   void add(CommKind kind, GroupKind group, double calls, double bytes, const char* source) {
     if (calls <= 0 || bytes <= 0) return;
+    for (ExpectedComm& x : entries) {
+      if (x.kind == kind && x.group == group && x.bytes_per_call == bytes && x.source == source) {
+        x.calls += calls;
+        x.volume_bytes += calls * bytes * workload::volume_factor(kind);
+        return;
+      }
+    }
     entries.push_back({kind, group, calls, bytes, calls * bytes * workload::volume_factor(kind), source});
   }
   void add_volume(CommKind kind, GroupKind group, double volume, const char* source) {
@@ -51,33 +61,58 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
   const double per_token = 4.0 * s.batch * s.tokens;
   Collector c;
 
-  // Tensor parallelism.
+  // Tensor parallelism. MLA with a query latent gathers (or reduces) the latents where the dense QKV
+  // GEMM gathers the hidden state: its attention block moves hidden states only around the output
+  // projection (workload/mla.cc).
+  const bool latent_queries = s.mla() && s.q_lora_rank > 0;
+  const double recomputed = full ? 1 : 0;
+  // Bytes of one rank's b x tokens tokens of `width` elements each.
+  const auto token_message = [&s, e](int64_t width) {
+    return e * static_cast<double>(s.batch * s.tokens * width);
+  };
+  const int64_t kv_latent = s.kv_lora_rank + s.rope_head_dim;
   if (s.tp > 1) {
     if (s.megatron_sp) {
       // Per layer and micro-batch: the attention block and a dense (or shared-expert) MLP each gather
       // 3 times and reduce-scatter twice (once more each with full recompute); the routed experts
-      // gather and reduce-scatter their tokens twice each.
-      const double tp_blocks = 2 * layers - (s.shared_experts > 0 ? 0 : moe_layers);
+      // gather and reduce-scatter their tokens twice each. An MLA block gathers each latent twice
+      // (once more with full recompute) and reduce-scatters its gradient once.
+      const double mlp_blocks = layers - (s.shared_experts > 0 ? 0 : moe_layers);
+      const double attention_gathers = latent_queries ? 1 : 3 + recomputed;
+      const double attention_scatters = latent_queries ? 1 + recomputed : 2 + recomputed;
       const double experts_message = e * static_cast<double>(s.local_experts * s.expert_rows) * s.hidden;
-      c.add(CommKind::kAllGather, GroupKind::kTp, g * (tp_blocks * (3 + (full ? 1 : 0)) + ends), tp_message,
-            "layers");
-      c.add(CommKind::kReduceScatter, GroupKind::kTp, g * (tp_blocks * (2 + (full ? 1 : 0)) + ends),
-            tp_message, "layers");
+      c.add(CommKind::kAllGather, GroupKind::kTp,
+            g * (layers * attention_gathers + mlp_blocks * (3 + recomputed) + ends), tp_message, "layers");
+      c.add(CommKind::kReduceScatter, GroupKind::kTp,
+            g * (layers * attention_scatters + mlp_blocks * (2 + recomputed) + ends), tp_message, "layers");
+      if (s.mla()) {
+        for (const int64_t width : {kv_latent, s.q_lora_rank}) {
+          c.add(CommKind::kAllGather, GroupKind::kTp, g * layers * (2 + recomputed), token_message(width),
+                "MLA latents");
+          c.add(CommKind::kReduceScatter, GroupKind::kTp, g * layers, token_message(width), "MLA latents");
+        }
+      }
       c.add(CommKind::kAllGather, GroupKind::kTp, g * moe_layers * (2 + (full ? 1 : 0)), experts_message,
             "expert tokens");
       c.add(CommKind::kReduceScatter, GroupKind::kTp, g * moe_layers * (2 + (full ? 1 : 0)), experts_message,
             "expert tokens");
-      const auto replicated = [](const workload::LayerParams& p) {
-        return static_cast<double>(p.norms + p.proj_bias + p.fc2_bias + p.router);
-      };
-      const double norms = (layers - moe_layers) * replicated(workload::layer_params(s)) +
-                           moe_layers * replicated(workload::layer_params(s, true)) +
-                           (head ? static_cast<double>(s.hidden * (s.norm_bias ? 2 : 1)) : 0.0);
+      const double norms =
+          (layers - moe_layers) * static_cast<double>(workload::layer_params(s).replicated()) +
+          moe_layers * static_cast<double>(workload::layer_params(s, true).replicated()) +
+          (head ? static_cast<double>(s.hidden * (s.norm_bias ? 2 : 1)) : 0.0);
       c.add(CommKind::kAllReduce, GroupKind::kTp, 1, norms * s.grad_bytes,
             "sequence-parallel norm gradients");
     } else {
-      c.add(CommKind::kAllReduce, GroupKind::kTp, g * (layers * (4 + (full ? 2 : 0)) + ends), tp_message,
-            "layers");
+      // Two all-reduces per block (one more with full recompute); an MLA block with a query latent
+      // all-reduces the latents' gradients instead of the hidden state's.
+      const double attention = latent_queries ? 1 + recomputed : 2 + recomputed;
+      c.add(CommKind::kAllReduce, GroupKind::kTp, g * (layers * (attention + 2 + recomputed) + ends),
+            tp_message, "layers");
+      if (s.mla()) {
+        for (const int64_t width : {kv_latent, s.q_lora_rank}) {
+          c.add(CommKind::kAllReduce, GroupKind::kTp, g * layers, token_message(width), "MLA latents");
+        }
+      }
     }
     if (head) c.add(CommKind::kAllReduce, GroupKind::kTp, 3 * g, per_token, "vocab-parallel cross entropy");
   }
@@ -90,19 +125,23 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
   }
 
   // Sequence parallelism.
-  const double q_message = e * s.batch * s.tokens * s.qkv_heads * s.head_dim;
-  const double kv_message = e * s.batch * s.tokens * s.qkv_kv_heads * s.head_dim;
+  // Ulysses and FPDT move q, k, v and the output (or their gradients) once per pass.
+  const std::array<double, 4> qkvo_messages = {
+      token_message(s.q_width()), token_message(s.qkv_kv_heads * s.qk_head_dim()),
+      token_message(s.qkv_kv_heads * s.v_head_dim), token_message(s.attn_out_width())};
   const double passes = 2 + (full ? 1 : 0);  // forward, backward, recomputed forward
   if (s.sp > 1) {
     switch (s.scheme) {
       case SequenceParallel::kUlysses:
-        c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * 2 * passes, q_message, "layers");
-        c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * 2 * passes, kv_message, "layers");
+        for (const double message : qkvo_messages) {
+          c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * passes, message, "layers");
+        }
         if (head) c.add(CommKind::kAllGather, GroupKind::kSp, g, 4.0 * s.batch * s.seq, "loss");
         break;
       case SequenceParallel::kRing: {
         const double p = static_cast<double>(s.sp);
-        const double kv = 2.0 * e * s.batch * s.tokens * s.attn_kv_heads * s.head_dim;
+        const double kv = e * static_cast<double>(s.batch * s.tokens * s.attn_kv_heads) *
+                          static_cast<double>(s.qk_head_dim() + s.v_head_dim);
         c.add_p2p(GroupKind::kSp, g * layers * (p - 1) * (full ? 2 : 1), kv, "ring attention forward");
         c.add_p2p(GroupKind::kSp, g * layers * 2, kv, "ring attention backward");
         c.add_p2p(GroupKind::kSp, g * layers * (p - 2), 2 * kv, "ring attention backward");
@@ -111,8 +150,9 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
       }
       case SequenceParallel::kFpdt: {
         const double u = static_cast<double>(s.fpdt_chunks);
-        c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * 2 * u * passes, q_message / u, "layers");
-        c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * 2 * u * passes, kv_message / u, "layers");
+        for (const double message : qkvo_messages) {
+          c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * u * passes, message / u, "layers");
+        }
         if (head) c.add(CommKind::kAllGather, GroupKind::kSp, g, 4.0 * s.batch * s.seq, "loss");
         if (s.fpdt_offload && plan.world_size() > 1) {
           c.add(CommKind::kBarrier, GroupKind::kWorld, g * layers * (u * (full ? 2 : 1) + 2 * u - 1), 4,

@@ -1,5 +1,7 @@
 #include "sim/analytic/flops.h"
 
+#include "sim/analytic/params.h"
+
 namespace trainsim::analytic {
 
 IterationFlops iteration_flops(const config::Scenario& scenario) {
@@ -7,12 +9,15 @@ IterationFlops iteration_flops(const config::Scenario& scenario) {
   const double b = static_cast<double>(scenario.training.global_batch);
   const double s = static_cast<double>(m.seq_len), h = static_cast<double>(m.hidden);
   const double d = static_cast<double>(m.head_dim), f = static_cast<double>(m.ffn_hidden);
-  const double heads = static_cast<double>(m.heads), kv = static_cast<double>(m.kv_heads);
+  const double heads = static_cast<double>(m.heads);
   const double branches = m.activation == config::Activation::kSwiglu ? 2 : 1;
   const double fc1 = f * branches;
-  const double projections = h * (heads + 2 * kv) * d + heads * d * h;
+  const auto projections = static_cast<double>(attention_matmul_params(m));
   const double linear = projections + h * fc1 + f * h;
-  const double attention = 4 * s * s * heads * d;
+  // QK^T over query/key heads of d (+ rope) and PV over value heads (d_v): 2*s^2*heads*(d_qk + d_v).
+  const double qk_dim = d + static_cast<double>(m.mla.rope_head_dim);
+  const double v_dim = m.mla.enabled() ? static_cast<double>(m.mla.v_head_dim) : d;
+  const double attention = 2 * s * s * heads * (qk_dim + v_dim);
   // An MoE layer's matmuls: the router, and the MLPs of the top_k routed and the shared experts.
   double moe_layers = 0;
   double moe_linear = 0;

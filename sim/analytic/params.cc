@@ -2,13 +2,27 @@
 
 namespace trainsim::analytic {
 
+int64_t attention_matmul_params(const config::Model& m) {
+  const int64_t h = m.hidden, d = m.head_dim, heads = m.heads;
+  if (!m.mla.enabled()) return h * (heads + 2 * m.kv_heads) * d + heads * d * h;
+  const config::Mla& a = m.mla;
+  const int64_t qk = d + a.rope_head_dim;
+  const int64_t queries = a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank * heads * qk : h * heads * qk;
+  const int64_t keys_values =
+      h * (a.kv_lora_rank + a.rope_head_dim) + a.kv_lora_rank * heads * (d + a.v_head_dim);
+  return queries + keys_values + heads * a.v_head_dim * h;
+}
+
 ParameterCount parameter_count(const config::Model& m) {
   const int64_t h = m.hidden, d = m.head_dim, f = m.ffn_hidden;
   const int64_t qkv = (m.heads + 2 * m.kv_heads) * d;
   const int64_t fc1 = f * (m.activation == config::Activation::kSwiglu ? 2 : 1);
   const int64_t norm = h * (m.norm == config::Norm::kLayerNorm ? 2 : 1);
+  // MLA normalises its latents (RMSNorm, weights only); it has no biases (scenario rule).
+  const int64_t latent_norms = m.mla.enabled() ? m.mla.q_lora_rank + m.mla.kv_lora_rank : 0;
   ParameterCount p;
-  const int64_t attention = h * qkv + m.heads * d * h + 2 * norm + (m.linear_bias ? qkv + h : 0);
+  const int64_t attention =
+      attention_matmul_params(m) + 2 * norm + latent_norms + (m.linear_bias ? qkv + h : 0);
   p.per_layer = attention + h * fc1 + f * h + (m.linear_bias ? fc1 + h : 0);
   p.embedding =
       m.vocab * h + (m.position_embedding == config::PositionEmbedding::kLearned ? m.seq_len * h : 0);

@@ -13,7 +13,9 @@ namespace trainsim::analytic {
 // (2h for LayerNorm). Plus the word embedding V*h, learned positions s*h, the final norm and an
 // untied LM head V*h. An MoE layer (config::Moe) has instead of FC1 and FC2 a router h*E and
 // E + shared experts of h*f_e (2x for SwiGLU) + f_e*h; only top_k + shared of them are active per
-// token.
+// token. With multi-head latent attention (config::Mla) the QKV GEMM becomes the down projections
+// h*(q_lora + kv_lora + r) (h*H*(d + r) for queries without a latent), the up projections
+// q_lora*H*(d + r) + kv_lora*H*(d + d_v) and the latents' norms; the projection is H*d_v*h.
 struct ParameterCount {
   int64_t per_layer = 0;      // a dense layer
   int64_t per_moe_layer = 0;  // an MoE layer (0 for a dense model)
@@ -25,6 +27,10 @@ struct ParameterCount {
   int64_t total = 0;
 };
 ParameterCount parameter_count(const config::Model& model);
+
+// Weights of one layer's attention GEMMs (QKV or MLA's down and up projections, and the output
+// projection): the matmul parameters each token multiplies by, twice per FLOP.
+int64_t attention_matmul_params(const config::Model& model);
 
 // Narayanan et al. 2021 (ground-truth.md A.7): P = 12*l*h^2*(1 + 13/(12h) + (V + s)/(12*l*h)), for
 // GPT-style models (MHA, 4h GeLU MLP, biases, LayerNorm, learned positions, tied embeddings). It

@@ -39,6 +39,14 @@ void emit_model(YAML::Emitter& out, const Model& m) {
     out << YAML::Key << "dense_layers" << YAML::Value << m.moe.dense_layers;
     out << YAML::EndMap;
   }
+  if (m.mla.enabled()) {
+    out << YAML::Key << "mla" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "kv_lora_rank" << YAML::Value << m.mla.kv_lora_rank;
+    out << YAML::Key << "q_lora_rank" << YAML::Value << m.mla.q_lora_rank;
+    out << YAML::Key << "rope_head_dim" << YAML::Value << m.mla.rope_head_dim;
+    out << YAML::Key << "v_head_dim" << YAML::Value << m.mla.v_head_dim;
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
 }
 

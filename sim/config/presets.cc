@@ -28,6 +28,13 @@ Model moe(Model m, Moe experts) {
   return m;
 }
 
+// A DeepSeek model: MoE layers and multi-head latent attention.
+Model deepseek(Model m, Moe experts, Mla attention) {
+  m.moe = experts;
+  m.mla = attention;
+  return m;
+}
+
 // GPT-NeoX: as GPT but rotary positions and untied embeddings.
 Model neox(std::string_view name, Shape s) {
   Model m = gpt(name, s);
@@ -65,6 +72,14 @@ constexpr std::string_view kQwen3Moe =
 constexpr std::string_view kDeepSeekMoe =
     "Dai et al. 2024, DeepSeekMoE (arXiv 2401.06066), and deepseek-ai/deepseek-moe-16b-base config.json "
     "(64 routed + 2 shared experts of 1408, top 6, first layer dense of 10944)";
+constexpr std::string_view kDeepSeekV2 =
+    "DeepSeek-AI 2024, DeepSeek-V2 (arXiv 2405.04434), Sec. 3.1 and the released config.json of "
+    "deepseek-ai/DeepSeek-V2 and DeepSeek-V2-Lite (MLA: kv_lora_rank 512, qk_rope_head_dim 64, q_lora_rank "
+    "1536 or none; 160/64 routed + 2 shared experts, top 6, first layer dense); pre-training seq_len 4096";
+constexpr std::string_view kDeepSeekV3 =
+    "DeepSeek-AI 2024, DeepSeek-V3 Technical Report (arXiv 2412.19437), Sec. 4.2 and config.json (MLA as "
+    "V2; 256 routed + 1 shared expert of 2048, top 8, first 3 layers dense; the multi-token prediction "
+    "module is not part of the preset); pre-training seq_len 4096";
 constexpr std::string_view kNeox = "EleutherAI/gpt-neox configs/*.yml (vocab padded to 50304; 20B: 50432)";
 
 std::vector<ModelPreset> make_presets() {
@@ -117,6 +132,16 @@ std::vector<ModelPreset> make_presets() {
       moe(llama("qwen3-30b-a3b", {48, 2048, 32, 4, 128, 6144, 151936, 4096}), {128, 8, 768, 0, 1.0, 0}));
   add("deepseek-moe-16b", kDeepSeekMoe,
       moe(llama("deepseek-moe-16b", {28, 2048, 16, 16, 128, 10944, 102400, 4096}), {64, 6, 1408, 2, 1.0, 1}));
+  // Multi-head latent attention: {kv_lora_rank, q_lora_rank, rope_head_dim, v_head_dim}.
+  add("deepseek-v2-lite", kDeepSeekV2,
+      deepseek(llama("deepseek-v2-lite", {27, 2048, 16, 16, 128, 10944, 102400, 4096}),
+               {64, 6, 1408, 2, 1.0, 1}, {512, 0, 64, 128}));
+  add("deepseek-v2", kDeepSeekV2,
+      deepseek(llama("deepseek-v2", {60, 5120, 128, 128, 128, 12288, 102400, 4096}),
+               {160, 6, 1536, 2, 1.0, 1}, {512, 1536, 64, 128}));
+  add("deepseek-v3", kDeepSeekV3,
+      deepseek(llama("deepseek-v3", {61, 7168, 128, 128, 128, 18432, 129280, 4096}),
+               {256, 8, 2048, 1, 1.0, 3}, {512, 1536, 64, 128}));
   // GPT-NeoX configurations (the sizes the communication-characteristics study draws from).
   add("gpt-neox-125m", kNeox, neox("gpt-neox-125m", {12, 768, 12, 12, 64, 3072, 50304, 2048}));
   add("gpt-neox-350m", kNeox, neox("gpt-neox-350m", {24, 1024, 16, 16, 64, 4096, 50304, 2048}));

@@ -36,6 +36,20 @@ struct Moe {
   bool enabled() const { return experts > 0; }
 };
 
+// Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434; Megatron-Core MLASelfAttention):
+// keys and values are projected down to one `kv_lora_rank` latent per token (plus one shared
+// rotary key of `rope_head_dim`), normalised, then projected up to every head; queries likewise
+// through `q_lora_rank` when it is set, or straight from the hidden state. Each query/key head has
+// head_dim + rope_head_dim dimensions, each value head v_head_dim.
+struct Mla {
+  int64_t kv_lora_rank = 0;   // 0: standard attention
+  int64_t q_lora_rank = 0;    // 0: queries projected directly (DeepSeek-V2-Lite)
+  int64_t rope_head_dim = 0;  // rotary part of every query/key head (qk_rope_head_dim)
+  int64_t v_head_dim = 0;     // value head size (default head_dim)
+
+  bool enabled() const { return kv_lora_rank > 0; }
+};
+
 // Transformer shape. All counts are exact; `seq_len` is in tokens.
 struct Model {
   std::string preset;  // the preset it was expanded from, empty when fully explicit
@@ -43,7 +57,7 @@ struct Model {
   int64_t hidden = 0;
   int64_t heads = 0;
   int64_t kv_heads = 0;    // == heads for multi-head attention, fewer for GQA
-  int64_t head_dim = 0;    // usually hidden / heads
+  int64_t head_dim = 0;    // usually hidden / heads; with MLA the non-rotary query/key part
   int64_t ffn_hidden = 0;  // intermediate size of the MLP (per branch for SwiGLU)
   int64_t vocab = 0;
   int64_t seq_len = 0;
@@ -53,6 +67,7 @@ struct Model {
   bool tied_embeddings = true;  // input embedding and LM head share one matrix
   bool linear_bias = true;      // QKV, projection and MLP GEMMs carry a bias
   Moe moe;
+  Mla mla;
 
   bool moe_layer(int64_t layer) const { return moe.enabled() && layer >= moe.dense_layers; }
 };

@@ -75,6 +75,36 @@ void check_moe(MapReader& m, Model& out) {
   }
 }
 
+void decode_mla(MapReader& m, Mla& out) {
+  if (out.enabled()) {
+    m.read("kv_lora_rank", out.kv_lora_rank, kDimension);
+  } else {
+    m.require("kv_lora_rank", out.kv_lora_rank, kDimension);
+  }
+  m.read("q_lora_rank", out.q_lora_rank, IntRange{0, kMaxModelDimension});
+  m.read("rope_head_dim", out.rope_head_dim, IntRange{0, kMaxModelDimension});
+  m.read("v_head_dim", out.v_head_dim, kDimension);
+  m.finish();
+}
+
+// Rules of the MLA section against the rest of the model.
+void check_mla(MapReader& m, Model& out) {
+  if (!out.mla.enabled()) return;
+  if (out.mla.v_head_dim == 0) out.mla.v_head_dim = out.head_dim;
+  const Node node = m.child("mla");
+  if (out.kv_heads != out.heads) {
+    node.error(
+        fmt::format("multi-head latent attention projects keys and values up to every head: "
+                    "kv_heads {} must equal heads {}",
+                    out.kv_heads, out.heads));
+  }
+  if (out.linear_bias) {
+    node.error(
+        "multi-head latent attention is modelled without linear biases (DeepSeek's); set "
+        "linear_bias: false");
+  }
+}
+
 void decode_model(MapReader& m, Model& out) {
   Diagnostics& diag = *m.node().diagnostics();
   std::string preset;
@@ -125,6 +155,10 @@ void decode_model(MapReader& m, Model& out) {
     MapReader r(moe);
     decode_moe(r, out.moe);
   }
+  if (const Node mla = m.child("mla"); mla.defined()) {
+    MapReader r(mla);
+    decode_mla(r, out.mla);
+  }
   m.finish();
   if (out.heads <= 0 || out.hidden <= 0 || diag.count() != errors_before) return;
   if (!kv_given && !from_preset) out.kv_heads = out.heads;
@@ -143,7 +177,10 @@ void decode_model(MapReader& m, Model& out) {
       out.ffn_hidden = 4 * out.hidden;
     }
   }
-  if (diag.count() == errors_before) check_moe(m, out);
+  if (diag.count() == errors_before) {
+    check_moe(m, out);
+    check_mla(m, out);
+  }
   if (out.kv_heads > out.heads || out.heads % out.kv_heads != 0) {
     m.node().error(
         fmt::format("kv_heads {} must divide heads {} (grouped-query attention shares each K/V "
@@ -351,6 +388,11 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
       plan_error(fmt::format("schedule {} needs pp > 1", to_string(p.schedule)));
     }
     check_experts(m, p, a.cluster_ok || a.dp_given, plan_error);
+    if (m.mla.enabled() && p.sequence_parallel == SequenceParallel::kFpdt) {
+      plan_error(
+          "multi-head latent attention with sequence_parallel: fpdt is not modelled (the FPDT chunk "
+          "loop projects standard Q/K/V); use ulysses or ring");
+    }
     if (split_backward_schedule(p.schedule) && p.sequence_parallel == SequenceParallel::kFpdt) {
       plan_error(
           fmt::format("schedule {} splits each backward into input- and weight-gradient passes, which the "

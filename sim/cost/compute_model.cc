@@ -56,8 +56,8 @@ double wave_efficiency(int64_t m, int64_t n, int64_t k, int64_t groups, int64_t 
 }  // namespace
 
 double attention_flops(const AttentionCall& c) {
-  const double forward =
-      4.0 * static_cast<double>(c.batch * c.heads * c.head_dim) * unmasked_pairs(c.q_len, c.kv_len, c.causal);
+  const double forward = 2.0 * static_cast<double>(c.batch * c.heads * (c.head_dim + c.v_dim())) *
+                         unmasked_pairs(c.q_len, c.kv_len, c.causal);
   return c.pass == AttentionPass::kForward ? forward : 2.5 * forward;
 }
 
@@ -124,7 +124,11 @@ double ComputeModel::attention_s(const AttentionCall& c) const {
   const double peak = peak_flops_per_s(c.dtype);
   std::vector<Sample3> samples;
   for (const config::AttentionSample& s : profile_.attention_samples) {
-    if (s.pass != c.pass || s.causal != c.causal || s.dtype != c.dtype || s.head_dim != c.head_dim) continue;
+    // Samples are measured with value heads of head_dim.
+    if (s.pass != c.pass || s.causal != c.causal || s.dtype != c.dtype || s.head_dim != c.head_dim ||
+        c.v_dim() != c.head_dim) {
+      continue;
+    }
     const AttentionCall sample{s.pass,     s.causal, s.dtype,  s.batch,   s.heads,
                                s.kv_heads, s.q_len,  s.kv_len, s.head_dim};
     samples.push_back({{static_cast<double>(s.q_len), static_cast<double>(s.kv_len),
@@ -152,9 +156,12 @@ double ComputeModel::attention_s(const AttentionCall& c) const {
                               "attention_backward_efficiency");
   // Flash kernels are compiled for head dims in steps of 32 (FlashAttention-2's HEADDIM_SWITCH: 32,
   // 64, 96, 128, ...); another head_dim runs in the next one up and does the padding's work too.
-  const double head_dim = static_cast<double>(c.head_dim);
-  const double padded = std::ceil(head_dim / kHeadDimStep) * kHeadDimStep;
-  return std::max(flops * (padded / head_dim) / (peak * efficiency), launch_s_);
+  const auto padded = [](int64_t dim) {
+    return std::ceil(static_cast<double>(dim) / kHeadDimStep) * kHeadDimStep;
+  };
+  const double padding =
+      (padded(c.head_dim) + padded(c.v_dim())) / static_cast<double>(c.head_dim + c.v_dim());
+  return std::max(flops * padding / (peak * efficiency), launch_s_);
 }
 
 double ComputeModel::memory_s(double bytes) const {

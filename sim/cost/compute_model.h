@@ -17,10 +17,12 @@ struct AttentionCall {
   bool causal = false;  // mask aligned to the bottom-right corner (the diagonal block when q == kv)
   config::Dtype dtype = config::Dtype::kBf16;
   int64_t batch = 1, heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_dim = 0;
+  int64_t value_dim = 0;  // of V and the output; 0: head_dim (MLA's differ)
+  int64_t v_dim() const { return value_dim > 0 ? value_dim : head_dim; }
 };
 
-// FLOPs a flash-attention kernel executes: forward 4·b·h·d·(unmasked query-key pairs), backward 2.5
-// times that (five matmuls against two).
+// FLOPs a flash-attention kernel executes: forward 2·b·h·(d + d_v)·(unmasked query-key pairs)
+// (QK^T and PV), backward 2.5 times that (five matmuls against two).
 double attention_flops(const AttentionCall& call);
 
 class ComputeModel {

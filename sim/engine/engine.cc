@@ -31,12 +31,14 @@ std::vector<double> compute_durations(const Graph& graph, const cost::ComputeMod
       case OpKind::kAttentionBackward: {
         const workload::AttentionShape& a = op.attention;
         if (!a.fused) {
-          // Unfused attention: batched GEMMs over the whole score matrix (each priced as one GEMM of
-          // the batch's rows, the score matrix being the output or input of every one), then the
-          // softmax/dropout passes over it.
+          // Unfused attention: batched GEMMs over the whole score matrix (QK^T over head_dim and PV
+          // over value_dim forward, each twice backward; each priced as one GEMM of the batch's rows,
+          // the score matrix being the output or input of every one), then the softmax/dropout passes
+          // over it.
           const int64_t rows = int64_t{a.batch} * a.heads * a.q_len;
-          const double bmm_s = compute.gemm_s(rows, a.kv_len, a.head_dim, op.dtype);
-          out[id] = (op.kind == OpKind::kAttentionForward ? 2 : 4) * bmm_s + compute.memory_s(op.bytes);
+          const double bmm_s = compute.gemm_s(rows, a.kv_len, a.head_dim, op.dtype) +
+                               compute.gemm_s(rows, a.kv_len, a.value_dim, op.dtype);
+          out[id] = (op.kind == OpKind::kAttentionForward ? 1 : 2) * bmm_s + compute.memory_s(op.bytes);
           break;
         }
         const cost::AttentionCall call{op.kind == OpKind::kAttentionForward
@@ -49,7 +51,8 @@ std::vector<double> compute_durations(const Graph& graph, const cost::ComputeMod
                                        a.kv_heads,
                                        a.q_len,
                                        a.kv_len,
-                                       a.head_dim};
+                                       a.head_dim,
+                                       a.value_dim};
         out[id] = compute.attention_s(call);
         break;
       }

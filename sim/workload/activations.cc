@@ -33,9 +33,13 @@ LayerActivationBytes layer_activation_bytes(const RankShapes& s, bool moe) {
   const double t = static_cast<double>(s.tokens);
   const double tn = static_cast<double>(s.tokens_norm);
   const double h = static_cast<double>(s.hidden);
-  const double d = static_cast<double>(s.head_dim);
-  const double q_width = static_cast<double>(s.qkv_heads) * d;
-  const double kv_width = static_cast<double>(s.qkv_kv_heads) * d;
+  const auto q_width = static_cast<double>(s.q_width());
+  const auto kv_width = static_cast<double>(s.kv_width());
+  const auto out_width = static_cast<double>(s.attn_out_width());
+  // MLA's latents, sequence-sharded under SP: the down projections' outputs (the norms' inputs) and
+  // the normalised latents (the up projections' inputs).
+  const double latents =
+      s.mla() ? static_cast<double>(2 * (s.q_lora_rank + s.kv_lora_rank) + s.rope_head_dim) : 0.0;
   const double fc1_width = static_cast<double>(s.ffn_local) * (s.swiglu ? 2 : 1);
   const double mask = s.dropout ? 1.0 : 0.0;
   const bool ulysses_layout =
@@ -54,13 +58,14 @@ LayerActivationBytes layer_activation_bytes(const RankShapes& s, bool moe) {
   } else {
     core = scores * (e + mask * (1.0 + e));  // softmax output (+ dropout mask and output)
   }
-  const double kept = e * b * tn * h                                  // LN1 output (QKV input)
-                      + e * b * t * (q_width + 2 * kv_width)          // Q, K, V
-                      + lse                                           // fused kernel's log-sum-exp
-                      + e * b * t * q_width                           // attention output (projection input)
-                      + (ulysses_layout ? e * b * t * q_width : 0.0)  // head-sharded attention output
-                      + mask * b * tn * h                             // attention dropout mask
-                      + 2 * e * b * tn * h                            // LN2 input and output
+  const double kept = e * b * tn * h                                    // LN1 output (QKV input)
+                      + e * b * tn * latents                            // MLA latents
+                      + e * b * t * (q_width + kv_width)                // Q, K, V
+                      + lse                                             // fused kernel's log-sum-exp
+                      + e * b * t * out_width                           // attention output (projection input)
+                      + (ulysses_layout ? e * b * t * out_width : 0.0)  // head-sharded attention output
+                      + mask * b * tn * h                               // attention dropout mask
+                      + 2 * e * b * tn * h                              // LN2 input and output
                       + (moe ? experts_kept(s) : mlp_kept(s, s.ffn_local, fc1_width)) +
                       mask * b * tn * h;  // MLP dropout mask
   a.core = core;
@@ -76,7 +81,7 @@ LayerActivationBytes layer_activation_bytes(const RankShapes& s, bool moe) {
       a.stash = 0;
       break;
   }
-  double largest = e * b * t * std::max({h, q_width + 2 * kv_width, fc1_width});
+  double largest = e * b * t * std::max({h, q_width + kv_width, fc1_width});
   double gathered = s.megatron_sp ? e * b * t * h : 0.0;
   if (moe) {
     // The permuted tokens and the all-to-all's output beside the gathered expert input.

@@ -158,12 +158,10 @@ void backward_step(BuildContext& ctx, const PipelineStep& step) {
 }
 
 // Gradients of parameters replicated over TP whose partial gradients differ per TP rank under
-// sequence parallelism: norms, row-parallel biases and MoE routers (Megatron
-// _allreduce_layernorm_grads, which takes every parameter marked sequence_parallel).
+// sequence parallelism (LayerParams::replicated, and the final norm).
 int64_t sequence_parallel_grad_elements(const RankShapes& s, const StageLayout& layout, int64_t stage) {
-  const auto replicated = [](const LayerParams& p) { return p.norms + p.proj_bias + p.fc2_bias + p.router; };
-  const int64_t dense = replicated(layer_params(s));
-  const int64_t moe = replicated(layer_params(s, true));
+  const int64_t dense = layer_params(s).replicated();
+  const int64_t moe = layer_params(s, true).replicated();
   int64_t elements = 0;
   for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
     const int64_t v = layout.virtual_stage(stage, chunk);
@@ -202,9 +200,9 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
     zero3.emplace(w, grad_group, s.act_bytes, s.grad_bytes, zero3_uses(s, layout, stage, steps));
   }
   const bool ring = s.scheme == config::SequenceParallel::kRing;
-  const double attention_model_flops = 4.0 * s.batch * s.attn_heads *
-                                       static_cast<double>(ring ? s.tokens : s.seq) *
-                                       static_cast<double>(s.seq) * s.head_dim;
+  const double attention_model_flops =
+      2.0 * s.batch * s.attn_heads * static_cast<double>(ring ? s.tokens : s.seq) *
+      static_cast<double>(s.seq) * static_cast<double>(s.qk_head_dim() + s.v_head_dim);
   BuildContext ctx{scenario,
                    plan,
                    rank,

@@ -73,7 +73,7 @@ struct BuildContext {
   ParamGatherer* zero3;        // ZeRO-3 only
   GroupKind grad_group;        // where gradients are reduced: dp, or dp_sp when sp > 1
   // This rank's share of the model-FLOPs convention for one layer's attention forward (non-causal
-  // 4*b*heads*queries*seq*d): Σ over the rank's attention blocks.
+  // 2*b*heads*queries*seq*(d_qk + d_v)): Σ over the rank's attention blocks.
   double attention_model_flops = 0;
   std::map<std::pair<int64_t, int64_t>, LayerState> saved;  // by (layer, micro-batch); layer -1: head
   // Split backward: the B pass in progress collects into `holding`; W passes consume `held`, by
@@ -89,9 +89,10 @@ struct BuildContext {
 
 // Weight gradients of a backward (weight_grads.cc). Outside a B pass each acts at once; inside one
 // it is held for the W pass.
-// A weight-gradient GEMM (m x n x k) that finishes `elements` gradients; `after` as a dependency.
+// A weight-gradient GEMM (m x n x k) that finishes `elements` gradients; `after` as a dependency;
+// `useful` the share of its FLOPs that counts as model FLOPs (GraphWriter::grouped_gemm).
 void weight_grad_gemm(BuildContext& ctx, OpLabel label, int64_t m, int64_t n, int64_t k, int64_t elements,
-                      OpId after = kNoOp);
+                      OpId after = kNoOp, double useful = 1.0);
 // The weight-gradient grouped GEMM of the local experts (GraphWriter::grouped_gemm), reported to the
 // expert gradient sync.
 void expert_weight_grad_gemm(BuildContext& ctx, OpLabel label, int64_t m, int64_t n, int64_t k,
@@ -138,6 +139,18 @@ struct MlpGradients {
 // input gradient's reduction, which it returns; under SP it gathers the saved input again for FC1's
 // weight gradient.
 OpId mlp_backward(BuildContext& ctx, OpId grad_ready, OpId params, const MlpGradients& mlp);
+
+// Multi-head latent attention's projections (mla.cc), from the input norm's output to Q, K and V
+// with RoPE applied, in the writer's current phase: the down projections of the queries and the
+// keys/values (replicated weights on the rank's sequence shard, or on every token without
+// Megatron-SP), the latents' norms, [SP: all-gather of each latent], the up projections, RoPE.
+void mla_forward(BuildContext& ctx);
+// Its backward, from the attention core's input gradients (`core_done`) to the input gradient of the
+// down projections. Returns the op the input norm's backward waits for.
+OpId mla_backward(BuildContext& ctx, OpId core_done, const LayerParams& params);
+// What a zero-bubble W pass of the MLA projections reads, in bytes: the inputs and output gradients
+// of the down and up projections.
+double mla_weight_grad_operands(const RankShapes& shapes);
 
 // The attention core between the QKV GEMM (and RoPE) and the output projection, in the writer's
 // current phase (forward or recompute), and its backward. Local attention lives in tp.cc.

@@ -91,6 +91,7 @@ AttentionShape block_shape(const Sizes& z, bool causal) {
           static_cast<int32_t>(z.c),
           static_cast<int32_t>(z.c),
           static_cast<int32_t>(z.d),
+          static_cast<int32_t>(z.d),
           causal,
           true};
 }

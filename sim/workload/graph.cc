@@ -251,6 +251,8 @@ std::string_view to_string(OpLabel label) {
       return "expert_fc2";
     case OpLabel::kEpComm:
       return "ep_comm";
+    case OpLabel::kLatent:
+      return "latent";
   }
   return "?";
 }

@@ -132,6 +132,7 @@ enum class OpLabel : uint8_t {
   kExpertFc1,
   kExpertFc2,
   kEpComm,  // MoE token all-to-alls of the expert-parallel group
+  kLatent,  // MLA down projections of the queries and keys/values (the up projections are kQkv)
 };
 
 enum class GemmPass : uint8_t { kForward, kInputGrad, kWeightGrad };
@@ -145,8 +146,10 @@ struct GemmShape {
 };
 
 struct AttentionShape {
-  int32_t batch, heads, kv_heads, q_len, kv_len, head_dim;  // heads: query heads; kv_heads: K/V heads (GQA)
-  bool causal;                                              // causal mask (diagonal block)
+  int32_t batch, heads, kv_heads, q_len, kv_len;  // heads: query heads; kv_heads: K/V heads (GQA)
+  int32_t head_dim;                               // of the queries and keys
+  int32_t value_dim;                              // of the values and the output (MLA: not head_dim)
+  bool causal;                                    // causal mask (diagonal block)
   bool fused;            // flash-style kernel (scores never materialised) vs unfused softmax(QK^T)V
   bool dropout = false;  // attention dropout on the probabilities (unfused kernel only)
 };

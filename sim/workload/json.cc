@@ -52,6 +52,7 @@ nlohmann::json to_json(const Graph& graph, const ParallelPlan& plan) {
         o["attention"] = {{"batch", a.batch},   {"heads", a.heads},   {"kv_heads", a.kv_heads},
                           {"q_len", a.q_len},   {"kv_len", a.kv_len}, {"head_dim", a.head_dim},
                           {"causal", a.causal}, {"fused", a.fused},   {"dropout", a.dropout}};
+        if (a.value_dim != a.head_dim) o["attention"]["value_dim"] = a.value_dim;
         break;
       }
       case OpKind::kCollective:

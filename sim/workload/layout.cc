@@ -36,12 +36,17 @@ StageLayout partition_layers(int64_t layers, int64_t pp, int64_t vpp, bool v_sha
 
 LayerParams layer_params(const RankShapes& s, bool moe) {
   LayerParams p;
-  const int64_t qkv_out = (s.qkv_heads + 2 * s.qkv_kv_heads) * s.head_dim;
   const int64_t branches = s.swiglu ? 2 : 1;
-  p.qkv_weight = s.hidden * qkv_out;
-  p.proj_weight = s.qkv_heads * s.head_dim * s.hidden;
+  if (s.mla()) {
+    const int64_t query_input = s.q_lora_rank > 0 ? s.q_lora_rank : s.hidden;
+    p.qkv_weight = query_input * s.q_width() + s.kv_lora_rank * s.qkv_kv_heads * (s.head_dim + s.v_head_dim);
+    p.latent = s.hidden * (s.q_lora_rank + s.kv_lora_rank + s.rope_head_dim) + s.q_lora_rank + s.kv_lora_rank;
+  } else {
+    p.qkv_weight = s.hidden * (s.q_width() + s.kv_width());
+  }
+  p.proj_weight = s.attn_out_width() * s.hidden;
   if (s.linear_bias) {
-    p.qkv_bias = qkv_out;
+    p.qkv_bias = s.q_width() + s.kv_width();
     p.proj_bias = s.hidden;
   }
   if (moe) {
@@ -103,8 +108,7 @@ int64_t stage_expert_params(const RankShapes& s, const StageLayout& layout, int6
 int64_t model_params(const RankShapes& s, const StageLayout& layout) {
   // Every TP shard once (and every expert-parallel shard of the experts), replicated tensors once.
   const auto whole = [&s](const LayerParams& p) {
-    const int64_t replicated = p.proj_bias + p.fc2_bias + p.norms + p.router;
-    return (p.total() - replicated - p.experts()) * s.tp + p.experts() * s.tp * s.ep + replicated;
+    return (p.total() - p.replicated() - p.experts()) * s.tp + p.experts() * s.tp * s.ep + p.replicated();
   };
   int64_t layers = 0;
   int64_t moe_layers = 0;

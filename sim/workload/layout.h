@@ -48,9 +48,13 @@ StageLayout partition_layers(const RankShapes& shapes);
 // row-parallel biases and norms are replicated (Megatron-LM tensor_parallel/layers.py). An MoE
 // layer has no dense MLP (fc1/fc2 are 0) but a router (hidden x experts, replicated over TP), its
 // local experts (each an MLP of expert_ffn_hidden, split over TP like the dense one; no biases)
-// and its shared experts (one MLP of shared_experts x expert_ffn_hidden, split over TP).
+// and its shared experts (one MLP of shared_experts x expert_ffn_hidden, split over TP). With
+// multi-head latent attention, qkv_weight holds the up projections (and the query projection when
+// queries have no latent), column-parallel; the down projections and the latents' norms are
+// replicated over TP (Megatron-Core's duplicated TELinear) and are `latent`.
 struct LayerParams {
   int64_t qkv_weight = 0, qkv_bias = 0, proj_weight = 0, proj_bias = 0;
+  int64_t latent = 0;
   int64_t fc1_weight = 0, fc1_bias = 0, fc2_weight = 0, fc2_bias = 0;
   int64_t norms = 0;  // both norms, weight (and bias for LayerNorm)
   int64_t router = 0;
@@ -58,9 +62,13 @@ struct LayerParams {
   int64_t shared_fc1 = 0, shared_fc2 = 0;
   // What the expert-data-parallel group reduces and shards (the rest: the data-parallel group).
   int64_t experts() const { return expert_fc1 + expert_fc2; }
+  // Held whole by every TP rank: under sequence parallelism their gradients are partial per rank and
+  // all-reduced over TP (Megatron's _allreduce_layernorm_grads takes every parameter marked
+  // sequence_parallel).
+  int64_t replicated() const { return norms + proj_bias + fc2_bias + router + latent; }
   int64_t total() const {
-    return qkv_weight + qkv_bias + proj_weight + proj_bias + fc1_weight + fc1_bias + fc2_weight + fc2_bias +
-           norms + router + experts() + shared_fc1 + shared_fc2;
+    return qkv_weight + qkv_bias + proj_weight + proj_bias + latent + fc1_weight + fc1_bias + fc2_weight +
+           fc2_bias + norms + router + experts() + shared_fc1 + shared_fc2;
   }
 };
 // The parameters of a dense layer, or of an MoE layer when `moe`.

@@ -38,13 +38,15 @@ AttentionShape step_shape(const RankShapes& s, int64_t step) {
           static_cast<int32_t>(s.attn_kv_heads),
           q,
           step == 0 ? q : q / 2,
-          static_cast<int32_t>(s.head_dim),
+          static_cast<int32_t>(s.qk_head_dim()),
+          static_cast<int32_t>(s.v_head_dim),
           step == 0,
           true};
 }
 
 double kv_bytes(const RankShapes& s) {
-  return 2.0 * s.act_bytes * s.batch * s.tokens * s.attn_kv_heads * s.head_dim;
+  return static_cast<double>(s.act_bytes) * static_cast<double>(s.batch * s.tokens * s.attn_kv_heads) *
+         static_cast<double>(s.qk_head_dim() + s.v_head_dim);
 }
 
 }  // namespace
@@ -71,7 +73,7 @@ void ring_attention_forward(BuildContext& ctx, int64_t layer, int64_t micro_batc
     }
     w.attention(false, step_shape(s, i), per_block, {kv_ready}, static_cast<int32_t>(i));
     if (i > 0) {
-      const double out = static_cast<double>(s.batch) * s.tokens * s.attn_heads * s.head_dim;
+      const double out = static_cast<double>(s.batch) * s.tokens * s.attn_heads * s.v_head_dim;
       w.memory(OpLabel::kAttentionMerge,
                out * (s.act_bytes + 2 * 4.0) + 3 * 4.0 * s.batch * s.tokens * s.attn_heads, {},
                static_cast<int32_t>(i));
@@ -102,7 +104,7 @@ void ring_attention_backward(BuildContext& ctx, int64_t layer, int64_t micro_bat
           w.recv(OpLabel::kCpComm, ring.next, tag, bytes, {kv_ready, dkv_ready}, static_cast<int32_t>(i));
     }
     w.attention(true, step_shape(s, i), per_block, {kv_ready}, static_cast<int32_t>(i));
-    const double dq = static_cast<double>(s.batch) * s.tokens * s.attn_heads * s.head_dim;
+    const double dq = static_cast<double>(s.batch) * s.tokens * s.attn_heads * s.qk_head_dim();
     // dQ accumulates in fp32; dK/dV add onto the partial sums received with the K/V.
     dkv_ready = w.memory(OpLabel::kGradAccumulate, dq * (s.act_bytes + 2 * 4.0) + 3 * kv,
                          {i > 0 ? kv_ready : kNoOp}, static_cast<int32_t>(i));

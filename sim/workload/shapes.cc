@@ -55,6 +55,10 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.heads = m.heads;
   s.kv_heads = m.kv_heads;
   s.head_dim = m.head_dim;
+  s.kv_lora_rank = m.mla.kv_lora_rank;
+  s.q_lora_rank = m.mla.q_lora_rank;
+  s.rope_head_dim = m.mla.rope_head_dim;
+  s.v_head_dim = m.mla.enabled() ? m.mla.v_head_dim : m.head_dim;
   s.ffn = m.ffn_hidden;
   s.vocab = m.vocab;
   s.seq = m.seq_len;
@@ -193,6 +197,8 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
     // DeepSpeed runs the all-on-GPU implementation when offload is off or there is a single chunk.
     s.fpdt_offload = p.fpdt.offload && s.fpdt_chunks > 1;
     s.fpdt_host_sync = p.fpdt.host_sync;
+    require(!s.mla(), "model.mla",
+            "the FPDT chunk loop projects standard Q/K/V; use ulysses or ring with MLA");
   }
   return s;
 }

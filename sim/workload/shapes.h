@@ -95,6 +95,17 @@ struct RankShapes {
            capacity_factor * static_cast<double>(hidden);
   }
 
+  // Multi-head latent attention (config::Mla): kv_lora_rank == 0 for standard attention, whose
+  // query/key and value heads are all head_dim (rope_head_dim 0, v_head_dim head_dim).
+  int64_t kv_lora_rank = 0, q_lora_rank = 0, rope_head_dim = 0, v_head_dim = 0;
+  bool mla() const { return kv_lora_rank > 0; }
+  int64_t qk_head_dim() const { return head_dim + rope_head_dim; }
+  // Widths (elements per token) of this rank's attention tensors: the queries, the keys and values
+  // together (the QKV GEMM's output is both), and the attention output (the projection's input).
+  int64_t q_width() const { return qkv_heads * qk_head_dim(); }
+  int64_t kv_width() const { return qkv_kv_heads * (qk_head_dim() + v_head_dim); }
+  int64_t attn_out_width() const { return qkv_heads * v_head_dim; }
+
   // Convenience: e * b * tokens * hidden, the size of one hidden-state tensor in GEMM regions.
   double hidden_bytes() const { return static_cast<double>(act_bytes) * batch * tokens * hidden; }
   double hidden_norm_bytes() const { return static_cast<double>(act_bytes) * batch * tokens_norm * hidden; }

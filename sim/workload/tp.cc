@@ -111,8 +111,7 @@ ForwardResult dense_forward(BuildContext& ctx, int64_t layer, int64_t micro_batc
   const int64_t rows = s.batch * s.tokens;
   const double hn = s.hidden_norm_bytes();
   const double mask = s.dropout ? static_cast<double>(s.batch) * s.tokens_norm * s.hidden : 0.0;
-  const int64_t q_width = s.qkv_heads * s.head_dim;
-  const int64_t qkv_width = (s.qkv_heads + 2 * s.qkv_kv_heads) * s.head_dim;
+  const int64_t qkv_width = s.q_width() + s.kv_width();
 
   const LayerActivationBytes& act = ctx.act_of(layer);
   ForwardResult result;
@@ -127,12 +126,16 @@ ForwardResult dense_forward(BuildContext& ctx, int64_t layer, int64_t micro_batc
                                  .buffer;
   // Attention block.
   w.memory(OpLabel::kNorm, 2 * hn, {input_ready, params_ready});
-  const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
-  w.gemm(OpLabel::kQkv, GemmPass::kForward, rows, qkv_width, s.hidden, {x});
-  if (s.bias_passes) w.memory(OpLabel::kQkv, 2 * e * rows * qkv_width);  // + bias, in place
-  if (s.rope) w.memory(OpLabel::kRope, 2 * e * rows * (s.qkv_heads + s.qkv_kv_heads) * s.head_dim);
+  if (s.mla()) {
+    mla_forward(ctx);
+  } else {
+    const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
+    w.gemm(OpLabel::kQkv, GemmPass::kForward, rows, qkv_width, s.hidden, {x});
+    if (s.bias_passes) w.memory(OpLabel::kQkv, 2 * e * rows * qkv_width);  // + bias, in place
+    if (s.rope) w.memory(OpLabel::kRope, 2 * e * rows * (s.qkv_heads + s.qkv_kv_heads) * s.head_dim);
+  }
   const OpId core = attention_core_forward(ctx, layer, micro_batch);
-  w.gemm(OpLabel::kProjection, GemmPass::kForward, rows, s.hidden, q_width, {core});
+  w.gemm(OpLabel::kProjection, GemmPass::kForward, rows, s.hidden, s.attn_out_width(), {core});
   const OpId r1 = tp_reduce(ctx, w.last(Stream::kCompute));
   w.memory(OpLabel::kResidual, 3 * hn + mask, {r1});
   // MLP block.
@@ -189,8 +192,8 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
   const double hn = s.hidden_norm_bytes();
   const double e = s.act_bytes;
   const int64_t rows = s.batch * s.tokens;
-  const int64_t q_width = s.qkv_heads * s.head_dim;
-  const int64_t qkv_width = (s.qkv_heads + 2 * s.qkv_kv_heads) * s.head_dim;
+  const int64_t out_width = s.attn_out_width();
+  const int64_t qkv_width = s.q_width() + s.kv_width();
   const int64_t fc1_width = s.ffn_local * (s.swiglu ? 2 : 1);
   // With separate bias passes, each bias gradient re-reads the gradient it sums over the tokens:
   // the bias-dropout-add backward's (residual ops), the bias-GeLU backward's, and the QKV output's.
@@ -221,8 +224,8 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
   w.memory(OpLabel::kResidual, 3 * hn + bias_hn);
   // Attention block.
   const OpId g2 = tp_gather(ctx, w.last(Stream::kCompute));
-  w.gemm(OpLabel::kProjection, GemmPass::kInputGrad, rows, q_width, s.hidden, {g2});
-  weight_grad_gemm(ctx, OpLabel::kProjection, q_width, s.hidden, rows, p.proj_weight + p.proj_bias);
+  w.gemm(OpLabel::kProjection, GemmPass::kInputGrad, rows, out_width, s.hidden, {g2});
+  weight_grad_gemm(ctx, OpLabel::kProjection, out_width, s.hidden, rows, p.proj_weight + p.proj_bias);
   BufferId core = -1;
   if (s.recompute == config::Recompute::kSelective && act.core > 0) {
     core = w.alloc(OpLabel::kActivationStash, MemoryCategory::kActivations, MemorySpace::kHbm, act.core,
@@ -234,13 +237,18 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
   }
   const OpId core_done = attention_core_backward(ctx, layer, micro_batch);
   if (core >= 0) w.release(core, Stream::kCompute);
-  if (s.rope)
-    w.memory(OpLabel::kRope, 2 * e * rows * (s.qkv_heads + s.qkv_kv_heads) * s.head_dim, {core_done});
-  if (s.bias_passes) w.memory(OpLabel::kQkv, e * rows * qkv_width, {core_done});
-  const OpId x2 = tp_gather(ctx, w.last(Stream::kCompute));
-  w.gemm(OpLabel::kQkv, GemmPass::kInputGrad, rows, s.hidden, qkv_width, {core_done});
-  const OpId r2 = tp_reduce(ctx, w.last(Stream::kCompute));
-  weight_grad_gemm(ctx, OpLabel::kQkv, qkv_width, s.hidden, rows, p.qkv_weight + p.qkv_bias, x2);
+  OpId r2 = kNoOp;
+  if (s.mla()) {
+    r2 = mla_backward(ctx, core_done, p);
+  } else {
+    if (s.rope)
+      w.memory(OpLabel::kRope, 2 * e * rows * (s.qkv_heads + s.qkv_kv_heads) * s.head_dim, {core_done});
+    if (s.bias_passes) w.memory(OpLabel::kQkv, e * rows * qkv_width, {core_done});
+    const OpId x2 = tp_gather(ctx, w.last(Stream::kCompute));
+    w.gemm(OpLabel::kQkv, GemmPass::kInputGrad, rows, s.hidden, qkv_width, {core_done});
+    r2 = tp_reduce(ctx, w.last(Stream::kCompute));
+    weight_grad_gemm(ctx, OpLabel::kQkv, qkv_width, s.hidden, rows, p.qkv_weight + p.qkv_bias, x2);
+  }
   gradients_done(ctx, w.memory(OpLabel::kNorm, 3 * hn, {r2}), p.norms / 2);
   const OpId dx = w.memory(OpLabel::kResidual, 3 * hn + bias_hn);
   w.release(workspace, Stream::kCompute);
@@ -252,8 +260,10 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
         s.moe_layer(layer)
             ? moe_weight_grad_operands(s)
             : 2 * hn + e * static_cast<double>(rows) * static_cast<double>(s.ffn_local + fc1_width);
+    const double qkv_operands = s.mla() ? mla_weight_grad_operands(s)
+                                        : hn + e * static_cast<double>(rows) * static_cast<double>(qkv_width);
     const double operands =
-        2 * hn + e * static_cast<double>(rows) * static_cast<double>(q_width + qkv_width) + mlp_operands;
+        hn + e * static_cast<double>(rows) * static_cast<double>(out_width) + qkv_operands + mlp_operands;
     release_after_weight_grads(ctx, w.alloc(OpLabel::kWeightGradOperands, MemoryCategory::kActivations,
                                             MemorySpace::kHbm, operands, Stream::kCompute)
                                         .buffer);
@@ -272,7 +282,8 @@ AttentionShape local_shape(const RankShapes& s) {
           static_cast<int32_t>(s.attn_kv_heads),
           static_cast<int32_t>(s.tokens),
           static_cast<int32_t>(s.tokens),
-          static_cast<int32_t>(s.head_dim),
+          static_cast<int32_t>(s.qk_head_dim()),
+          static_cast<int32_t>(s.v_head_dim),
           true,
           s.fused_attention,
           s.dropout && !s.fused_attention};

@@ -17,17 +17,20 @@ AttentionShape ulysses_shape(const RankShapes& s) {
           static_cast<int32_t>(s.attn_kv_heads),
           static_cast<int32_t>(s.seq),
           static_cast<int32_t>(s.seq),
-          static_cast<int32_t>(s.head_dim),
+          static_cast<int32_t>(s.qk_head_dim()),
+          static_cast<int32_t>(s.v_head_dim),
           true,
           true};
 }
 
-double q_bytes(const RankShapes& s) {
-  return static_cast<double>(s.act_bytes) * s.batch * s.tokens * s.qkv_heads * s.head_dim;
+// Per rank: b*(s/P) tokens of `width` elements.
+double message(const RankShapes& s, int64_t width) {
+  return static_cast<double>(s.act_bytes) * static_cast<double>(s.batch * s.tokens * width);
 }
-double kv_bytes(const RankShapes& s) {
-  return static_cast<double>(s.act_bytes) * s.batch * s.tokens * s.qkv_kv_heads * s.head_dim;
-}
+double q_bytes(const RankShapes& s) { return message(s, s.q_width()); }
+double k_bytes(const RankShapes& s) { return message(s, s.qkv_kv_heads * s.qk_head_dim()); }
+double v_bytes(const RankShapes& s) { return message(s, s.qkv_kv_heads * s.v_head_dim); }
+double o_bytes(const RankShapes& s) { return message(s, s.attn_out_width()); }
 
 OpId all_to_all(BuildContext& ctx, double bytes, OpId after) {
   return ctx.w.collective(OpLabel::kSpComm, CollectiveKind::kAllToAll, GroupKind::kSp, bytes, Stream::kComm,
@@ -41,20 +44,20 @@ void ulysses_attention_forward(BuildContext& ctx) {
   const RankShapes& s = ctx.shapes;
   const OpId qkv = w.last(Stream::kCompute);
   all_to_all(ctx, q_bytes(s), qkv);
-  all_to_all(ctx, kv_bytes(s), qkv);
-  const OpId v = all_to_all(ctx, kv_bytes(s), qkv);
+  all_to_all(ctx, k_bytes(s), qkv);
+  const OpId v = all_to_all(ctx, v_bytes(s), qkv);
   const OpId attention = w.attention(false, ulysses_shape(s), ctx.attention_model_flops, {v});
-  all_to_all(ctx, q_bytes(s), attention);
+  all_to_all(ctx, o_bytes(s), attention);
 }
 
 void ulysses_attention_backward(BuildContext& ctx) {
   GraphWriter& w = ctx.w;
   const RankShapes& s = ctx.shapes;
-  const OpId grad = all_to_all(ctx, q_bytes(s), w.last(Stream::kCompute));
+  const OpId grad = all_to_all(ctx, o_bytes(s), w.last(Stream::kCompute));
   const OpId attention = w.attention(true, ulysses_shape(s), 2 * ctx.attention_model_flops, {grad});
   all_to_all(ctx, q_bytes(s), attention);
-  all_to_all(ctx, kv_bytes(s), attention);
-  all_to_all(ctx, kv_bytes(s), attention);
+  all_to_all(ctx, k_bytes(s), attention);
+  all_to_all(ctx, v_bytes(s), attention);
 }
 
 }  // namespace trainsim::workload

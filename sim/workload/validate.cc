@@ -243,8 +243,8 @@ std::string check_equivalent(const ParallelPlan& plan, const Graph& a, const Gra
       case OpKind::kAttentionBackward: {
         const AttentionShape &s = x.attention, &t = y.attention;
         if (s.batch != t.batch || s.heads != t.heads || s.kv_heads != t.kv_heads || s.q_len != t.q_len ||
-            s.kv_len != t.kv_len || s.head_dim != t.head_dim || s.causal != t.causal || s.fused != t.fused ||
-            s.dropout != t.dropout) {
+            s.kv_len != t.kv_len || s.head_dim != t.head_dim || s.value_dim != t.value_dim ||
+            s.causal != t.causal || s.fused != t.fused || s.dropout != t.dropout) {
           return differ("shape");
         }
         break;

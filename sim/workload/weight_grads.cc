@@ -5,12 +5,12 @@
 namespace trainsim::workload {
 
 void weight_grad_gemm(BuildContext& ctx, OpLabel label, int64_t m, int64_t n, int64_t k, int64_t elements,
-                      OpId after) {
+                      OpId after, double useful) {
   if (ctx.holding != nullptr) {
-    ctx.holding->work.push_back({ctx.w.position(), label, m, n, k, 1, 1.0, after, kNoOp, elements, false});
+    ctx.holding->work.push_back({ctx.w.position(), label, m, n, k, 1, useful, after, kNoOp, elements, false});
     return;
   }
-  ctx.grads.produced(ctx.w.gemm(label, GemmPass::kWeightGrad, m, n, k, {after}), elements);
+  ctx.grads.produced(ctx.w.grouped_gemm(label, GemmPass::kWeightGrad, 1, m, n, k, useful, {after}), elements);
 }
 
 void expert_weight_grad_gemm(BuildContext& ctx, OpLabel label, int64_t m, int64_t n, int64_t k,

@@ -71,17 +71,19 @@ OpId GraphWriter::attention(bool backward, const AttentionShape& shape, double m
   Op op = make(backward ? OpKind::kAttentionBackward : OpKind::kAttentionForward, OpLabel::kAttention,
                Stream::kCompute, index);
   op.attention = shape;
-  const double dense =
-      4.0 * shape.batch * shape.heads * static_cast<double>(shape.q_len) * shape.kv_len * shape.head_dim;
+  const double dense = 2.0 * shape.batch * shape.heads * static_cast<double>(shape.q_len) * shape.kv_len *
+                       (shape.head_dim + shape.value_dim);
   op.model_flops = model_flops;
   if (shape.fused) {
     // A flash kernel skips masked tiles; its backward runs five matmuls against the forward's two.
     const double forward = shape.causal ? dense / 2 : dense;
     op.flops = backward ? 2.5 * forward : forward;
     // Q, K, V, O (and dO, dQ, dK, dV in backward) once each.
-    const double qo = static_cast<double>(shape.batch) * shape.heads * shape.q_len * shape.head_dim;
-    const double kv = static_cast<double>(shape.batch) * shape.kv_heads * shape.kv_len * shape.head_dim;
-    op.bytes = act_bytes_ * (2 * qo + 2 * kv) * (backward ? 2 : 1);
+    const double qo =
+        static_cast<double>(shape.batch) * shape.heads * shape.q_len * (shape.head_dim + shape.value_dim);
+    const double kv =
+        static_cast<double>(shape.batch) * shape.kv_heads * shape.kv_len * (shape.head_dim + shape.value_dim);
+    op.bytes = act_bytes_ * (qo + kv) * (backward ? 2 : 1);
   } else {
     // Megatron's unfused core attention computes the masked entries too: two batched GEMMs forward
     // (QK^T, PV), four backward. `bytes` counts only the passes over the score matrix between them

@@ -30,6 +30,7 @@ struct Case {
   testing::PlanSpec plan;
   int64_t chunk = 0;
   bool offload = true;
+  bool dense = false;  // drop the preset's experts (keep its attention)
 };
 
 TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
@@ -68,6 +69,18 @@ TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
        plan(1, 2, 8, 1, SequenceParallel::kNone, 0, Recompute::kNone, 2, 8)},
       {"moe ring zero2", "qwen3-30b-a3b", 2048, 2, 8,
        plan(2, 1, 4, 2, SequenceParallel::kRing, 2, Recompute::kSelective, 1, 4)},
+      {"mla latents tp+sp full", "deepseek-v2", 1024, 4, 16,
+       plan(4, 2, 2, 1, SequenceParallel::kMegatron, 1, Recompute::kFull, 1, 2)},
+      {"mla lite tp+sp", "deepseek-v2-lite", 1024, 2, 8,
+       plan(2, 1, 4, 1, SequenceParallel::kMegatron, 0, Recompute::kNone, 1, 4)},
+      {"mla dense plain tp full", "deepseek-v2", 1024, 4, 8,
+       plan(4, 2, 1, 1, SequenceParallel::kNone, 1, Recompute::kFull), 0, true, true},
+      {"mla lite dense plain tp", "deepseek-v2-lite", 1024, 2, 8,
+       plan(2, 1, 4, 1, SequenceParallel::kNone, 0, Recompute::kNone), 0, true, true},
+      {"mla ulysses full", "deepseek-v3", 2048, 4, 8,
+       plan(1, 1, 2, 4, SequenceParallel::kUlysses, 1, Recompute::kFull, 1, 2)},
+      {"mla ring+tp", "deepseek-v3", 2048, 4, 8,
+       plan(2, 1, 2, 2, SequenceParallel::kRing, 1, Recompute::kNone, 1, 2)},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -76,6 +89,7 @@ TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
     s.model.layers = c.layers;
     if (c.chunk) s.parallelism.fpdt.chunk_tokens = c.chunk;
     s.parallelism.fpdt.offload = c.offload;
+    if (c.dense) s.model.moe = {};
     const workload::ParallelPlan p = workload::make_plan(s);
     for (const workload::SymmetryClass& cls : p.symmetry_classes()) {
       std::map<Key, Totals> graph, closed;

@@ -127,5 +127,30 @@ TEST(IterationFlops, GeneralisesToGqaAndSwiglu) {
   EXPECT_LT(graph_flops(s).executed, graph_flops(s).model);
 }
 
+TEST(IterationFlops, LatentAttentionCountsItsProjectionsOnce) {
+  // DeepSeek-V2's attention on a dense model, on tp 4 without sequence parallelism: every TP rank
+  // computes the down projections of every token, which count once.
+  testing::PlanSpec spec;
+  spec.tp = 4;
+  config::Scenario s = testing::make_scenario("deepseek-v2", 2, 1, spec);
+  s.model.moe = {};
+  s.model.layers = 2;
+  const double seq = 4096, h = 5120, heads = 128, f = 12288, v = 102400;
+  const double q_latent = 1536, kv_latent = 512, rope = 64, d = 128, dv = 128;
+  const double projections = h * q_latent + q_latent * heads * (d + rope) + h * (kv_latent + rope) +
+                             kv_latent * heads * (d + dv) + heads * dv * h;
+  const double layer = 2 * seq * (projections + 3 * h * f) + 2 * seq * seq * heads * (d + rope + dv);
+  const double expected = 3 * 2 * (2 * layer + 2 * seq * h * v);
+  EXPECT_NEAR(iteration_flops(s).model / expected, 1.0, 1e-12);
+  EXPECT_NEAR(graph_flops(s).model / expected, 1.0, 1e-12);
+  // The 4 ranks execute the down projections 4 times; under Megatron-SP each projects its own
+  // quarter of the tokens.
+  config::Scenario sharded = s;
+  sharded.parallelism.sequence_parallel = SequenceParallel::kMegatron;
+  const double down = 3 * 2 * 2 * 2 * seq * h * (q_latent + kv_latent + rope);  // fwd + 2 bwd, 2 layers
+  EXPECT_NEAR(graph_flops(s).executed - graph_flops(sharded).executed, 3 * down, 1e-9 * down);
+  EXPECT_EQ(graph_flops(s).model, graph_flops(sharded).model);
+}
+
 }  // namespace
 }  // namespace trainsim::analytic

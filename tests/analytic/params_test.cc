@@ -52,6 +52,39 @@ TEST(ParameterCount, MixturesOfExpertsMatchTheirPublishedTotalAndActiveSizes) {
   EXPECT_EQ(deepseek.total - deepseek.active, 27 * (64 - 6) * int64_t{3 * 2048 * 1408});
 }
 
+TEST(ParameterCount, LatentAttentionModelsMatchTheirPublishedTotalAndActiveSizes) {
+  // DeepSeek-V2 Sec. 3.1 and model cards: V2-Lite 15.7B total / 2.4B active, V2 236B / 21B; DeepSeek-V3
+  // Sec. 1: 671B / 37B (the multi-token prediction module's 14B aside). Printed rounded or cut.
+  // V2-Lite's card counts the active parameters without the word embedding (a lookup, not a
+  // matmul): 2.45B; with it, 2.66B.
+  struct Published {
+    const char* name;
+    double total, active;
+    bool active_without_embedding;
+  };
+  for (const Published& m :
+       {Published{"deepseek-v2-lite", 15.7, 2.4, true}, Published{"deepseek-v2", 236, 21, false},
+        Published{"deepseek-v3", 671, 37, false}}) {
+    const ParameterCount p = parameter_count(config::find_model_preset(m.name)->model);
+    const double digit = m.total < 100 ? 0.1 : 1.0;
+    EXPECT_NEAR(static_cast<double>(p.total) / 1e9, m.total, digit) << m.name;
+    const int64_t active = p.active - (m.active_without_embedding ? p.embedding : 0);
+    EXPECT_NEAR(static_cast<double>(active) / 1e9, m.active, digit) << m.name;
+  }
+  // One DeepSeek-V3 attention block by hand: query down (7168 x 1536) and up (1536 x 128 heads x
+  // (128 + 64)), key/value down (7168 x (512 + 64)) and up (512 x 128 x (128 + 128)), output 128 x 128
+  // x 7168; its norms add the two latents' 1536 + 512 weights.
+  const config::Model& v3 = config::find_model_preset("deepseek-v3")->model;
+  const int64_t matmuls = int64_t{7168} * 1536 + int64_t{1536} * 128 * 192 + int64_t{7168} * 576 +
+                          int64_t{512} * 128 * 256 + int64_t{128} * 128 * 7168;
+  EXPECT_EQ(attention_matmul_params(v3), matmuls);
+  EXPECT_EQ(parameter_count(v3).per_layer, matmuls + 2 * 7168 + 1536 + 512 + 3 * int64_t{7168} * 18432);
+  // Without a query latent (V2-Lite) the queries come straight from the hidden state.
+  const config::Model& lite = config::find_model_preset("deepseek-v2-lite")->model;
+  EXPECT_EQ(attention_matmul_params(lite), int64_t{2048} * 16 * 192 + int64_t{2048} * 576 +
+                                               int64_t{512} * 16 * 256 + int64_t{16} * 128 * 2048);
+}
+
 TEST(ParameterCount, PerLayerBreakdown) {
   const config::Model& gpt = config::find_model_preset("megatron-1.7b")->model;
   const int64_t h = gpt.hidden;

@@ -15,8 +15,12 @@ TEST(Presets, NamesAreUniqueAndShapesConsistent) {
     EXPECT_EQ(m.preset, p.name);
     EXPECT_GT(m.layers, 0) << p.name;
     EXPECT_EQ(m.heads % m.kv_heads, 0) << p.name;
-    // Qwen3 projects its hidden size of 2048 to 32 heads of 128.
-    if (p.name != "qwen3-30b-a3b") EXPECT_EQ(m.heads * m.head_dim, m.hidden) << p.name;
+    // Qwen3 projects its hidden size of 2048 to 32 heads of 128, DeepSeek's latents to 128 heads.
+    if (p.name != "qwen3-30b-a3b" && !m.mla.enabled()) EXPECT_EQ(m.heads * m.head_dim, m.hidden) << p.name;
+    if (m.mla.enabled()) {
+      EXPECT_EQ(m.kv_heads, m.heads) << p.name;
+      EXPECT_FALSE(m.linear_bias) << p.name;
+    }
     EXPECT_FALSE(p.citation.empty()) << p.name;
   }
   EXPECT_GE(model_presets().size(), 30u);
@@ -71,6 +75,18 @@ TEST(Presets, MixturesOfExperts) {
   EXPECT_FALSE(deepseek.moe_layer(0));
   EXPECT_TRUE(deepseek.moe_layer(1));
   EXPECT_FALSE(find_model_preset("llama3-8b")->model.moe.enabled());
+}
+
+TEST(Presets, LatentAttention) {
+  const Model& v3 = find_model_preset("deepseek-v3")->model;
+  EXPECT_EQ(v3.mla.kv_lora_rank, 512);
+  EXPECT_EQ(v3.mla.q_lora_rank, 1536);
+  EXPECT_EQ(v3.mla.rope_head_dim, 64);
+  EXPECT_EQ(v3.mla.v_head_dim, 128);
+  EXPECT_EQ(v3.moe.experts, 256);
+  EXPECT_EQ(v3.moe.dense_layers, 3);
+  EXPECT_EQ(find_model_preset("deepseek-v2-lite")->model.mla.q_lora_rank, 0);  // queries without a latent
+  EXPECT_FALSE(find_model_preset("deepseek-moe-16b")->model.mla.enabled());
 }
 
 }  // namespace

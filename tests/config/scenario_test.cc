@@ -324,5 +324,50 @@ TEST_F(ScenarioRules, ExpertParallelRules) {
       errors(scenario(kMixtral, "{tp: 2, dp: 16, ep: 8, sequence_parallel: megatron}", kBatch)).empty());
 }
 
+TEST_F(ScenarioRules, LatentAttentionDefaultsAndRoundTrip) {
+  const Scenario s =
+      load(scenario("{layers: 4, hidden: 1024, heads: 16, vocab: 1000, seq_len: 2Ki, linear_bias: false, "
+                    "mla: {kv_lora_rank: "
+                    "256, rope_head_dim: 32}}",
+                    "{dp: 32}", kBatch));
+  EXPECT_EQ(s.model.mla.v_head_dim, 64);  // the head_dim, hidden / heads
+  EXPECT_EQ(s.model.mla.q_lora_rank, 0);  // queries without a latent
+  const Scenario v3 = load(scenario("{preset: deepseek-v3, layers: 8}",
+                                    "{tp: 8, dp: 4, ep: 4, sequence_parallel: "
+                                    "megatron}",
+                                    kBatch));
+  const std::string yaml = to_yaml(v3);
+  EXPECT_NE(yaml.find("kv_lora_rank: 512"), std::string::npos);
+  EXPECT_NE(yaml.find("q_lora_rank: 1536"), std::string::npos);
+  dir_.write("shown.yaml", yaml);
+  EXPECT_EQ(to_yaml(load_scenario("shown.yaml")), yaml);
+}
+
+TEST_F(ScenarioRules, LatentAttentionRules) {
+  EXPECT_THAT(
+      errors(scenario("{preset: llama3-8b, mla: {kv_lora_rank: 512}}", "{dp: 32}", kBatch)),
+      ElementsAre("s.yaml:3:33: error: model.mla: multi-head latent attention projects keys and values "
+                  "up to every head: kv_heads 8 must equal heads 32"));
+  EXPECT_THAT(
+      errors(scenario("{layers: 4, hidden: 1024, heads: 16, vocab: 1000, seq_len: 2Ki, mla: {kv_lora_rank: "
+                      "256}}",
+                      "{dp: 32}", kBatch)),
+      ElementsAre("s.yaml:3:77: error: model.mla: multi-head latent attention is modelled without linear "
+                  "biases (DeepSeek's); set linear_bias: false"));
+  EXPECT_THAT(errors(scenario("{preset: deepseek-v2-lite, mla: {rope_head_dim: 32}}", "{dp: 32}", kBatch)),
+              ElementsAre());
+  EXPECT_THAT(
+      errors(scenario("{preset: llama3-8b, kv_heads: 32, mla: {rope_head_dim: 32}}", "{dp: 32}", kBatch)),
+      ElementsAre("s.yaml:3:47: error: model.mla.kv_lora_rank: missing required key"));
+  EXPECT_THAT(errors(scenario("{preset: deepseek-v2-lite, mla: {q_lora: 32}}", "{dp: 32}", kBatch)),
+              ElementsAre("s.yaml:3:41: error: model.mla.q_lora: unknown key \"q_lora\""));
+  EXPECT_THAT(
+      errors(scenario("{layers: 4, hidden: 1024, heads: 16, vocab: 1000, seq_len: 128Ki, linear_bias: "
+                      "false, mla: {kv_lora_rank: 256}}",
+                      "{sp: 4, dp: 8, sequence_parallel: fpdt}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: multi-head latent attention with sequence_parallel: "
+                  "fpdt is not modelled (the FPDT chunk loop projects standard Q/K/V); use ulysses or ring"));
+}
+
 }  // namespace
 }  // namespace trainsim::config

@@ -29,6 +29,7 @@ struct Case {
   bool offload = true;
   bool cpu_checkpointing = false;
   bool overlap = true;
+  bool dense = false;  // drop the preset's experts (keep its attention)
 };
 
 std::vector<Case> cases() {
@@ -82,6 +83,17 @@ std::vector<Case> cases() {
        plan(1, 2, 4, 1, SequenceParallel::kNone, 0, Recompute::kNone, Schedule::kZeroBubble, 1, 4)},
       {"moe_ring_full", "qwen3-30b-a3b", 1024, 2, 4,
        plan(2, 1, 2, 2, SequenceParallel::kRing, 2, Recompute::kFull, Schedule::kOneFOneB, 1, 2)},
+      // Multi-head latent attention: query latents under TP + SP with zero bubble; queries without a
+      // latent under plain TP; Ulysses.
+      {"mla_sp_zero_bubble", "deepseek-v2", 512, 4, 8,
+       plan(4, 2, 2, 1, SequenceParallel::kMegatron, 1, Recompute::kNone, Schedule::kZeroBubble, 1, 2)},
+      {"mla_lite_tp_full", "deepseek-v2-lite", 512, 2, 4,
+       plan(2, 1, 2, 1, SequenceParallel::kMegatron, 0, Recompute::kFull, Schedule::kOneFOneB, 1, 2)},
+      {"mla_dense_plain_tp", "deepseek-v2", 512, 4, 4,
+       plan(4, 2, 1, 1, SequenceParallel::kNone, 0, Recompute::kNone, Schedule::kZeroBubble), 0, true, false,
+       true, true},
+      {"mla_ulysses", "deepseek-v3", 1024, 4, 4,
+       plan(1, 1, 2, 4, SequenceParallel::kUlysses, 1, Recompute::kSelective, Schedule::kOneFOneB, 1, 2)},
   };
 }
 
@@ -96,6 +108,7 @@ config::Scenario scenario_of(const Case& c) {
   s.parallelism.fpdt.offload = c.offload;
   s.parallelism.cpu_checkpointing = c.cpu_checkpointing;
   s.parallelism.overlap_grad_reduce = c.overlap;
+  if (c.dense) s.model.moe = {};
   return s;
 }
 

@@ -221,6 +221,23 @@ class Builder {
                       quantity(round_significant(best.flops_per_s), QuantityKind::kFlopRate), best.where,
                       config::to_string(primary)));
     }
+    const auto fp8_peak = g.peak_flops_per_s.find(Dtype::kFp8);
+    if (primary != Dtype::kFp8 && best_gemm_.count(Dtype::kFp8) != 0 &&
+        fp8_peak != g.peak_flops_per_s.end()) {
+      if (!o_.base) {
+        c.gemm_efficiency_fp8 = 1.0;
+        source(
+            "compute.gemm_efficiency_fp8",
+            "measured: gpu.peak_flops.fp8 is itself the best measured fp8 GEMM rate, so the fraction is 1");
+      } else {
+        const BestRate& best = best_gemm_[Dtype::kFp8];
+        c.gemm_efficiency_fp8 = fraction(best.flops_per_s, fp8_peak->second, "gemm_efficiency_fp8");
+        source(
+            "compute.gemm_efficiency_fp8",
+            fmt::format("measured: best fp8 GEMM rate {} ({}) / gpu.peak_flops.fp8",
+                        quantity(round_significant(best.flops_per_s), QuantityKind::kFlopRate), best.where));
+      }
+    }
     for (const config::AttentionPass pass :
          {config::AttentionPass::kForward, config::AttentionPass::kBackward}) {
       double best = 0;

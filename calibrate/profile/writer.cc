@@ -97,6 +97,7 @@ void write_compute(std::ostream& out, const config::ComputeModel& c) {
     if (value > 0) body << "  " << name << ": " << q(value, QuantityKind::kDuration) << '\n';
   };
   fraction("gemm_efficiency", c.gemm_efficiency);
+  fraction("gemm_efficiency_fp8", c.gemm_efficiency_fp8);
   fraction("attention_forward_efficiency", c.attention_forward_efficiency);
   fraction("attention_backward_efficiency", c.attention_backward_efficiency);
   fraction("memory_efficiency", c.memory_efficiency);

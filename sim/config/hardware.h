@@ -43,6 +43,7 @@ struct ComputeModel {
   double kernel_launch_s = 0;                // per kernel, when it is not hidden behind the previous one
   double host_sync_s = 0;                    // cudaStreamSynchronize round trip
   double comm_compute_slowdown = 0;          // compute slows by this fraction while NCCL kernels run
+  double gemm_efficiency_fp8 = 0;            // gemm_efficiency for fp8 GEMMs (0: gemm_efficiency, warned)
 };
 
 // Device memory the software stack holds on every GPU outside the framework's tensors, which peak HBM

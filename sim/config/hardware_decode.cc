@@ -98,6 +98,7 @@ void decode_host_link(MapReader& m, HostLink& out) {
 void decode_compute(MapReader& m, ComputeModel& out) {
   const RealRange fraction{0, 1, true};
   m.read("gemm_efficiency", out.gemm_efficiency, fraction);
+  m.read("gemm_efficiency_fp8", out.gemm_efficiency_fp8, fraction);
   m.read("attention_forward_efficiency", out.attention_forward_efficiency, fraction);
   m.read("attention_backward_efficiency", out.attention_backward_efficiency, fraction);
   m.read("memory_efficiency", out.memory_efficiency, fraction);

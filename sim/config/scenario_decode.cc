@@ -430,11 +430,16 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
                           to_string(p.schedule), p.vpp, t.global_batch / per_step, p.pp));
     }
   }
-  if (a.training_ok && a.cluster_ok && !s.cluster.hardware.peak_flops_per_s(t.dtype)) {
-    d.error(a.training, "training.dtype",
-            fmt::format("the hardware profile {} has no peak FLOP rate for {}; choose another dtype or add "
-                        "gpu.peak_flops.{} to the profile",
-                        s.cluster.hardware.name, to_string(t.dtype), to_string(t.dtype)));
+  if (a.training_ok && a.cluster_ok) {
+    // fp8 training runs attention and the LM head in bf16 (storage_dtype).
+    for (const Dtype needed : {t.dtype, storage_dtype(t.dtype)}) {
+      if (s.cluster.hardware.peak_flops_per_s(needed)) continue;
+      d.error(a.training, "training.dtype",
+              fmt::format("the hardware profile {} has no peak FLOP rate for {}; choose another dtype or add "
+                          "gpu.peak_flops.{} to the profile",
+                          s.cluster.hardware.name, to_string(needed), to_string(needed)));
+      break;
+    }
   }
 }
 

@@ -51,6 +51,11 @@ enum class CopyDirection { kHostToDevice, kDeviceToHost };
 // Bytes per element of `dtype` (fp8: 1, bf16/fp16: 2, fp32/tf32: 4, fp64: 8).
 int dtype_bytes(Dtype dtype);
 
+// What a training dtype keeps weights, activations, gradients and messages in: itself, except fp8
+// training (Transformer Engine's hybrid recipe, as Megatron-Core runs it), which keeps them in bf16
+// and runs only the linear layers' GEMMs in fp8.
+constexpr Dtype storage_dtype(Dtype training) { return training == Dtype::kFp8 ? Dtype::kBf16 : training; }
+
 // The spelling of each enumerator in the YAML files, in declaration order.
 template <class E>
 struct EnumNames;

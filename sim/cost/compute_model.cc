@@ -114,9 +114,19 @@ double ComputeModel::gemm_s(int64_t m, int64_t n, int64_t k, Dtype dtype, int64_
   // The profile's efficiency is the best-shape ceiling; other shapes lose the idle part of their last
   // wave.
   const double compute =
-      flops / (peak * efficiency_or_one(profile_.compute.gemm_efficiency, "gemm_efficiency") *
-               wave_efficiency(m, n, k, groups, profile_.gpu.sm_count));
+      flops / (peak * gemm_efficiency(dtype) * wave_efficiency(m, n, k, groups, profile_.gpu.sm_count));
   return std::max({compute, memory_s(bytes), launch_s_});
+}
+
+double ComputeModel::gemm_efficiency(Dtype dtype) const {
+  if (dtype == Dtype::kFp8) {
+    if (profile_.compute.gemm_efficiency_fp8 > 0) return profile_.compute.gemm_efficiency_fp8;
+    warnings_->add("missing-gemm_efficiency_fp8",
+                   fmt::format("hardware profile {} gives no compute.gemm_efficiency_fp8; fp8 GEMMs use "
+                               "compute.gemm_efficiency, measured on another dtype",
+                               profile_.name));
+  }
+  return efficiency_or_one(profile_.compute.gemm_efficiency, "gemm_efficiency");
 }
 
 double ComputeModel::attention_s(const AttentionCall& c) const {

@@ -46,6 +46,8 @@ class ComputeModel {
 
  private:
   double efficiency_or_one(double value, const char* key) const;
+  // The roofline's GEMM ceiling for `dtype`.
+  double gemm_efficiency(config::Dtype dtype) const;
 
   const config::HardwareProfile& profile_;
   WarningLog* warnings_;

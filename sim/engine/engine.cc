@@ -26,6 +26,12 @@ std::vector<double> compute_durations(const Graph& graph, const cost::ComputeMod
     switch (op.kind) {
       case OpKind::kGemm:
         out[id] = compute.gemm_s(op.gemm.m, op.gemm.n, op.gemm.k, op.dtype, op.gemm.groups);
+        if (op.dtype == config::Dtype::kFp8 && op.gemm.pass != workload::GemmPass::kWeightGrad) {
+          // Transformer Engine casts the GEMM's m x k activation (forward) or output gradient
+          // (input gradient) to fp8 first, reading bf16 and writing fp8; the weight gradient reuses
+          // both casts and the weights' fp8 copies are cast once per iteration.
+          out[id] += compute.memory_s(3.0 * static_cast<double>(op.gemm.groups * op.gemm.m * op.gemm.k));
+        }
         break;
       case OpKind::kAttentionForward:
       case OpKind::kAttentionBackward: {

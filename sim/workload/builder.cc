@@ -160,14 +160,9 @@ void backward_step(BuildContext& ctx, const PipelineStep& step) {
 // Gradients of parameters replicated over TP whose partial gradients differ per TP rank under
 // sequence parallelism (LayerParams::replicated, and the final norm).
 int64_t sequence_parallel_grad_elements(const RankShapes& s, const StageLayout& layout, int64_t stage) {
-  const int64_t dense = layer_params(s).replicated();
-  const int64_t moe = layer_params(s, true).replicated();
-  int64_t elements = 0;
+  int64_t elements = stage_layer_sum(s, layout, stage, &LayerParams::replicated);
   for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
-    const int64_t v = layout.virtual_stage(stage, chunk);
-    const int64_t moe_layers = moe_layer_count(s, layout, v);
-    elements += (layout.layer_count[v] - moe_layers) * dense + moe_layers * moe;
-    if (layout.has_head(v)) elements += s.hidden * (s.norm_bias ? 2 : 1);
+    if (layout.has_head(layout.virtual_stage(stage, chunk))) elements += s.hidden * (s.norm_bias ? 2 : 1);
   }
   return elements;
 }
@@ -253,6 +248,16 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
   keep(MemoryCategory::kWeights, state.weights);
   keep(MemoryCategory::kGradients, state.gradients);
   keep(MemoryCategory::kOptimizer, state.optimizer);
+  if (s.fp8) {
+    // Transformer Engine's fp8 copies of the linear layers' weights, row- and column-wise (2 bytes per
+    // weight), cast from the bf16 weights once per iteration and kept across its micro-batches.
+    const auto linear_weights =
+        static_cast<double>(stage_layer_sum(s, layout, stage, &LayerParams::linear_weights));
+    persistent.push_back(w.alloc(OpLabel::kModelState, MemoryCategory::kBuffers, MemorySpace::kHbm,
+                                 2 * linear_weights, Stream::kCompute)
+                             .buffer);
+    w.memory(OpLabel::kModelState, (s.act_bytes + 2.0) * linear_weights);
+  }
   if (s.zero_stage == 2) {
     // DeepSpeed's reduction bucket (ipg buffer).
     persistent.push_back(w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm,

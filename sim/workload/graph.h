@@ -257,6 +257,13 @@ std::string_view to_string(CopyDirection direction);
 std::string_view to_string(MemorySpace space);
 std::string_view to_string(MemoryCategory category);
 std::string_view to_string(OpLabel label);
+// GEMMs of the transformer's linear layers (Transformer Engine modules in Megatron-Core): the ones
+// fp8 training runs in fp8. The LM head, the router and the attention core are not.
+constexpr bool linear_layer(OpLabel label) {
+  return label == OpLabel::kQkv || label == OpLabel::kProjection || label == OpLabel::kFc1 ||
+         label == OpLabel::kFc2 || label == OpLabel::kExpertFc1 || label == OpLabel::kExpertFc2 ||
+         label == OpLabel::kLatent;
+}
 std::string_view to_string(GemmPass pass);
 
 // A readable name such as "fwd L3 mb2 fc1" or "bwd L0 mb1 attention[4]".

@@ -40,7 +40,7 @@ LayerParams layer_params(const RankShapes& s, bool moe) {
   if (s.mla()) {
     const int64_t query_input = s.q_lora_rank > 0 ? s.q_lora_rank : s.hidden;
     p.qkv_weight = query_input * s.q_width() + s.kv_lora_rank * s.qkv_kv_heads * (s.head_dim + s.v_head_dim);
-    p.latent = s.hidden * (s.q_lora_rank + s.kv_lora_rank + s.rope_head_dim) + s.q_lora_rank + s.kv_lora_rank;
+    p.latent = s.hidden * (s.q_lora_rank + s.kv_lora_rank + s.rope_head_dim);
   } else {
     p.qkv_weight = s.hidden * (s.q_width() + s.kv_width());
   }
@@ -63,7 +63,7 @@ LayerParams layer_params(const RankShapes& s, bool moe) {
       p.fc2_bias = s.hidden;
     }
   }
-  p.norms = 2 * s.hidden * (s.norm_bias ? 2 : 1);
+  p.norms = 2 * s.hidden * (s.norm_bias ? 2 : 1) + s.q_lora_rank + s.kv_lora_rank;
   return p;
 }
 
@@ -83,14 +83,23 @@ int64_t head_params(const RankShapes& s) {
   return final_norm + (owns_matrix ? s.vocab_local * s.hidden : 0);
 }
 
-int64_t stage_params(const RankShapes& s, const StageLayout& layout, int64_t stage) {
+int64_t stage_layer_sum(const RankShapes& s, const StageLayout& layout, int64_t stage,
+                        int64_t (LayerParams::*quantity)() const) {
+  const int64_t dense = (layer_params(s).*quantity)();
+  const int64_t moe = (layer_params(s, true).*quantity)();
   int64_t total = 0;
-  const int64_t dense = layer_params(s).total();
-  const int64_t moe = layer_params(s, true).total();
   for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
     const int64_t v = layout.virtual_stage(stage, chunk);
     const int64_t moe_layers = moe_layer_count(s, layout, v);
     total += (layout.layer_count[v] - moe_layers) * dense + moe_layers * moe;
+  }
+  return total;
+}
+
+int64_t stage_params(const RankShapes& s, const StageLayout& layout, int64_t stage) {
+  int64_t total = stage_layer_sum(s, layout, stage, &LayerParams::total);
+  for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
+    const int64_t v = layout.virtual_stage(stage, chunk);
     if (layout.has_embedding(v)) total += embedding_params(s);
     if (layout.has_head(v)) total += head_params(s);
   }
@@ -98,11 +107,7 @@ int64_t stage_params(const RankShapes& s, const StageLayout& layout, int64_t sta
 }
 
 int64_t stage_expert_params(const RankShapes& s, const StageLayout& layout, int64_t stage) {
-  int64_t total = 0;
-  for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
-    total += moe_layer_count(s, layout, layout.virtual_stage(stage, chunk)) * layer_params(s, true).experts();
-  }
-  return total;
+  return stage_layer_sum(s, layout, stage, &LayerParams::experts);
 }
 
 int64_t model_params(const RankShapes& s, const StageLayout& layout) {

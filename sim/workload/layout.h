@@ -50,13 +50,13 @@ StageLayout partition_layers(const RankShapes& shapes);
 // local experts (each an MLP of expert_ffn_hidden, split over TP like the dense one; no biases)
 // and its shared experts (one MLP of shared_experts x expert_ffn_hidden, split over TP). With
 // multi-head latent attention, qkv_weight holds the up projections (and the query projection when
-// queries have no latent), column-parallel; the down projections and the latents' norms are
-// replicated over TP (Megatron-Core's duplicated TELinear) and are `latent`.
+// queries have no latent), column-parallel; the down projections are replicated over TP
+// (Megatron-Core's duplicated TELinear) and are `latent`; the latents' norms count with `norms`.
 struct LayerParams {
   int64_t qkv_weight = 0, qkv_bias = 0, proj_weight = 0, proj_bias = 0;
   int64_t latent = 0;
   int64_t fc1_weight = 0, fc1_bias = 0, fc2_weight = 0, fc2_bias = 0;
-  int64_t norms = 0;  // both norms, weight (and bias for LayerNorm)
+  int64_t norms = 0;  // both norms, weight (and bias for LayerNorm), and MLA's latent norms
   int64_t router = 0;
   int64_t expert_fc1 = 0, expert_fc2 = 0;  // every local expert together
   int64_t shared_fc1 = 0, shared_fc2 = 0;
@@ -66,6 +66,10 @@ struct LayerParams {
   // all-reduced over TP (Megatron's _allreduce_layernorm_grads takes every parameter marked
   // sequence_parallel).
   int64_t replicated() const { return norms + proj_bias + fc2_bias + router + latent; }
+  // The linear layers' weights (workload::linear_layer GEMMs), which fp8 training keeps fp8 copies of.
+  int64_t linear_weights() const {
+    return qkv_weight + proj_weight + latent + fc1_weight + fc2_weight + experts() + shared_fc1 + shared_fc2;
+  }
   int64_t total() const {
     return qkv_weight + qkv_bias + proj_weight + proj_bias + latent + fc1_weight + fc1_bias + fc2_weight +
            fc2_bias + norms + router + experts() + shared_fc1 + shared_fc2;
@@ -80,6 +84,10 @@ int64_t embedding_params(const RankShapes& shapes);
 // reuse the embedding when it is on the same stage (pp == 1, or a V) and hold a copy otherwise
 // (Megatron's shared embedding, kept in sync by the embedding-group all-reduce).
 int64_t head_params(const RankShapes& shapes);
+// Σ over the layers one rank of `stage` holds (every model chunk) of `quantity` of the layer
+// (&LayerParams::total, ::experts, ...).
+int64_t stage_layer_sum(const RankShapes& shapes, const StageLayout& layout, int64_t stage,
+                        int64_t (LayerParams::*quantity)() const);
 // Everything one rank of `stage` holds, over all its model chunks.
 int64_t stage_params(const RankShapes& shapes, const StageLayout& layout, int64_t stage);
 // The part of stage_params that is expert weights.

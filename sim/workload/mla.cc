@@ -15,7 +15,8 @@
 // under SP, all-reduce otherwise, since every TP rank holds part of the heads), its weight gradient
 // (under SP on the latent gathered again), the norms, and the down projections' input and weight
 // gradients. The down projections' and norms' weights are replicated over TP; under SP their
-// gradients join the sequence-parallel all-reduce (LayerParams::replicated).
+// gradients join the sequence-parallel all-reduce (LayerParams::replicated; the latents' norms
+// report their gradients with the layer's norms).
 #include "sim/workload/context.h"
 
 namespace trainsim::workload {
@@ -108,14 +109,14 @@ OpId mla_backward(BuildContext& ctx, OpId core_done, const LayerParams& p) {
   w.memory(OpLabel::kNorm, 3 * e * static_cast<double>(z.rows_shard * s.kv_lora_rank), {kv_reduced});
   w.grouped_gemm(OpLabel::kLatent, GemmPass::kInputGrad, 1, z.rows_shard, s.hidden, z.kv_latent,
                  z.duplicated);
-  weight_grad_gemm(ctx, OpLabel::kLatent, z.kv_latent, s.hidden, z.rows_shard,
-                   s.hidden * z.kv_latent + s.kv_lora_rank, kNoOp, z.duplicated);
+  weight_grad_gemm(ctx, OpLabel::kLatent, z.kv_latent, s.hidden, z.rows_shard, s.hidden * z.kv_latent, kNoOp,
+                   z.duplicated);
   if (s.q_lora_rank > 0) {
     w.memory(OpLabel::kNorm, 3 * e * static_cast<double>(z.rows_shard * s.q_lora_rank), {q_reduced});
     w.grouped_gemm(OpLabel::kLatent, GemmPass::kInputGrad, 1, z.rows_shard, s.hidden, s.q_lora_rank,
                    z.duplicated);
-    weight_grad_gemm(ctx, OpLabel::kLatent, s.q_lora_rank, s.hidden, z.rows_shard,
-                     s.hidden * s.q_lora_rank + s.q_lora_rank, kNoOp, z.duplicated);
+    weight_grad_gemm(ctx, OpLabel::kLatent, s.q_lora_rank, s.hidden, z.rows_shard, s.hidden * s.q_lora_rank,
+                     kNoOp, z.duplicated);
     return w.last(Stream::kCompute);
   }
   return q_reduced;

@@ -79,7 +79,8 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.recompute = p.recompute;
   s.cpu_checkpointing = p.cpu_checkpointing;
   s.batch = scenario.training.micro_batch;
-  s.act_bytes = config::dtype_bytes(scenario.training.dtype);
+  s.fp8 = scenario.training.dtype == config::Dtype::kFp8;
+  s.act_bytes = config::dtype_bytes(config::storage_dtype(scenario.training.dtype));
   s.grad_bytes = s.act_bytes;
 
   require(m.layers > 0 && m.hidden > 0 && m.heads > 0 && m.kv_heads > 0 && m.head_dim > 0 &&

@@ -13,7 +13,12 @@ int64_t p2p_tag(P2pKind kind, int64_t micro_batch, int64_t where, int64_t step) 
 }
 
 GraphWriter::GraphWriter(Graph& graph, const ParallelPlan& plan, int64_t rank, config::Dtype dtype)
-    : graph_(graph), plan_(plan), rank_(rank), dtype_(dtype), act_bytes_(config::dtype_bytes(dtype)) {
+    : graph_(graph),
+      plan_(plan),
+      rank_(rank),
+      dtype_(config::storage_dtype(dtype)),
+      linear_dtype_(dtype),
+      act_bytes_(config::dtype_bytes(dtype_)) {
   last_.fill(kNoOp);
 }
 
@@ -48,6 +53,7 @@ Op GraphWriter::gemm_op(OpLabel label, GemmPass pass, int32_t groups, int64_t m,
   TRAINSIM_WORKLOAD_CHECK(m > 0 && n > 0 && k > 0 && groups > 0 && useful > 0 && useful <= 1)
       << "gemm " << groups << " x " << m << 'x' << n << 'x' << k << ", " << useful << " useful";
   Op op = make(OpKind::kGemm, label, Stream::kCompute, index);
+  if (linear_layer(label)) op.dtype = linear_dtype_;
   op.gemm = {m, n, k, pass, groups};
   const double md = static_cast<double>(m), nd = static_cast<double>(n), kd = static_cast<double>(k);
   op.flops = 2.0 * md * nd * kd * groups;

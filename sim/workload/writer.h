@@ -45,6 +45,8 @@ class GraphWriter {
     OpId op = kNoOp;
   };
 
+  // `dtype`: the training dtype. Ops run in its storage dtype (config::storage_dtype), the linear
+  // layers' GEMMs in it.
   GraphWriter(Graph& graph, const ParallelPlan& plan, int64_t rank, config::Dtype dtype);
 
   // Stamped on every op appended until changed.
@@ -109,7 +111,8 @@ class GraphWriter {
   Graph& graph_;
   const ParallelPlan& plan_;
   int64_t rank_;
-  config::Dtype dtype_;
+  config::Dtype dtype_;         // of every op (config::storage_dtype of the training dtype)
+  config::Dtype linear_dtype_;  // of the linear layers' GEMMs (the training dtype)
   int act_bytes_;
   Position position_;
   std::array<OpId, kStreamCount> last_;

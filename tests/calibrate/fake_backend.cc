@@ -25,7 +25,7 @@ FakeBackend::FakeBackend(int devices) {
   facts_.host_name = "node01";
   facts_.host_cpu = "Fake CPU";
   capabilities_.scale = DeviceScale::kGpu;
-  capabilities_.gemm_dtypes = {config::Dtype::kBf16, config::Dtype::kFp16};
+  capabilities_.gemm_dtypes = {config::Dtype::kBf16, config::Dtype::kFp16, config::Dtype::kFp8};
   capabilities_.attention_dtypes = {config::Dtype::kBf16, config::Dtype::kFp16};
   capabilities_.attention_head_dims = {64, 128};
   capabilities_.max_case_flops = 1e14;

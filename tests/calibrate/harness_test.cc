@@ -89,6 +89,10 @@ TEST(MeasuredProfile, HoldsWhatWasMeasuredAndLoadsBack) {
   EXPECT_EQ(p.source_of("gpu.sm_count").rfind("queried:", 0), 0u);
   const double peak = *o.base->peak_flops_per_s(Dtype::kBf16);
   EXPECT_NEAR(p.compute.gemm_efficiency, FakeBackend::kGemmFlopsPerS / peak, 1e-4);
+  // The fake runs fp8 GEMMs at the bf16 rate: a quarter of the fp8 peak.
+  EXPECT_NEAR(p.compute.gemm_efficiency_fp8,
+              FakeBackend::kGemmFlopsPerS / *o.base->peak_flops_per_s(Dtype::kFp8), 1e-4);
+  EXPECT_EQ(p.source_of("compute.gemm_efficiency_fp8").rfind("measured: best fp8 GEMM rate", 0), 0u);
   EXPECT_NEAR(p.compute.attention_forward_efficiency, FakeBackend::kAttentionFlopsPerS / peak, 1e-4);
   EXPECT_NEAR(p.compute.memory_efficiency,
               FakeBackend::kDeviceCopyBytesPerS / o.base->gpu.hbm_bandwidth_bytes_per_s, 1e-4);

@@ -38,6 +38,7 @@ void expect_same_profile(const config::HardwareProfile& a, const config::Hardwar
   same(a.host_link.latency_s, e.host_link.latency_s, "host_link.latency");
   same(a.host_memory_bytes, e.host_memory_bytes, "host_memory");
   same(a.compute.gemm_efficiency, e.compute.gemm_efficiency, "gemm_efficiency");
+  same(a.compute.gemm_efficiency_fp8, e.compute.gemm_efficiency_fp8, "gemm_efficiency_fp8");
   same(a.compute.attention_forward_efficiency, e.compute.attention_forward_efficiency, "attention_forward");
   same(a.compute.attention_backward_efficiency, e.compute.attention_backward_efficiency,
        "attention_backward");

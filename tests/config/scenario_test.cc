@@ -212,6 +212,16 @@ TEST_F(ScenarioRules, DtypeNeedsAPeakInTheProfile) {
       errors(scenario(kLlama, "{dp: 32}", "{global_batch: 64, dtype: fp8}")),
       ElementsAre("s.yaml:4:11: error: training.dtype: the hardware profile gpu has no peak FLOP rate for "
                   "fp8; choose another dtype or add gpu.peak_flops.fp8 to the profile"));
+  // fp8 training runs attention and the LM head in bf16: the profile needs both peaks.
+  dir_.write(
+      "hw.yaml",
+      "schema_version: 1\nname: gpu\ngpu: {name: Test GPU, peak_flops: {fp8: 624TFLOP/s}, hbm: {capacity: "
+      "80GiB, bandwidth: 2TB/s}}\nhost_link: {h2d_bandwidth: 25GB/s, d2h_bandwidth: 25GB/s}\n"
+      "provenance: {kind: cited}\nsources: {gpu: test datasheet, host_link: test measurement}\n");
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{dp: 32}", "{global_batch: 64, dtype: fp8}")),
+      ElementsAre("s.yaml:4:11: error: training.dtype: the hardware profile gpu has no peak FLOP rate for "
+                  "bf16; choose another dtype or add gpu.peak_flops.bf16 to the profile"));
 }
 
 TEST_F(ScenarioRules, OrderMustBeAPermutation) {

@@ -105,6 +105,33 @@ TEST(ComputeModel, AttentionFlopsAndTime) {
   AttentionCall padded = full;
   padded.head_dim = 80;
   EXPECT_DOUBLE_EQ(model.attention_s(padded), attention_flops(padded) * 96 / 80 / (100e12 * 0.5));
+  // MLA's heads: queries and keys of 192, values of 128 (no padding).
+  AttentionCall mla = full;
+  mla.head_dim = 192;
+  mla.value_dim = 128;
+  EXPECT_DOUBLE_EQ(attention_flops(mla), 2.0 * 8 * (192 + 128) * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(model.attention_s(mla), attention_flops(mla) / (100e12 * 0.5));
+}
+
+TEST(ComputeModel, Fp8GemmsUseTheirOwnCeiling) {
+  config::HardwareProfile p = profile();
+  p.gpu.peak_flops_per_s[Dtype::kFp8] = 200e12;
+  p.compute.gemm_efficiency_fp8 = 0.7;
+  WarningLog warnings;
+  const ComputeModel model(p, &warnings);
+  const double flops = 2.0 * 8192 * 8192 * 8192;
+  EXPECT_DOUBLE_EQ(model.gemm_s(8192, 8192, 8192, Dtype::kFp8), flops / (200e12 * 0.7));
+  EXPECT_EQ(warnings.size(), 0u);
+  // Without it, the bf16 ceiling, with a warning.
+  p.compute.gemm_efficiency_fp8 = 0;
+  WarningLog fallback;
+  const ComputeModel without(p, &fallback);
+  EXPECT_DOUBLE_EQ(without.gemm_s(8192, 8192, 8192, Dtype::kFp8), flops / (200e12 * 0.8));
+  ASSERT_EQ(fallback.size(), 1u);
+  EXPECT_EQ(
+      fallback.messages()[0],
+      "hardware profile test gives no compute.gemm_efficiency_fp8; fp8 GEMMs use compute.gemm_efficiency, "
+      "measured on another dtype");
 }
 
 TEST(ComputeModel, MissingEfficiencyAssumesIdealAndSaysSo) {

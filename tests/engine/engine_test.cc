@@ -188,6 +188,47 @@ TEST(Engine, UnfusedAttentionCostsItsGemmsAndScorePasses) {
   EXPECT_EQ(checked, 2);
 }
 
+// fp8 training: the linear layers' GEMMs run in fp8, each forward and input-gradient GEMM after a
+// cast of its activation (or gradient) input; the LM head and attention stay bf16; the weights' fp8
+// copies (row- and column-wise) are kept beside the bf16 weights.
+TEST(Engine, Fp8TrainingRunsTheLinearLayersInFp8) {
+  const ScratchDir dir;
+  config::Scenario s = scenario(dir, "{tp: 1}", 2, 1, 1);
+  s.cluster.hardware.gpu.peak_flops_per_s[config::Dtype::kFp8] = 624e12;
+  s.training.dtype = config::Dtype::kFp8;
+  const workload::ParallelPlan plan = workload::make_plan(s);
+  const workload::Graph graph = workload::build_rank_graph(s, plan, 0);
+  WarningLog warnings;
+  const cost::ComputeModel compute(s.cluster.hardware, &warnings);
+  const std::vector<double> durations = compute_durations(graph, compute);
+  int linear = 0, other = 0;
+  double fp8_copies = 0;
+  for (workload::OpId id = 0; id < graph.size(); ++id) {
+    const workload::Op& op = graph.op(id);
+    if (op.kind == workload::OpKind::kAlloc && op.label == workload::OpLabel::kModelState &&
+        op.buffer.category == workload::MemoryCategory::kBuffers) {
+      fp8_copies += op.bytes;
+    }
+    if (op.kind == workload::OpKind::kAttentionForward) EXPECT_EQ(op.dtype, config::Dtype::kBf16);
+    if (op.kind != workload::OpKind::kGemm) continue;
+    if (!workload::linear_layer(op.label)) {
+      EXPECT_EQ(op.dtype, config::Dtype::kBf16) << workload::to_string(op.label);
+      ++other;
+      continue;
+    }
+    ++linear;
+    ASSERT_EQ(op.dtype, config::Dtype::kFp8);
+    const workload::GemmShape& g = op.gemm;
+    const double cast = g.pass == workload::GemmPass::kWeightGrad
+                            ? 0.0
+                            : compute.memory_s(3.0 * static_cast<double>(g.m * g.k));
+    EXPECT_DOUBLE_EQ(durations[id], compute.gemm_s(g.m, g.n, g.k, config::Dtype::kFp8) + cast);
+  }
+  EXPECT_EQ(linear, 2 * 4 * 3);  // 2 layers x (QKV, projection, FC1, FC2) x (forward, dgrad, wgrad)
+  EXPECT_GT(other, 0);           // the LM head
+  EXPECT_DOUBLE_EQ(fp8_copies, 2.0 * 2 * 12 * 1024 * 1024);  // 2 bytes x 2 layers x 12 h^2
+}
+
 TEST(Engine, OneFOneBBubbleIsPMinusOneOverM) { expect_bubble("{pp: 4}", 4, 1, 8); }
 
 TEST(Engine, GpipeBubbleIsPMinusOneOverM) { expect_bubble("{pp: 4, schedule: gpipe}", 4, 1, 8); }

@@ -99,7 +99,8 @@ TEST(MlaLayer, AttentionKernelsUseTheQueryKeyAndValueHeadSizes) {
   const LayerParams p = layer_params(shapes);
   EXPECT_EQ(p.qkv_weight, 1536 * 32 * 192 + 512 * 32 * 256);
   EXPECT_EQ(p.proj_weight, 32 * 128 * 5120);
-  EXPECT_EQ(p.latent, 5120 * (1536 + 576) + 1536 + 512);
+  EXPECT_EQ(p.latent, 5120 * (1536 + 576));
+  EXPECT_EQ(p.norms, 2 * 5120 + 1536 + 512);
   const Graph g = build_rank_graph(s, plan, 0);
   int64_t kernels = 0;
   for (const Op& op : g.ops()) {

@@ -92,14 +92,13 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
           c.add(CommKind::kReduceScatter, GroupKind::kTp, g * layers, token_message(width), "MLA latents");
         }
       }
-      c.add(CommKind::kAllGather, GroupKind::kTp, g * moe_layers * (2 + (full ? 1 : 0)), experts_message,
+      c.add(CommKind::kAllGather, GroupKind::kTp, g * moe_layers * (2 + recomputed), experts_message,
             "expert tokens");
-      c.add(CommKind::kReduceScatter, GroupKind::kTp, g * moe_layers * (2 + (full ? 1 : 0)), experts_message,
+      c.add(CommKind::kReduceScatter, GroupKind::kTp, g * moe_layers * (2 + recomputed), experts_message,
             "expert tokens");
-      const double norms =
-          (layers - moe_layers) * static_cast<double>(workload::layer_params(s).replicated()) +
-          moe_layers * static_cast<double>(workload::layer_params(s, true).replicated()) +
-          (head ? static_cast<double>(s.hidden * (s.norm_bias ? 2 : 1)) : 0.0);
+      const double norms = static_cast<double>(workload::stage_layer_sum(
+                               s, layout, stage, &workload::LayerParams::replicated)) +
+                           (head ? static_cast<double>(s.hidden * (s.norm_bias ? 2 : 1)) : 0.0);
       c.add(CommKind::kAllReduce, GroupKind::kTp, 1, norms * s.grad_bytes,
             "sequence-parallel norm gradients");
     } else {
@@ -120,7 +119,7 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
   // Expert parallelism: each MoE layer dispatches and combines its tokens in the forward, and the
   // backward mirrors both.
   if (s.ep > 1) {
-    c.add(CommKind::kAllToAll, GroupKind::kEp, g * moe_layers * (4 + (full ? 2 : 0)), s.dispatch_bytes(),
+    c.add(CommKind::kAllToAll, GroupKind::kEp, g * moe_layers * (4 + 2 * recomputed), s.dispatch_bytes(),
           "expert tokens");
   }
 
@@ -129,7 +128,7 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
   const std::array<double, 4> qkvo_messages = {
       token_message(s.q_width()), token_message(s.qkv_kv_heads * s.qk_head_dim()),
       token_message(s.qkv_kv_heads * s.v_head_dim), token_message(s.attn_out_width())};
-  const double passes = 2 + (full ? 1 : 0);  // forward, backward, recomputed forward
+  const double passes = 2 + recomputed;  // forward, backward, recomputed forward
   if (s.sp > 1) {
     switch (s.scheme) {
       case SequenceParallel::kUlysses:

@@ -209,6 +209,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"iteration_time_s", t},
       {"tokens_per_s", tokens / t},
       {"tflops_per_gpu", summary.iteration.model / (t * static_cast<double>(gpus)) / 1e12},
+      {"dtype", config::to_string(s.training.dtype)},  // whose peak mfu, hfu and executed use
       {"mfu", summary.iteration.model / (t * static_cast<double>(gpus) * peak)},
       {"hfu", summary.iteration.hardware / (t * static_cast<double>(gpus) * peak)},
       {"executed_flops_utilization", summary.iteration.executed / (t * static_cast<double>(gpus) * peak)},
@@ -285,8 +286,9 @@ std::string render_table(const json& report) {
   out += fmt::format("{:<26} {:>14.6f} s\n", "iteration time", t);
   out += fmt::format("{:<26} {:>14.1f}\n", "tokens/s", report.at("tokens_per_s").get<double>());
   out += fmt::format("{:<26} {:>14.1f}\n", "TFLOP/s per GPU", report.at("tflops_per_gpu").get<double>());
-  out += fmt::format("{:<26} {:>13.1f}%   (model FLOPs, attention counted dense)\n", "MFU",
-                     100 * report.at("mfu").get<double>());
+  const std::string dtype = report.at("dtype").get<std::string>();
+  out += fmt::format("{:<26} {:>13.1f}%   (model FLOPs{}, attention counted dense)\n", "MFU",
+                     100 * report.at("mfu").get<double>(), dtype == "fp8" ? " of the fp8 peak" : "");
   out += fmt::format("{:<26} {:>13.1f}%   (+ recomputation)\n", "HFU", 100 * report.at("hfu").get<double>());
   out += fmt::format("{:<26} {:>13.1f}%   (FLOPs the kernels run: causal tiles skipped)\n",
                      "executed FLOPs of peak", 100 * report.at("executed_flops_utilization").get<double>());

@@ -70,7 +70,6 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
   const auto token_message = [&s, e](int64_t width) {
     return e * static_cast<double>(s.batch * s.tokens * width);
   };
-  const int64_t kv_latent = s.kv_lora_rank + s.rope_head_dim;
   if (s.tp > 1) {
     if (s.megatron_sp) {
       // Per layer and micro-batch: the attention block and a dense (or shared-expert) MLP each gather
@@ -86,7 +85,7 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
       c.add(CommKind::kReduceScatter, GroupKind::kTp,
             g * (layers * attention_scatters + mlp_blocks * (2 + recomputed) + ends), tp_message, "layers");
       if (s.mla()) {
-        for (const int64_t width : {kv_latent, s.q_lora_rank}) {
+        for (const int64_t width : {s.kv_latent(), s.q_lora_rank}) {
           c.add(CommKind::kAllGather, GroupKind::kTp, g * layers * (2 + recomputed), token_message(width),
                 "MLA latents");
           c.add(CommKind::kReduceScatter, GroupKind::kTp, g * layers, token_message(width), "MLA latents");
@@ -108,7 +107,7 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
       c.add(CommKind::kAllReduce, GroupKind::kTp, g * (layers * (attention + 2 + recomputed) + ends),
             tp_message, "layers");
       if (s.mla()) {
-        for (const int64_t width : {kv_latent, s.q_lora_rank}) {
+        for (const int64_t width : {s.kv_latent(), s.q_lora_rank}) {
           c.add(CommKind::kAllReduce, GroupKind::kTp, g * layers, token_message(width), "MLA latents");
         }
       }

@@ -15,9 +15,7 @@ IterationFlops iteration_flops(const config::Scenario& scenario) {
   const auto projections = static_cast<double>(attention_matmul_params(m));
   const double linear = projections + h * fc1 + f * h;
   // QK^T over query/key heads of d (+ rope) and PV over value heads (d_v): 2*s^2*heads*(d_qk + d_v).
-  const double qk_dim = d + static_cast<double>(m.mla.rope_head_dim);
-  const double v_dim = m.mla.enabled() ? static_cast<double>(m.mla.v_head_dim) : d;
-  const double attention = 2 * s * s * heads * (qk_dim + v_dim);
+  const double attention = 2 * s * s * heads * static_cast<double>(m.qk_head_dim() + m.value_head_dim());
   // An MoE layer's matmuls: the router, and the MLPs of the top_k routed and the shared experts.
   double moe_layers = 0;
   double moe_linear = 0;

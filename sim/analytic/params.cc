@@ -6,11 +6,10 @@ int64_t attention_matmul_params(const config::Model& m) {
   const int64_t h = m.hidden, d = m.head_dim, heads = m.heads;
   if (!m.mla.enabled()) return h * (heads + 2 * m.kv_heads) * d + heads * d * h;
   const config::Mla& a = m.mla;
-  const int64_t qk = d + a.rope_head_dim;
+  const int64_t qk = m.qk_head_dim(), v = m.value_head_dim();
   const int64_t queries = a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank * heads * qk : h * heads * qk;
-  const int64_t keys_values =
-      h * (a.kv_lora_rank + a.rope_head_dim) + a.kv_lora_rank * heads * (d + a.v_head_dim);
-  return queries + keys_values + heads * a.v_head_dim * h;
+  const int64_t keys_values = h * (a.kv_lora_rank + a.rope_head_dim) + a.kv_lora_rank * heads * (d + v);
+  return queries + keys_values + heads * v * h;
 }
 
 ParameterCount parameter_count(const config::Model& m) {

@@ -70,6 +70,9 @@ struct Model {
   Mla mla;
 
   bool moe_layer(int64_t layer) const { return moe.enabled() && layer >= moe.dense_layers; }
+  // Sizes of the attention heads: query/key (with MLA's rotary part) and value.
+  int64_t qk_head_dim() const { return head_dim + mla.rope_head_dim; }
+  int64_t value_head_dim() const { return mla.enabled() ? mla.v_head_dim : head_dim; }
 };
 
 struct Training {

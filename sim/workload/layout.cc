@@ -38,9 +38,8 @@ LayerParams layer_params(const RankShapes& s, bool moe) {
   LayerParams p;
   const int64_t branches = s.swiglu ? 2 : 1;
   if (s.mla()) {
-    const int64_t query_input = s.q_lora_rank > 0 ? s.q_lora_rank : s.hidden;
-    p.qkv_weight = query_input * s.q_width() + s.kv_lora_rank * s.qkv_kv_heads * (s.head_dim + s.v_head_dim);
-    p.latent = s.hidden * (s.q_lora_rank + s.kv_lora_rank + s.rope_head_dim);
+    p.qkv_weight = s.query_input() * s.q_width() + s.kv_lora_rank * s.kv_up_width();
+    p.latent = s.hidden * (s.q_lora_rank + s.kv_latent());
   } else {
     p.qkv_weight = s.hidden * (s.q_width() + s.kv_width());
   }

@@ -26,9 +26,6 @@ struct MlaSizes {
   int64_t rows = 0;        // tokens of the up projections: b x tokens
   int64_t rows_shard = 0;  // tokens of the down projections: b x tokens_norm
   double duplicated = 1;   // the share of a down projection's FLOPs that is model FLOPs (1/tp without SP)
-  int64_t q_input = 0;     // the query projection's input width: q_lora, or hidden without a latent
-  int64_t kv_latent = 0;   // kv_lora + the shared rotary key
-  int64_t kv_up = 0;       // the key/value up projection's output per rank: heads x (d + d_v)
   double rope_bytes = 0;   // one RoPE pass: read and write the queries; read the up projection's
                            // output and the shared key, write K and V
 };
@@ -38,11 +35,8 @@ MlaSizes sizes(const RankShapes& s) {
   z.rows = s.batch * s.tokens;
   z.rows_shard = s.batch * s.tokens_norm;
   z.duplicated = s.megatron_sp ? 1.0 : 1.0 / static_cast<double>(s.tp);
-  z.q_input = s.q_lora_rank > 0 ? s.q_lora_rank : s.hidden;
-  z.kv_latent = s.kv_lora_rank + s.rope_head_dim;
-  z.kv_up = s.qkv_kv_heads * (s.head_dim + s.v_head_dim);
   z.rope_bytes = static_cast<double>(s.act_bytes) * static_cast<double>(z.rows) *
-                 static_cast<double>(2 * s.q_width() + z.kv_up + s.rope_head_dim + s.kv_width());
+                 static_cast<double>(2 * s.q_width() + s.kv_up_width() + s.rope_head_dim + s.kv_width());
   return z;
 }
 
@@ -77,11 +71,12 @@ void mla_forward(BuildContext& ctx) {
   } else {
     query_input = tp_gather(ctx, normed);
   }
-  w.grouped_gemm(OpLabel::kLatent, GemmPass::kForward, 1, z.rows_shard, z.kv_latent, s.hidden, z.duplicated);
+  w.grouped_gemm(OpLabel::kLatent, GemmPass::kForward, 1, z.rows_shard, s.kv_latent(), s.hidden,
+                 z.duplicated);
   w.memory(OpLabel::kNorm, 2 * e * static_cast<double>(z.rows_shard * s.kv_lora_rank));
-  const OpId kv_input = latent_gather(ctx, w.last(Stream::kCompute), z.kv_latent);
-  w.gemm(OpLabel::kQkv, GemmPass::kForward, z.rows, s.q_width(), z.q_input, {query_input});
-  w.gemm(OpLabel::kQkv, GemmPass::kForward, z.rows, z.kv_up, s.kv_lora_rank, {kv_input});
+  const OpId kv_input = latent_gather(ctx, w.last(Stream::kCompute), s.kv_latent());
+  w.gemm(OpLabel::kQkv, GemmPass::kForward, z.rows, s.q_width(), s.query_input(), {query_input});
+  w.gemm(OpLabel::kQkv, GemmPass::kForward, z.rows, s.kv_up_width(), s.kv_lora_rank, {kv_input});
   w.memory(OpLabel::kRope, z.rope_bytes);
 }
 
@@ -92,25 +87,25 @@ OpId mla_backward(BuildContext& ctx, OpId core_done, const LayerParams& p) {
   const double e = s.act_bytes;
   w.memory(OpLabel::kRope, z.rope_bytes, {core_done});
   // Key/value up projection.
-  const OpId kv_input = latent_gather(ctx, w.last(Stream::kCompute), z.kv_latent);
-  w.gemm(OpLabel::kQkv, GemmPass::kInputGrad, z.rows, s.kv_lora_rank, z.kv_up);
-  const OpId kv_reduced = latent_reduce(ctx, w.last(Stream::kCompute), z.kv_latent);
-  const int64_t kv_up_elements = s.kv_lora_rank * z.kv_up;
-  weight_grad_gemm(ctx, OpLabel::kQkv, z.kv_up, s.kv_lora_rank, z.rows, kv_up_elements, kv_input);
+  const OpId kv_input = latent_gather(ctx, w.last(Stream::kCompute), s.kv_latent());
+  w.gemm(OpLabel::kQkv, GemmPass::kInputGrad, z.rows, s.kv_lora_rank, s.kv_up_width());
+  const OpId kv_reduced = latent_reduce(ctx, w.last(Stream::kCompute), s.kv_latent());
+  const int64_t kv_up_elements = s.kv_lora_rank * s.kv_up_width();
+  weight_grad_gemm(ctx, OpLabel::kQkv, s.kv_up_width(), s.kv_lora_rank, z.rows, kv_up_elements, kv_input);
   // Query up projection (or the query projection of the hidden state).
   const OpId q_input = s.q_lora_rank > 0 ? latent_gather(ctx, w.last(Stream::kCompute), s.q_lora_rank)
                                          : tp_gather(ctx, w.last(Stream::kCompute));
-  w.gemm(OpLabel::kQkv, GemmPass::kInputGrad, z.rows, z.q_input, s.q_width());
+  w.gemm(OpLabel::kQkv, GemmPass::kInputGrad, z.rows, s.query_input(), s.q_width());
   const OpId q_reduced = s.q_lora_rank > 0 ? latent_reduce(ctx, w.last(Stream::kCompute), s.q_lora_rank)
                                            : tp_reduce(ctx, w.last(Stream::kCompute));
-  weight_grad_gemm(ctx, OpLabel::kQkv, s.q_width(), z.q_input, z.rows, p.qkv_weight - kv_up_elements,
+  weight_grad_gemm(ctx, OpLabel::kQkv, s.q_width(), s.query_input(), z.rows, p.qkv_weight - kv_up_elements,
                    q_input);
   // The latents' norms and the down projections, on the rank's own tokens.
   w.memory(OpLabel::kNorm, 3 * e * static_cast<double>(z.rows_shard * s.kv_lora_rank), {kv_reduced});
-  w.grouped_gemm(OpLabel::kLatent, GemmPass::kInputGrad, 1, z.rows_shard, s.hidden, z.kv_latent,
+  w.grouped_gemm(OpLabel::kLatent, GemmPass::kInputGrad, 1, z.rows_shard, s.hidden, s.kv_latent(),
                  z.duplicated);
-  weight_grad_gemm(ctx, OpLabel::kLatent, z.kv_latent, s.hidden, z.rows_shard, s.hidden * z.kv_latent, kNoOp,
-                   z.duplicated);
+  weight_grad_gemm(ctx, OpLabel::kLatent, s.kv_latent(), s.hidden, z.rows_shard, s.hidden * s.kv_latent(),
+                   kNoOp, z.duplicated);
   if (s.q_lora_rank > 0) {
     w.memory(OpLabel::kNorm, 3 * e * static_cast<double>(z.rows_shard * s.q_lora_rank), {q_reduced});
     w.grouped_gemm(OpLabel::kLatent, GemmPass::kInputGrad, 1, z.rows_shard, s.hidden, s.q_lora_rank,
@@ -125,12 +120,12 @@ OpId mla_backward(BuildContext& ctx, OpId core_done, const LayerParams& p) {
 double mla_weight_grad_operands(const RankShapes& s) {
   const MlaSizes z = sizes(s);
   const double e = s.act_bytes;
-  const auto latents = static_cast<double>(z.rows_shard * (s.q_lora_rank + z.kv_latent));
+  const auto latents = static_cast<double>(z.rows_shard * (s.q_lora_rank + s.kv_latent()));
   // The down projections' input (the norm's output, also the query projection's without a query
   // latent) and their outputs' gradients (latents); the up projections' inputs (the latents,
   // sequence-sharded) and output gradients.
   return s.hidden_norm_bytes() + e * 2 * latents +
-         e * static_cast<double>(z.rows) * static_cast<double>(s.q_width() + z.kv_up);
+         e * static_cast<double>(z.rows) * static_cast<double>(s.q_width() + s.kv_up_width());
 }
 
 }  // namespace trainsim::workload

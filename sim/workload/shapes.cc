@@ -58,7 +58,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.kv_lora_rank = m.mla.kv_lora_rank;
   s.q_lora_rank = m.mla.q_lora_rank;
   s.rope_head_dim = m.mla.rope_head_dim;
-  s.v_head_dim = m.mla.enabled() ? m.mla.v_head_dim : m.head_dim;
+  s.v_head_dim = m.value_head_dim();
   s.ffn = m.ffn_hidden;
   s.vocab = m.vocab;
   s.seq = m.seq_len;

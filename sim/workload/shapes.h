@@ -106,6 +106,12 @@ struct RankShapes {
   int64_t q_width() const { return qkv_heads * qk_head_dim(); }
   int64_t kv_width() const { return qkv_kv_heads * (qk_head_dim() + v_head_dim); }
   int64_t attn_out_width() const { return qkv_heads * v_head_dim; }
+  // MLA's per-token widths: the key/value latent with the shared rotary key, the query projection's
+  // input (the query latent, or the hidden state without one), and this rank's key/value up
+  // projection output.
+  int64_t kv_latent() const { return kv_lora_rank + rope_head_dim; }
+  int64_t query_input() const { return q_lora_rank > 0 ? q_lora_rank : hidden; }
+  int64_t kv_up_width() const { return qkv_kv_heads * (head_dim + v_head_dim); }
 
   // Convenience: e * b * tokens * hidden, the size of one hidden-state tensor in GEMM regions.
   double hidden_bytes() const { return static_cast<double>(act_bytes) * batch * tokens * hidden; }

@@ -69,6 +69,9 @@ constexpr std::string_view kMixtral =
 constexpr std::string_view kQwen3Moe =
     "Qwen/Qwen3-30B-A3B config.json (128 experts, top 8, moe_intermediate_size 768, no shared expert); "
     "seq_len 4096 as Megatron-Core's MoE recipes";
+constexpr std::string_view kQwen3MoeLarge =
+    "Qwen/Qwen3-235B-A22B config.json (94 layers, hidden 4096, 64 query and 4 key/value heads of 128, "
+    "128 experts, top 8, moe_intermediate_size 1536, no shared expert); seq_len 4096 as for 30B-A3B";
 constexpr std::string_view kDeepSeekMoe =
     "Dai et al. 2024, DeepSeekMoE (arXiv 2401.06066), and deepseek-ai/deepseek-moe-16b-base config.json "
     "(64 routed + 2 shared experts of 1408, top 6, first layer dense of 10944)";
@@ -130,6 +133,8 @@ std::vector<ModelPreset> make_presets() {
       moe(llama("mixtral-8x22b", {56, 6144, 48, 8, 128, 16384, 32000, 4096}), {8, 2, 16384, 0, 1.0, 0}));
   add("qwen3-30b-a3b", kQwen3Moe,
       moe(llama("qwen3-30b-a3b", {48, 2048, 32, 4, 128, 6144, 151936, 4096}), {128, 8, 768, 0, 1.0, 0}));
+  add("qwen3-235b-a22b", kQwen3MoeLarge,
+      moe(llama("qwen3-235b-a22b", {94, 4096, 64, 4, 128, 12288, 151936, 4096}), {128, 8, 1536, 0, 1.0, 0}));
   add("deepseek-moe-16b", kDeepSeekMoe,
       moe(llama("deepseek-moe-16b", {28, 2048, 16, 16, 128, 10944, 102400, 4096}), {64, 6, 1408, 2, 1.0, 1}));
   // Multi-head latent attention: {kv_lora_rank, q_lora_rank, rope_head_dim, v_head_dim}.

@@ -24,6 +24,7 @@ namespace trainsim::validate {
 // What a case measures, with its unit in the name. See metrics.h for how each is extracted.
 enum class Metric {
   kIterationTime,            // iteration_time_s: one training iteration, seconds
+  kTokensPerGpu,             // tokens_per_s_per_gpu: tokens trained per second per GPU
   kTflopsPerGpu,             // tflops_per_gpu: model FLOPs per GPU per second (Korthikanti), TFLOP/s
   kHardwareTflopsPerGpu,     // hardware_tflops_per_gpu: with recomputation counted (Narayanan Table 1)
   kMfu,                      // mfu: model FLOPs utilisation, fraction of the dense peak
@@ -156,6 +157,7 @@ struct EnumNames<validate::Metric> {
   using M = validate::Metric;
   static constexpr auto kNames = std::to_array<std::pair<M, std::string_view>>(
       {{M::kIterationTime, "iteration_time_s"},
+       {M::kTokensPerGpu, "tokens_per_s_per_gpu"},
        {M::kTflopsPerGpu, "tflops_per_gpu"},
        {M::kHardwareTflopsPerGpu, "hardware_tflops_per_gpu"},
        {M::kMfu, "mfu"},

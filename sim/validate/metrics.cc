@@ -44,6 +44,8 @@ double report_metric(Metric metric, const config::Scenario& s, const nlohmann::j
   switch (metric) {
     case Metric::kIterationTime:
       return t;
+    case Metric::kTokensPerGpu:
+      return report.at("tokens_per_s").get<double>() / gpus;
     case Metric::kTflopsPerGpu:
       return report.at("tflops_per_gpu").get<double>();
     case Metric::kHardwareTflopsPerGpu:

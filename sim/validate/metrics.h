@@ -21,6 +21,8 @@ namespace trainsim::validate {
 //
 // Metric definitions:
 //   iteration_time_s, tflops_per_gpu, mfu, hfu  as in the run report (sim/report/run_report.h)
+//   tokens_per_s_per_gpu  the run report's tokens/s over the GPUs: a throughput free of any FLOP
+//                       convention (releases of one framework count causal attention differently)
 //   hardware_tflops_per_gpu  hardware FLOPs (recomputation included) per GPU per second: the
 //                       convention of Narayanan et al. 2021 Table 1
 //   megatron_deepspeed_mfu, megatron_deepspeed_tflops_per_gpu  the FLOPs of Megatron-DeepSpeed's

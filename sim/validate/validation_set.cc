@@ -141,6 +141,8 @@ std::string_view unit_of(Metric metric) {
       return "TFLOP/s";
     case Metric::kMaxSequenceTokens:
       return "tokens";
+    case Metric::kTokensPerGpu:
+      return "tokens/s";
     case Metric::kMfu:
     case Metric::kHfu:
     case Metric::kMegatronDeepspeedMfu:

@@ -47,6 +47,10 @@ TEST(ParameterCount, MixturesOfExpertsMatchTheirPublishedTotalAndActiveSizes) {
     EXPECT_NEAR(static_cast<double>(p.total) / 1e9, sizes.first, 0.1) << name;
     EXPECT_NEAR(static_cast<double>(p.active) / 1e9, sizes.second, 0.1) << name;
   }
+  // Qwen3-235B-A22B's card rounds to whole billions: 235B total, 22B activated.
+  const ParameterCount qwen = parameter_count(config::find_model_preset("qwen3-235b-a22b")->model);
+  EXPECT_NEAR(static_cast<double>(qwen.total) / 1e9, 235, 0.5);
+  EXPECT_NEAR(static_cast<double>(qwen.active) / 1e9, 22, 0.5);
   const ParameterCount deepseek = parameter_count(config::find_model_preset("deepseek-moe-16b")->model);
   EXPECT_EQ(deepseek.moe_layers, 27);  // the first layer is dense
   EXPECT_EQ(deepseek.total - deepseek.active, 27 * (64 - 6) * int64_t{3 * 2048 * 1408});

@@ -16,7 +16,7 @@ TEST(Presets, NamesAreUniqueAndShapesConsistent) {
     EXPECT_GT(m.layers, 0) << p.name;
     EXPECT_EQ(m.heads % m.kv_heads, 0) << p.name;
     // Qwen3 projects its hidden size of 2048 to 32 heads of 128, DeepSeek's latents to 128 heads.
-    if (p.name != "qwen3-30b-a3b" && !m.mla.enabled()) EXPECT_EQ(m.heads * m.head_dim, m.hidden) << p.name;
+    if (p.name != "qwen3-30b-a3b" && p.name != "qwen3-235b-a22b" && !m.mla.enabled()) EXPECT_EQ(m.heads * m.head_dim, m.hidden) << p.name;
     if (m.mla.enabled()) {
       EXPECT_EQ(m.kv_heads, m.heads) << p.name;
       EXPECT_FALSE(m.linear_bias) << p.name;
@@ -69,6 +69,10 @@ TEST(Presets, MixturesOfExperts) {
   EXPECT_EQ(qwen.moe.top_k, 8);
   EXPECT_EQ(qwen.moe.expert_ffn_hidden, 768);
   EXPECT_EQ(qwen.heads * qwen.head_dim, 4096);  // 32 heads of 128 on a hidden size of 2048
+  const Model& qwen_large = find_model_preset("qwen3-235b-a22b")->model;
+  EXPECT_EQ(qwen_large.layers, 94);
+  EXPECT_EQ(qwen_large.moe.expert_ffn_hidden, 1536);
+  EXPECT_EQ(qwen_large.heads * qwen_large.head_dim, 8192);  // 64 heads of 128 on a hidden size of 4096
   const Model& deepseek = find_model_preset("deepseek-moe-16b")->model;
   EXPECT_EQ(deepseek.moe.shared_experts, 2);
   EXPECT_EQ(deepseek.moe.dense_layers, 1);

@@ -52,9 +52,10 @@ TEST(ValidationCase, DecodesEveryField) {
 
 TEST(ValidationCase, ExtendsMergesMapsAndKeepsPathsRelativeToTheirFile) {
   const ValidationSet set = load_validation_set(kFixtures / "gate-holds");
-  ASSERT_EQ(set.cases.size(), 2u);
+  ASSERT_EQ(set.cases.size(), 3u);
   const Case& iteration = set.cases[0];  // sorted by id
   const Case& layer = set.cases[1];
+  EXPECT_EQ(set.cases[2].metric, Metric::kTokensPerGpu);
   EXPECT_EQ(iteration.id, "fixture-iteration-holds");
   EXPECT_EQ(iteration.paper, "test fixture");  // from the base
   EXPECT_EQ(iteration.scenario.file.filename(), "00-gpt3-125m-1gpu.yaml");

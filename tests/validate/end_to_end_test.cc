@@ -17,13 +17,12 @@ const std::filesystem::path kSource(TRAINSIM_SOURCE_DIR);
 
 TEST(ValidationEndToEnd, CasesMatchADirectSimulation) {
   const ValidationSet set = load_validation_set(kSource / "tests/validate/fixtures/gate-holds");
-  ASSERT_EQ(set.cases.size(), 2u);
+  ASSERT_EQ(set.cases.size(), 3u);
   size_t progress_calls = 0;
   const std::vector<CaseResult> results =
       run_cases(set.cases, {2, 120}, [&](size_t, const CaseResult&) { ++progress_calls; });
-  EXPECT_EQ(progress_calls, 2u);
-  ASSERT_TRUE(results[0].ok) << results[0].error;
-  ASSERT_TRUE(results[1].ok) << results[1].error;
+  EXPECT_EQ(progress_calls, 3u);
+  for (const CaseResult& r : results) ASSERT_TRUE(r.ok) << r.error;
   const double iteration_s = results[0].measurement.at("simulated").get<double>();
   const double layer_s = results[1].measurement.at("simulated").get<double>();
   EXPECT_GT(iteration_s, 0);
@@ -32,6 +31,12 @@ TEST(ValidationEndToEnd, CasesMatchADirectSimulation) {
   EXPECT_LT(12 * layer_s, results[1].measurement.at("iteration_time_s").get<double>());  // 12 layers
   EXPECT_EQ(results[1].measurement.at("layers_measured").get<int>(), 12);
   EXPECT_LE(results[0].measurement.at("breakdown").at("compute_s").get<double>(), iteration_s);
+  // Tokens per GPU: the global batch's tokens over the iteration, per GPU.
+  const config::Scenario base = load_case_scenario(set.cases[2].scenario);
+  EXPECT_DOUBLE_EQ(results[2].measurement.at("simulated").get<double>(),
+                   static_cast<double>(base.training.global_batch * base.model.seq_len) /
+                       results[2].measurement.at("iteration_time_s").get<double>() /
+                       static_cast<double>(base.cluster.gpus));
 
   // The same scenario simulated directly (in a child: one simulation per process).
   double direct_s = 0;

@@ -37,6 +37,7 @@ class StepLatency {
       : topology_(topology), tuning_(tuning) {}
   double longest(const std::vector<Flow>& flows) const;
   double mean(const std::vector<Flow>& flows) const;
+  const TopologyView& topology() const { return topology_; }
 
  private:
   const TopologyView& topology_;

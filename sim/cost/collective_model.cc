@@ -54,6 +54,7 @@ TopologyView view_of(const platform::TopologyGraph& graph) {
   view.gpu_count = graph.gpu_count();
   view.gpus_per_node = graph.gpus_per_node();
   view.nvls = graph.topology().node.intra.nvls;
+  view.intra_switched = graph.topology().node.intra.kind == config::IntraNodeKind::kNvSwitch;
   view.intra_bandwidth_bytes_per_s = platform::intra_node_injection_bytes_per_s(graph);
   view.inter_bandwidth_bytes_per_s = platform::inter_node_injection_bytes_per_s(graph);
   view.path_latency_s = [&graph](int src, int dst) { return graph.path_latency_s(src, dst); };

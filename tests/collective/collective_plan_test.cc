@@ -172,6 +172,23 @@ TEST(CollectivePlan, PairwiseAllToAllAndSendRecv) {
   EXPECT_DOUBLE_EQ(p.phases[0].latency_s, kInterLatency);
 }
 
+TEST(CollectivePlan, PairwiseAllToAllBehindAnNvSwitchSendsOneFlowPerGpuInsideTheNode) {
+  CollectiveModel model = machine();
+  model.topology.intra_switched = true;
+  // GPUs 0..3 on one node: each port carries 3 shares out and 3 in, as with the 12 pair flows.
+  const CollectiveSchedule a = plan_collective(CollectiveKind::kAllToAll, range(0, 4), 8e6, model);
+  const std::map<std::pair<int, int>, double> expected = {
+      {{0, 1}, 6e6}, {{1, 2}, 6e6}, {{2, 3}, 6e6}, {{3, 0}, 6e6}};
+  EXPECT_EQ(by_edge(a.phases.at(0)), expected);
+  EXPECT_DOUBLE_EQ(a.phases[0].latency_s, 3 * kIntraLatency);  // the latency still of every pair
+  // Across nodes the rail-aligned flows are unchanged; a node's two members exchange their one share.
+  const std::map<std::pair<int, int>, double> mixed = by_edge(
+      plan_collective(CollectiveKind::kAllToAll, range(2, 4), 8e6, model).phases.at(0));
+  EXPECT_EQ(mixed.at({2, 3}), 2e6);
+  EXPECT_EQ(mixed.at({2, 4}), 4e6);
+  EXPECT_EQ(mixed.size(), 8u);
+}
+
 TEST(CollectivePlan, AutoChoosesLikeNccl) {
   const CollectiveModel model = machine();
   EXPECT_EQ(plan_collective(CollectiveKind::kAllReduce, range(0, 4), 1e9, model).algorithm, Algorithm::kRing);

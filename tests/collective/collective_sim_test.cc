@@ -54,6 +54,7 @@ TEST_F(CollectiveSimTest, NvlsAndPairwiseOnOneNodeMatchTheirFormulas) {
   const CollectiveSchedule nvls = plan_collective(CollectiveKind::kAllReduce, gpus(8), kGiB, model_);
   EXPECT_EQ(nvls.algorithm, Algorithm::kNvls);
   const CollectiveSchedule a2a = plan_collective(CollectiveKind::kAllToAll, gpus(8), kGiB, model_);
+  EXPECT_EQ(a2a.phases.at(0).flows.size(), 8u);  // one per GPU behind the NVSwitch, not 56 pairs
   const std::vector<double> t = simulate({nvls, a2a});
   const double nvls_expected = 2 * 1e-6 + 9.0 / 8 * kGiB / 450e9;
   EXPECT_NEAR(t.at(0), nvls_expected, 0.01 * nvls_expected);

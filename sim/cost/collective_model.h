@@ -42,7 +42,7 @@ std::vector<std::string_view> algorithm_names();
 struct TopologyView {
   int gpu_count = 0;
   int gpus_per_node = 1;
-  bool nvls = false;           // the NVSwitch of a node reduces in-network
+  bool nvls = false;            // the NVSwitch of a node reduces in-network
   bool intra_switched = false;  // every GPU of a node has its own port into a non-blocking NVSwitch
   // Per GPU and direction: into the node's NVLink domain, and out of the node through its share of
   // the NICs (0 without a fabric).

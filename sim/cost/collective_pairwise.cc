@@ -26,7 +26,8 @@ std::vector<Phase> pairwise_phases(const Group& group, double bytes, const StepL
       for (size_t a = 0; a < from.size(); ++a) {
         if (&from == &to && switched) {
           const size_t peers = to.size() - 1;
-          if (peers > 0) phase.flows.push_back({from[a], to[(a + 1) % to.size()], share * static_cast<double>(peers)});
+          if (peers > 0)
+            phase.flows.push_back({from[a], to[(a + 1) % to.size()], share * static_cast<double>(peers)});
         } else if (&from == &to) {
           for (size_t b = 0; b < to.size(); ++b) {
             if (a != b) phase.flows.push_back({from[a], to[b], share});

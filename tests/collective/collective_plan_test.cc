@@ -182,8 +182,8 @@ TEST(CollectivePlan, PairwiseAllToAllBehindAnNvSwitchSendsOneFlowPerGpuInsideThe
   EXPECT_EQ(by_edge(a.phases.at(0)), expected);
   EXPECT_DOUBLE_EQ(a.phases[0].latency_s, 3 * kIntraLatency);  // the latency still of every pair
   // Across nodes the rail-aligned flows are unchanged; a node's two members exchange their one share.
-  const std::map<std::pair<int, int>, double> mixed = by_edge(
-      plan_collective(CollectiveKind::kAllToAll, range(2, 4), 8e6, model).phases.at(0));
+  const std::map<std::pair<int, int>, double> mixed =
+      by_edge(plan_collective(CollectiveKind::kAllToAll, range(2, 4), 8e6, model).phases.at(0));
   EXPECT_EQ(mixed.at({2, 3}), 2e6);
   EXPECT_EQ(mixed.at({2, 4}), 4e6);
   EXPECT_EQ(mixed.size(), 8u);

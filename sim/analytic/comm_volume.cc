@@ -73,13 +73,11 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
   if (s.tp > 1) {
     if (s.megatron_sp) {
       // Per layer and micro-batch: the attention block and a dense (or shared-expert) MLP each gather
-      // 3 times and reduce-scatter twice (once more each with full recompute); the routed experts
-      // gather and reduce-scatter their tokens twice each. An MLA block gathers each latent twice
-      // (once more with full recompute) and reduce-scatters its gradient once.
+      // 3 times and reduce-scatter twice (once more each with full recompute). An MLA block gathers
+      // each latent twice (once more with full recompute) and reduce-scatters its gradient once.
       const double mlp_blocks = layers - (s.shared_experts > 0 ? 0 : moe_layers);
       const double attention_gathers = latent_queries ? 1 : 3 + recomputed;
       const double attention_scatters = latent_queries ? 1 + recomputed : 2 + recomputed;
-      const double experts_message = e * static_cast<double>(s.local_experts * s.expert_rows) * s.hidden;
       c.add(CommKind::kAllGather, GroupKind::kTp,
             g * (layers * attention_gathers + mlp_blocks * (3 + recomputed) + ends), tp_message, "layers");
       c.add(CommKind::kReduceScatter, GroupKind::kTp,
@@ -91,10 +89,6 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
           c.add(CommKind::kReduceScatter, GroupKind::kTp, g * layers, token_message(width), "MLA latents");
         }
       }
-      c.add(CommKind::kAllGather, GroupKind::kTp, g * moe_layers * (2 + recomputed), experts_message,
-            "expert tokens");
-      c.add(CommKind::kReduceScatter, GroupKind::kTp, g * moe_layers * (2 + recomputed), experts_message,
-            "expert tokens");
       const double norms = static_cast<double>(workload::stage_layer_sum(
                                s, layout, stage, &workload::LayerParams::replicated)) +
                            (head ? static_cast<double>(s.hidden * (s.norm_bias ? 2 : 1)) : 0.0);
@@ -113,6 +107,15 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
       }
     }
     if (head) c.add(CommKind::kAllReduce, GroupKind::kTp, 3 * g, per_token, "vocab-parallel cross entropy");
+  }
+
+  // Expert tensor parallelism: the routed experts gather and reduce-scatter their tokens twice each
+  // per MoE layer and micro-batch (once more each with full recompute).
+  if (s.etp > 1) {
+    const double experts_message = e * static_cast<double>(s.local_experts * s.expert_rows) * s.hidden;
+    for (const CommKind kind : {CommKind::kAllGather, CommKind::kReduceScatter}) {
+      c.add(kind, GroupKind::kEtp, g * moe_layers * (2 + recomputed), experts_message, "expert tokens");
+    }
   }
 
   // Expert parallelism: each MoE layer dispatches and combines its tokens in the forward, and the

@@ -58,6 +58,7 @@ void emit_parallelism(YAML::Emitter& out, const Parallelism& p) {
   out << YAML::Key << "sp" << YAML::Value << p.sp;
   out << YAML::Key << "vpp" << YAML::Value << p.vpp;
   out << YAML::Key << "ep" << YAML::Value << p.ep;
+  if (p.expert_tp > 0) out << YAML::Key << "expert_tp" << YAML::Value << p.expert_tp;
   key_enum(out, "schedule", p.schedule);
   key_enum(out, "sequence_parallel", p.sequence_parallel);
   if (p.sequence_parallel == SequenceParallel::kFpdt) {

@@ -94,10 +94,15 @@ struct Parallelism {
   int64_t dp = 1;   // derived from cluster.gpus when the file omits it
   int64_t sp = 1;   // Ulysses / ring / FPDT degree; 1 for none and megatron
   int64_t vpp = 1;  // model chunks per pipeline stage (interleaved schedule)
-  // Expert parallelism: the experts of each MoE layer are spread over `ep` data-parallel ranks
-  // (a divisor of dp), which exchange tokens by all-to-all; expert gradients are reduced over the
-  // dp / ep ranks that hold the same experts.
+  // Expert parallelism: the experts of each MoE layer are spread over `ep` ranks, which exchange
+  // tokens by all-to-all; expert gradients are reduced over the ranks that hold the same experts.
+  // Each expert is split over `expert_tp` ranks (Megatron-Core's expert tensor parallelism, a
+  // divisor of tp; 0: tp). The other tp / expert_tp tensor-parallel ranks fold into the expert
+  // groups, innermost (MoE parallel folding): ep spans them first, then data-parallel ranks, so ep
+  // divides (tp / expert_tp) x dp.
   int64_t ep = 1;
+  int64_t expert_tp = 0;
+  int64_t expert_tp_degree() const { return expert_tp > 0 ? expert_tp : tp; }
   Schedule schedule = Schedule::kOneFOneB;
   SequenceParallel sequence_parallel = SequenceParallel::kNone;
   Fpdt fpdt;

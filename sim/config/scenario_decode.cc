@@ -224,6 +224,7 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   m.read("sp", out.sp, kDegree);
   const bool vpp_given = m.read("vpp", out.vpp, kDegree);
   m.read("ep", out.ep, kDegree);
+  m.read("expert_tp", out.expert_tp, kDegree);
   out.schedule = out.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
   m.read("schedule", out.schedule);
   if (out.schedule == Schedule::kZbV && !vpp_given) out.vpp = 2;
@@ -255,21 +256,38 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
 template <class Report>
 void check_experts(const Model& m, const Parallelism& p, bool dp_known, const Report& plan_error) {
   if (!m.moe.enabled()) {
-    if (p.ep > 1) {
+    if (p.ep > 1 || p.expert_tp > 0) {
       plan_error(
-          fmt::format("ep {} spreads experts, but the model has none; add a model.moe section or "
-                      "set ep: 1",
-                      p.ep));
+          fmt::format("{} spreads experts, but the model has none; add a model.moe section or "
+                      "remove it",
+                      p.ep > 1 ? fmt::format("ep {}", p.ep) : fmt::format("expert_tp {}", p.expert_tp)));
     }
     return;
   }
-  if (dp_known && p.dp % p.ep != 0) {
+  const int64_t etp = p.expert_tp_degree();
+  const int64_t fold = p.tp / etp;  // tensor-parallel ranks folded into the expert groups
+  if (p.tp % etp != 0) {
     plan_error(
-        fmt::format("ep {} must divide dp {} (expert parallelism spreads the experts over "
-                    "data-parallel ranks); choose ep among the divisors of {}",
-                    p.ep, p.dp, p.dp));
+        fmt::format("expert_tp {} must divide tp {}; choose it among the divisors of {}", etp, p.tp, p.tp));
+  } else if (fold % p.ep != 0 && p.ep % fold != 0) {
+    plan_error(
+        fmt::format("ep {} must divide tp / expert_tp = {} or be a multiple of it (expert groups "
+                    "take the folded tensor-parallel ranks first, then data-parallel ones)",
+                    p.ep, fold));
+  } else if (dp_known && (fold * p.dp) % p.ep != 0) {
+    plan_error(fold == 1
+                   ? fmt::format("ep {} must divide dp {} (expert parallelism spreads the experts over "
+                                 "data-parallel ranks); choose ep among the divisors of {}",
+                                 p.ep, p.dp, p.dp)
+                   : fmt::format("ep {} must divide (tp / expert_tp) x dp = {} x {} (expert groups take "
+                                 "the folded tensor-parallel ranks, then data-parallel ones); choose "
+                                 "ep among the divisors of {}",
+                                 p.ep, fold, p.dp, fold * p.dp));
   } else if (m.moe.experts % p.ep != 0) {
     plan_error(fmt::format("ep {} must divide the {} experts of each MoE layer", p.ep, m.moe.experts));
+  } else if (m.moe.expert_ffn_hidden % etp != 0) {
+    plan_error(
+        fmt::format("expert_tp {} must divide moe.expert_ffn_hidden {}", etp, m.moe.expert_ffn_hidden));
   }
   if (p.tp > 1 && p.sequence_parallel != SequenceParallel::kMegatron &&
       p.sequence_parallel != SequenceParallel::kRing) {

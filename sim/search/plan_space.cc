@@ -1,6 +1,7 @@
 #include "sim/search/plan_space.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -65,6 +66,7 @@ PlanChoice PlanChoice::of(const config::Scenario& s) {
   c.sp = p.sp;
   c.vpp = p.vpp;
   c.ep = p.ep;
+  c.expert_tp = p.expert_tp;
   c.schedule = p.schedule;
   c.sequence_parallel = p.sequence_parallel;
   c.fpdt_chunk_tokens = p.sequence_parallel == SequenceParallel::kFpdt ? p.fpdt.chunk_tokens : 0;
@@ -82,6 +84,7 @@ void PlanChoice::apply(int64_t gpus, config::Scenario& s) const {
   p.sp = sp;
   p.vpp = vpp;
   p.ep = ep;
+  p.expert_tp = expert_tp;
   p.schedule = schedule;
   p.sequence_parallel = sequence_parallel;
   if (sequence_parallel == SequenceParallel::kFpdt) p.fpdt.chunk_tokens = fpdt_chunk_tokens;
@@ -103,6 +106,7 @@ std::vector<std::string> PlanChoice::overrides(int64_t gpus) const {
       fmt::format("parallelism.schedule={}", config::to_string(schedule)),
       fmt::format("parallelism.sequence_parallel={}", config::to_string(sequence_parallel)),
   };
+  if (expert_tp > 0) out.push_back(fmt::format("parallelism.expert_tp={}", expert_tp));
   if (sequence_parallel == SequenceParallel::kFpdt) {
     out.push_back(fmt::format("parallelism.fpdt.chunk_tokens={}", config::format_count(fpdt_chunk_tokens)));
   }
@@ -126,6 +130,7 @@ std::string PlanChoice::describe() const {
   if (sp > 1) out += fmt::format(" sp{}", sp);
   if (vpp > 1) out += fmt::format(" vpp{}", vpp);
   if (ep > 1) out += fmt::format(" ep{}", ep);
+  if (expert_tp > 0) out += fmt::format(" etp{}", expert_tp);
   out += fmt::format(" {}", config::to_string(schedule));
   if (sequence_parallel != SequenceParallel::kNone)
     out += fmt::format(" {}", config::to_string(sequence_parallel));
@@ -149,6 +154,7 @@ nlohmann::json PlanChoice::to_json() const {
                         {"recompute", config::to_string(recompute)},
                         {"micro_batch", micro_batch}};
   if (sequence_parallel == SequenceParallel::kFpdt) out["fpdt_chunk_tokens"] = fpdt_chunk_tokens;
+  if (expert_tp > 0) out["expert_tp"] = expert_tp;
   return out;
 }
 
@@ -170,16 +176,23 @@ PlanSpace enumerate_plans(const config::Scenario& s, int64_t gpus) {
         const int64_t dp = gpus / (tp * pp * sp);
         const std::vector<int64_t> micro_batches =
             batch % dp == 0 ? divisors(batch / dp) : std::vector<int64_t>{1};
-        // Expert-parallel degrees: the divisors of dp that divide the experts (1 for a dense model).
-        std::vector<int64_t> eps;
+        // (expert_tp, ep): ep among the divisors of dp that divide the experts (1 for a dense
+        // model); with tp > 1 also expert_tp 1, ep folding the tp ranks in (plan_space.h).
+        std::vector<std::pair<int64_t, int64_t>> eps;
+        const bool moe = s.model.moe.enabled();
         for (const int64_t ep : divisors(dp)) {
-          if (ep == 1 || (s.model.moe.enabled() && s.model.moe.experts % ep == 0)) eps.push_back(ep);
+          if (ep == 1 || (moe && s.model.moe.experts % ep == 0)) eps.emplace_back(0, ep);
+        }
+        if (moe && tp > 1) {
+          for (const int64_t ep : divisors(tp * dp)) {
+            if (s.model.moe.experts % ep == 0 && (tp % ep == 0 || ep % tp == 0)) eps.emplace_back(1, ep);
+          }
         }
         for (SequenceParallel kind : kinds(tp, sp)) {
           for (int64_t chunk : fpdt_chunks(kind, s.model.seq_len)) {
             for (const ScheduleChoice& sc : schedules(pp, s.model.layers, kind)) {
               for (int64_t mb : micro_batches) {
-                for (const int64_t ep : eps) {
+                for (const auto& [expert_tp, ep] : eps) {
                   PlanChoice c;
                   c.tp = tp;
                   c.pp = pp;
@@ -187,6 +200,7 @@ PlanSpace enumerate_plans(const config::Scenario& s, int64_t gpus) {
                   c.sp = sp;
                   c.vpp = sc.vpp;
                   c.ep = ep;
+                  c.expert_tp = expert_tp;
                   c.schedule = sc.schedule;
                   c.sequence_parallel = kind;
                   c.fpdt_chunk_tokens = chunk;

@@ -13,6 +13,8 @@
 //   micro_batch       every divisor of the replica's batch B / dp; when dp does not divide B, only 1
 //                     (so the decoder names the rule that rejects the layout)
 //   ep                1; for an MoE model also every divisor of dp that divides the experts
+//   expert_tp         tp; for an MoE model with tp > 1 also 1 (MoE parallel folding), with every ep
+//                     that divides tp x dp and the experts and divides tp or is a multiple of it
 //   zero_stage        0, 1, 2, 3
 //   recompute         none, selective, full
 // Everything else (rank order, bucket size, FPDT offload, CPU checkpointing, ...) stays as the
@@ -43,7 +45,8 @@ inline constexpr size_t kVariantsPerLayout = kZeroStages.size() * kRecomputeMode
 // One point of the space: the values of the keys a plan sets.
 struct PlanChoice {
   int64_t tp = 1, pp = 1, dp = 1, sp = 1, vpp = 1;
-  int64_t ep = 1;  // expert parallelism (MoE models): a divisor of dp and of the experts
+  int64_t ep = 1;         // expert parallelism (MoE models): a divisor of dp and of the experts
+  int64_t expert_tp = 0;  // expert tensor parallelism (MoE models); 0: tp
   config::Schedule schedule = config::Schedule::kOneFOneB;
   config::SequenceParallel sequence_parallel = config::SequenceParallel::kNone;
   int64_t fpdt_chunk_tokens = 0;  // FPDT only; 0 otherwise

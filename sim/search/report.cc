@@ -128,10 +128,10 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
   out += fmt::format("\n# best {} of {} ranked plans (breakdown in % of the iteration)\n", r.best.size(),
                      r.feasible());
   out += fmt::format(
-      "{:>4} {:>4} {:>4} {:>5} {:>4} {:>4} {:>4} {:<11} {:<8} {:>6} {:>4} {:<9} {:>4} {:>11} {:>12} {:>6} "
-      "{:>8} {:>7} {:>6} {:>6} {:>7} {:>5}",
-      "rank", "tp", "pp", "dp", "sp", "vpp", "ep", "schedule", "sp kind", "chunk", "zero", "recompute", "mb",
-      "iteration s", "tokens/s", "MFU", "HBM GiB", "compute", "comm", "bubble", "offload", "idle");
+      "{:>4} {:>4} {:>4} {:>5} {:>4} {:>4} {:>4} {:>4} {:<11} {:<8} {:>6} {:>4} {:<9} {:>4} {:>11} {:>12} "
+      "{:>6} {:>8} {:>7} {:>6} {:>6} {:>7} {:>5}",
+      "rank", "tp", "pp", "dp", "sp", "vpp", "ep", "etp", "schedule", "sp kind", "chunk", "zero", "recompute",
+      "mb", "iteration s", "tokens/s", "MFU", "HBM GiB", "compute", "comm", "bubble", "offload", "idle");
   if (r.price_per_gpu_hour_usd) out += fmt::format(" {:>10} {:>10}", "USD/iter", "tokens/USD");
   const bool campaign = !r.best.empty() && r.best.front().run.contains("campaign");
   if (campaign) out += fmt::format(" {:>10}", "train days");
@@ -141,10 +141,10 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
     const PlanChoice& c = p.plan;
     const double t = p.run.at("iteration_time_s").get<double>();
     out += fmt::format(
-        "{:>4} {:>4} {:>4} {:>5} {:>4} {:>4} {:>4} {:<11} {:<8} {:>6} {:>4} {:<9} {:>4} {:>11.5g} "
+        "{:>4} {:>4} {:>4} {:>5} {:>4} {:>4} {:>4} {:>4} {:<11} {:<8} {:>6} {:>4} {:<9} {:>4} {:>11.5g} "
         "{:>12.1f} {:>5.1f}% {:>8.2f}",
-        i + 1, c.tp, c.pp, c.dp, c.sp, c.vpp, c.ep, config::to_string(c.schedule),
-        config::to_string(c.sequence_parallel),
+        i + 1, c.tp, c.pp, c.dp, c.sp, c.vpp, c.ep, c.expert_tp > 0 ? c.expert_tp : c.tp,
+        config::to_string(c.schedule), config::to_string(c.sequence_parallel),
         c.fpdt_chunk_tokens > 0 ? config::format_count(c.fpdt_chunk_tokens) : "-", c.zero_stage,
         config::to_string(c.recompute), c.micro_batch, t, p.run.at("tokens_per_s").get<double>(),
         100 * p.run.at("mfu").get<double>(), p.run.at("memory").at("peak_hbm_bytes").get<double>() / kGiB);

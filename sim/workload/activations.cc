@@ -18,7 +18,7 @@ double experts_kept(const RankShapes& s) {
   const double h = static_cast<double>(s.hidden);
   const double rows = static_cast<double>(s.local_experts * s.expert_rows);
   const double ffn = static_cast<double>(s.expert_ffn_local);
-  const int64_t shared_ffn = s.shared_experts * s.expert_ffn_local;
+  const int64_t shared_ffn = s.shared_ffn_local;
   return 4.0 * static_cast<double>(s.batch * s.tokens_norm * s.experts)  // router probabilities
          + e * rows * (h + ffn * branches(s) + ffn)                      // expert input, FC1, activation
          + s.dispatch_bytes()                                            // expert outputs

@@ -52,8 +52,8 @@ LayerParams layer_params(const RankShapes& s, bool moe) {
     p.router = s.hidden * s.experts;
     p.expert_fc1 = s.local_experts * s.hidden * s.expert_ffn_local * branches;
     p.expert_fc2 = s.local_experts * s.expert_ffn_local * s.hidden;
-    p.shared_fc1 = s.shared_experts * s.hidden * s.expert_ffn_local * branches;
-    p.shared_fc2 = s.shared_experts * s.expert_ffn_local * s.hidden;
+    p.shared_fc1 = s.hidden * s.shared_ffn_local * branches;
+    p.shared_fc2 = s.shared_ffn_local * s.hidden;
   } else {
     p.fc1_weight = s.hidden * s.ffn_local * branches;
     p.fc2_weight = s.ffn_local * s.hidden;
@@ -112,7 +112,7 @@ int64_t stage_expert_params(const RankShapes& s, const StageLayout& layout, int6
 int64_t model_params(const RankShapes& s, const StageLayout& layout) {
   // Every TP shard once (and every expert-parallel shard of the experts), replicated tensors once.
   const auto whole = [&s](const LayerParams& p) {
-    return (p.total() - p.replicated() - p.experts()) * s.tp + p.experts() * s.tp * s.ep + p.replicated();
+    return (p.total() - p.replicated() - p.experts()) * s.tp + p.experts() * s.etp * s.ep + p.replicated();
   };
   int64_t layers = 0;
   int64_t moe_layers = 0;

@@ -1,12 +1,13 @@
 // The MLP of a mixture-of-experts layer as Megatron-LM's MoE layer runs it with the all-to-all token
 // dispatcher (megatron/core/transformer/moe: router.py, token_dispatcher.py, experts.py), experts
-// split over TP (expert tensor parallelism = tp) and spread over the ep ranks of an expert group.
+// split over the etp ranks of an expert tensor-parallel group and spread over the ep ranks of an
+// expert group.
 //
 // Forward, per rank holding Tn tokens (sequence-sharded under Megatron-SP):
 //   router GEMM (Tn x hidden x experts), softmax and top-k; permute (each token's top_k copies,
-//   grouped by expert); all-to-all over ep; all-gather over tp; sort by local expert; FC1, activation
+//   grouped by expert); all-to-all over ep; all-gather over etp; sort by local expert; FC1, activation
 //   and FC2 of the local experts as grouped GEMMs (expert_rows rows each); sort back; reduce-scatter
-//   over tp; all-to-all over ep; unpermute (the probability-weighted sum of each token's copies); then
+//   over etp; all-to-all over ep; unpermute (the probability-weighted sum of each token's copies); then
 //   the shared experts as a dense TP MLP (after the routed ones: Megatron overlaps them with the
 //   dispatch only with --moe-shared-expert-overlap).
 // Backward runs the same in reverse: every collective's backward is its mirror (all-to-all, all-gather
@@ -46,26 +47,29 @@ double router_pass_bytes(const RankShapes& s) {
   return 3 * 4.0 * static_cast<double>(s.batch * s.tokens_norm * s.experts);
 }
 
-// The tokens (or their gradients) arriving from the expert group: the all-to-all, the all-gather over
-// TP and the sort by local expert. Returns the op the first expert GEMM waits for.
-OpId arrive(BuildContext& ctx, OpId after) {
+// The expert tensor-parallel group's share of every local expert's tokens, gathered over it (kind
+// kAllGather) or scattered back (kReduceScatter); `after` when etp == 1.
+OpId expert_tp_collective(BuildContext& ctx, CollectiveKind kind, OpId after) {
   const RankShapes& s = ctx.shapes;
-  const OpId exchanged = ep_all_to_all(ctx, after);
-  const OpId gathered = tp_gather(ctx, exchanged, expert_bytes(s, static_cast<double>(s.hidden)));
-  const OpId ready = gathered != kNoOp ? gathered : exchanged;
+  if (s.etp == 1) return after;
+  return ctx.w.collective(OpLabel::kTpComm, kind, GroupKind::kEtp,
+                          expert_bytes(s, static_cast<double>(s.hidden)), Stream::kComm, {after});
+}
+
+// The tokens (or their gradients) arriving from the expert group: the all-to-all, the all-gather over
+// etp and the sort by local expert. Returns the op the first expert GEMM waits for.
+OpId arrive(BuildContext& ctx, OpId after) {
+  const OpId ready = expert_tp_collective(ctx, CollectiveKind::kAllGather, ep_all_to_all(ctx, after));
   sort_by_expert(ctx, ready);
   return ready;
 }
 
 // The experts' output (or input gradients) leaving for the ranks that sent the tokens: the sort back,
-// the reduce-scatter over TP and the all-to-all. Returns the ops the unpermute waits for.
+// the reduce-scatter over etp and the all-to-all. Returns the ops the unpermute waits for.
 std::pair<OpId, OpId> depart(BuildContext& ctx) {
-  const RankShapes& s = ctx.shapes;
-  GraphWriter& w = ctx.w;
   sort_by_expert(ctx, kNoOp);
   const OpId scattered =
-      s.megatron_sp ? tp_reduce(ctx, w.last(Stream::kCompute), expert_bytes(s, static_cast<double>(s.hidden)))
-                    : w.last(Stream::kCompute);
+      expert_tp_collective(ctx, CollectiveKind::kReduceScatter, ctx.w.last(Stream::kCompute));
   return {scattered, ep_all_to_all(ctx, scattered)};
 }
 
@@ -92,7 +96,7 @@ OpId moe_forward(BuildContext& ctx) {
   w.memory(OpLabel::kPermute, s.dispatch_bytes() + s.hidden_norm_bytes(), {combined, scattered});
   if (s.shared_experts == 0) return w.last(Stream::kCompute);
   // The shared experts, added to the routed output.
-  const OpId reduced = mlp_forward(ctx, s.shared_experts * s.expert_ffn_local);
+  const OpId reduced = mlp_forward(ctx, s.shared_ffn_local);
   return w.memory(OpLabel::kResidual, 3 * s.hidden_norm_bytes(), {reduced});
 }
 
@@ -108,8 +112,7 @@ OpId moe_backward(BuildContext& ctx, OpId grad_ready) {
   const OpId shared =
       s.shared_experts == 0
           ? kNoOp
-          : mlp_backward(ctx, grad_ready, kNoOp,
-                         {s.shared_experts * s.expert_ffn_local, p.shared_fc1, p.shared_fc2, false});
+          : mlp_backward(ctx, grad_ready, kNoOp, {s.shared_ffn_local, p.shared_fc1, p.shared_fc2, false});
   // Unpermute backward: the gradient of every expert output copy, and of the probabilities.
   w.memory(OpLabel::kPermute, s.hidden_norm_bytes() + 2 * s.dispatch_bytes(), {grad_ready});
   const OpId ready = arrive(ctx, w.last(Stream::kCompute));
@@ -138,7 +141,7 @@ double moe_weight_grad_operands(const RankShapes& s) {
   const double fc1_width = static_cast<double>(s.expert_ffn_local) * fc1_branches(s);
   const double tokens = static_cast<double>(s.batch * s.tokens_norm);
   const double rows = static_cast<double>(s.batch * s.tokens);
-  const double shared_ffn = static_cast<double>(s.shared_experts * s.expert_ffn_local);
+  const double shared_ffn = static_cast<double>(s.shared_ffn_local);
   return e * tokens * (hidden + static_cast<double>(s.experts))                                    // router
          + expert_bytes(s, hidden + static_cast<double>(s.expert_ffn_local) + fc1_width + hidden)  // experts
          + (s.shared_experts > 0 ? 2 * s.hidden_norm_bytes() + e * rows * shared_ffn * (1 + fc1_branches(s))

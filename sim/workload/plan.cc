@@ -18,6 +18,7 @@ int axis_index(Axis axis) { return static_cast<int>(axis); }
 unsigned axes_mask(GroupKind kind) {
   switch (kind) {
     case GroupKind::kTp:
+    case GroupKind::kEtp:
       return 1u << 0;
     case GroupKind::kSp:
       return 1u << 1;
@@ -39,26 +40,33 @@ unsigned axes_mask(GroupKind kind) {
 
 bool in_mask(unsigned mask, Axis axis) { return (mask >> axis_index(axis)) & 1u; }
 
-// Fine axes (plan.h): tp 0, sp 1, dp % ep 2, dp / ep 3, pp 4.
-constexpr int kFineTp = 0, kFineSp = 1, kFineEp = 2, kFineEdp = 3, kFinePp = 4;
+// Fine axes (plan.h): the tp coordinate is etp_index + expert_tp * (folded part in the expert group +
+// its size * folded part in the expert-data-parallel group), the dp coordinate its part in the expert
+// group + that part's size * its part in the expert-data-parallel group.
+constexpr int kFineEtp = 0, kFineTpEp = 1, kFineTpEdp = 2, kFineSp = 3, kFineDpEp = 4, kFineDpEdp = 5,
+              kFinePp = 6;
+constexpr unsigned kFineEp = (1u << kFineTpEp) | (1u << kFineDpEp);
+constexpr unsigned kFineEdp = (1u << kFineTpEdp) | (1u << kFineDpEdp);
 
 // Bit mask of the fine axes of a group kind.
 unsigned fine_mask(GroupKind kind) {
   switch (kind) {
+    case GroupKind::kEtp:
+      return 1u << kFineEtp;
     case GroupKind::kEp:
-      return 1u << kFineEp;
+      return kFineEp;
     case GroupKind::kEdp:
-      return 1u << kFineEdp;
+      return kFineEdp;
     case GroupKind::kEdpSp:
-      return (1u << kFineSp) | (1u << kFineEdp);
+      return (1u << kFineSp) | kFineEdp;
     default:
       break;
   }
   const unsigned coarse = axes_mask(kind);
   unsigned mask = 0;
-  if (in_mask(coarse, Axis::kTp)) mask |= 1u << kFineTp;
+  if (in_mask(coarse, Axis::kTp)) mask |= (1u << kFineEtp) | (1u << kFineTpEp) | (1u << kFineTpEdp);
   if (in_mask(coarse, Axis::kSp)) mask |= 1u << kFineSp;
-  if (in_mask(coarse, Axis::kDp)) mask |= (1u << kFineEp) | (1u << kFineEdp);
+  if (in_mask(coarse, Axis::kDp)) mask |= (1u << kFineDpEp) | (1u << kFineDpEdp);
   if (in_mask(coarse, Axis::kPp)) mask |= 1u << kFinePp;
   return mask;
 }
@@ -106,23 +114,37 @@ ParallelPlan::ParallelPlan(const config::Parallelism& parallelism) {
     stride *= degree(axis);
   }
   const int64_t ep = parallelism.ep;
-  if (ep < 1 || degree(Axis::kDp) % ep != 0) {
-    throw PlanError("parallelism.ep",
-                    fmt::format("ep {} must be at least 1 and divide dp {}", ep, degree(Axis::kDp)));
+  const int64_t etp = parallelism.expert_tp_degree();
+  if (etp < 1 || degree(Axis::kTp) % etp != 0) {
+    throw PlanError("parallelism.expert_tp",
+                    fmt::format("expert_tp {} must be at least 1 and divide tp {}", etp, degree(Axis::kTp)));
   }
-  fine_degree_ = {degree(Axis::kTp), degree(Axis::kSp), ep, degree(Axis::kDp) / ep, degree(Axis::kPp)};
+  // The expert group takes the folded tensor-parallel ranks first, then data-parallel ones.
+  const int64_t fold = degree(Axis::kTp) / etp;
+  const int64_t tp_ep = std::min(ep, fold);
+  const int64_t dp_ep = ep / tp_ep;
+  if (ep < 1 || (ep <= fold ? fold % ep != 0 : ep % fold != 0 || degree(Axis::kDp) % dp_ep != 0)) {
+    throw PlanError("parallelism.ep",
+                    fmt::format("ep {} must divide tp / expert_tp = {}, or be a multiple of it that divides "
+                                "{} x dp {}",
+                                ep, fold, fold, degree(Axis::kDp)));
+  }
+  fine_degree_ = {
+      etp, tp_ep, fold / tp_ep, degree(Axis::kSp), dp_ep, degree(Axis::kDp) / dp_ep, degree(Axis::kPp)};
   int fine = 0;
   for (Axis axis : order_) {
     switch (axis) {
       case Axis::kTp:
-        fine_order_[fine++] = kFineTp;
+        fine_order_[fine++] = kFineEtp;
+        fine_order_[fine++] = kFineTpEp;
+        fine_order_[fine++] = kFineTpEdp;
         break;
       case Axis::kSp:
         fine_order_[fine++] = kFineSp;
         break;
       case Axis::kDp:
-        fine_order_[fine++] = kFineEp;
-        fine_order_[fine++] = kFineEdp;
+        fine_order_[fine++] = kFineDpEp;
+        fine_order_[fine++] = kFineDpEdp;
         break;
       case Axis::kPp:
         fine_order_[fine++] = kFinePp;
@@ -131,12 +153,20 @@ ParallelPlan::ParallelPlan(const config::Parallelism& parallelism) {
   }
 }
 
-int64_t ParallelPlan::ep() const { return fine_degree_[kFineEp]; }
+int64_t ParallelPlan::ep() const { return fine_degree_[kFineTpEp] * fine_degree_[kFineDpEp]; }
+
+int64_t ParallelPlan::expert_tp() const { return fine_degree_[kFineEtp]; }
 
 ParallelPlan::FineCoords ParallelPlan::fine_coords(int64_t rank) const {
   const Coords c = coords(rank);
-  const int64_t ep = fine_degree_[kFineEp];
-  return {c.tp(), c.sp(), c.dp() % ep, c.dp() / ep, c.pp()};
+  const int64_t folded = c.tp() / fine_degree_[kFineEtp];
+  return {c.tp() % fine_degree_[kFineEtp],
+          folded % fine_degree_[kFineTpEp],
+          folded / fine_degree_[kFineTpEp],
+          c.sp(),
+          c.dp() % fine_degree_[kFineDpEp],
+          c.dp() / fine_degree_[kFineDpEp],
+          c.pp()};
 }
 
 Coords ParallelPlan::coords(int64_t rank) const {
@@ -203,9 +233,10 @@ std::vector<int64_t> ParallelPlan::members(GroupId group) const {
   }
   const auto rank_of_fine = [&](const FineCoords& f) {
     Coords c;
-    c[Axis::kTp] = f[kFineTp];
+    c[Axis::kTp] =
+        f[kFineEtp] + fine_degree_[kFineEtp] * (f[kFineTpEp] + fine_degree_[kFineTpEp] * f[kFineTpEdp]);
     c[Axis::kSp] = f[kFineSp];
-    c[Axis::kDp] = f[kFineEp] + fine_degree_[kFineEp] * f[kFineEdp];
+    c[Axis::kDp] = f[kFineDpEp] + fine_degree_[kFineDpEp] * f[kFineDpEdp];
     c[Axis::kPp] = f[kFinePp];
     return rank_of(c);
   };
@@ -317,6 +348,8 @@ std::string_view to_string(GroupKind kind) {
       return "edp";
     case GroupKind::kEdpSp:
       return "edp_sp";
+    case GroupKind::kEtp:
+      return "etp";
   }
   return "?";
 }

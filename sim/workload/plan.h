@@ -13,11 +13,16 @@
 //   tp, sp, dp, pp      one axis each (sp: Ulysses / ring / FPDT sequence-parallel group)
 //   dp_sp               dp x sp: where gradients are reduced and ZeRO shards live when sp > 1
 //                       (DeepSpeed's sequence-data-parallel group, Megatron's dp-cp group)
-//   ep                  expert parallelism: ep consecutive dp coordinates (dp / ep of them share an
-//                       expert group), where MoE layers exchange tokens by all-to-all
-//   edp, edp_sp         expert data parallelism: the dp / ep ranks (x sp) that hold the same experts,
-//                       where expert gradients are reduced and their ZeRO shards live (Megatron's
-//                       expert-data-parallel group); dp and dp_sp when ep == 1
+//   etp                 expert tensor parallelism: the expert_tp consecutive tp coordinates that
+//                       split each expert (the tp group when expert_tp == tp)
+//   ep                  expert parallelism: ep ranks, where MoE layers exchange tokens by
+//                       all-to-all; they take the tp / expert_tp tensor-parallel coordinates that
+//                       share an etp coordinate first (MoE parallel folding), then consecutive dp
+//                       coordinates (so, with expert_tp == tp, ep consecutive dp coordinates)
+//   edp, edp_sp         expert data parallelism: the ranks (x sp) of a tp-and-dp block that hold the
+//                       same experts, where expert gradients are reduced and their ZeRO shards live
+//                       (Megatron's expert-data-parallel group); dp and dp_sp when ep == 1 and
+//                       expert_tp == tp
 //   world               every rank (FPDT's dist.barrier())
 //   embedding           the first and last pipeline stage of one pipeline, when pp > 1: tied
 //                       word-embedding gradients are all-reduced there (Megatron's embedding group)
@@ -53,8 +58,8 @@ struct Coords {
   bool operator==(const Coords&) const = default;
 };
 
-enum class GroupKind : uint8_t { kTp, kSp, kDp, kPp, kDpSp, kWorld, kEmbedding, kEp, kEdp, kEdpSp };
-inline constexpr int kGroupKindCount = 10;
+enum class GroupKind : uint8_t { kTp, kSp, kDp, kPp, kDpSp, kWorld, kEmbedding, kEp, kEdp, kEdpSp, kEtp };
+inline constexpr int kGroupKindCount = 11;
 
 struct GroupId {
   GroupKind kind;
@@ -71,14 +76,16 @@ struct SymmetryClass {
 
 class ParallelPlan {
  public:
-  // Degrees and order from `parallelism`. Throws PlanError when a degree is < 1, ep does not divide
-  // dp or the order is not a permutation of tp, sp, dp, pp.
+  // Degrees and order from `parallelism`. Throws PlanError when a degree is < 1, expert_tp does not
+  // divide tp, ep neither divides tp / expert_tp nor is a multiple of it dividing (tp / expert_tp) x
+  // dp, or the order is not a permutation of tp, sp, dp, pp.
   explicit ParallelPlan(const config::Parallelism& parallelism);
 
   int64_t world_size() const { return world_size_; }
   int64_t degree(Axis axis) const { return degree_[static_cast<int>(axis)]; }
-  // Expert-parallel degree (a divisor of the dp degree).
+  // Expert-parallel degree and expert tensor-parallel degree (a divisor of tp).
   int64_t ep() const;
+  int64_t expert_tp() const;
   // Axes innermost first.
   const std::array<Axis, kAxisCount>& order() const { return order_; }
 
@@ -103,9 +110,11 @@ class ParallelPlan {
   std::vector<int64_t> class_members(int32_t id) const;
 
  private:
-  // Groups are computed on fine axes: tp, sp, the dp axis split into its expert-parallel part (dp
-  // % ep, inner) and its expert-data-parallel part (dp / ep), and pp, in rank order.
-  static constexpr int kFineAxisCount = 5;
+  // Groups are computed on fine axes, in rank order: the tp axis split into its expert
+  // tensor-parallel part and its folded parts in the expert group and the expert-data-parallel group,
+  // sp, the dp axis split into its parts in the expert group (inner) and the expert-data-parallel
+  // group, and pp.
+  static constexpr int kFineAxisCount = 7;
   using FineCoords = std::array<int64_t, kFineAxisCount>;
   FineCoords fine_coords(int64_t rank) const;
 

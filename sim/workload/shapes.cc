@@ -25,21 +25,28 @@ void derive_experts(const config::Moe& moe, const ParallelPlan& plan, RankShapes
   s.dense_layers = moe.dense_layers;
   s.capacity_factor = moe.capacity_factor;
   s.ep = plan.ep();
+  s.etp = plan.expert_tp();
   require(s.top_k >= 1 && s.top_k <= s.experts, "model.moe.top_k",
           fmt::format("top_k {} must be between 1 and the {} experts", s.top_k, s.experts));
   require(s.capacity_factor >= 1, "model.moe.capacity_factor", "must be at least 1");
   require(divides(s.ep, s.experts), "parallelism.ep",
           fmt::format("ep {} must divide the {} experts", s.ep, s.experts));
-  require(divides(s.tp, moe.expert_ffn_hidden), "parallelism.tp",
-          fmt::format("tp {} must divide moe.expert_ffn_hidden {}", s.tp, moe.expert_ffn_hidden));
+  require(divides(s.etp, moe.expert_ffn_hidden), "parallelism.expert_tp",
+          fmt::format("expert_tp {} must divide moe.expert_ffn_hidden {}", s.etp, moe.expert_ffn_hidden));
+  require(divides(s.tp, s.shared_experts * moe.expert_ffn_hidden), "parallelism.tp",
+          fmt::format("tp {} must divide the shared experts' {} x {}", s.tp, s.shared_experts,
+                      moe.expert_ffn_hidden));
   require(s.tp == 1 || s.megatron_sp, "parallelism.sequence_parallel",
           "a mixture of experts with tp > 1 needs megatron sequence parallelism");
   require(s.scheme != SequenceParallel::kFpdt, "parallelism.sequence_parallel",
           "a mixture of experts is not modelled with FPDT");
   require(s.zero_stage != 3, "parallelism.zero_stage", "a mixture of experts is not modelled with ZeRO-3");
   s.local_experts = s.experts / s.ep;
-  s.expert_ffn_local = moe.expert_ffn_hidden / s.tp;
-  const double rows = static_cast<double>(s.batch * s.tokens * s.top_k) * s.capacity_factor *
+  s.expert_ffn_local = moe.expert_ffn_hidden / s.etp;
+  s.shared_ffn_local = s.shared_experts * moe.expert_ffn_hidden / s.tp;
+  // Each expert-parallel rank brings its expert tensor-parallel group's tokens (their sequence shards,
+  // gathered: the whole TP group's when etp == tp).
+  const double rows = static_cast<double>(s.batch * s.tokens_norm * s.etp * s.top_k) * s.capacity_factor *
                       static_cast<double>(s.ep) / static_cast<double>(s.experts);
   s.expert_rows = static_cast<int64_t>(std::ceil(rows - 1e-9));
 }

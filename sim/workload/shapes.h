@@ -78,15 +78,19 @@ struct RankShapes {
 
   bool cpu_checkpointing = false;
 
-  // Mixture of experts (config::Moe); experts == 0 for a dense model. Experts are split over TP as
-  // the dense MLP is (Megatron's expert tensor parallelism equal to tp) and spread over ep ranks.
+  // Mixture of experts (config::Moe); experts == 0 for a dense model. Routed experts are split over
+  // the etp ranks of their expert tensor-parallel group and spread over ep ranks; the shared experts
+  // are a dense MLP split over tp.
   int64_t experts = 0, top_k = 0, shared_experts = 0, dense_layers = 0;
   int64_t ep = 1;
+  int64_t etp = 1;
   int64_t local_experts = 0;     // experts / ep
-  int64_t expert_ffn_local = 0;  // expert_ffn_hidden / tp
+  int64_t expert_ffn_local = 0;  // expert_ffn_hidden / etp
+  int64_t shared_ffn_local = 0;  // shared_experts x expert_ffn_hidden / tp
   double capacity_factor = 1;
-  // Token rows each local expert processes per micro-batch (the TP group's tokens after the
-  // dispatch, sized for the busiest expert): ceil(batch * tokens * top_k * capacity * ep / experts).
+  // Token rows each local expert processes per micro-batch (the expert TP group's tokens after the
+  // dispatch, sized for the busiest expert):
+  // ceil(batch * tokens_norm * etp * top_k * capacity * ep / experts).
   int64_t expert_rows = 0;
   bool moe_layer(int64_t layer) const { return experts > 0 && layer >= dense_layers; }
   // Bytes of this rank's share of the dispatched tokens (the token all-to-all's buffer):

@@ -49,6 +49,10 @@ TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
     p.schedule = vpp > 1 ? config::Schedule::kInterleaved : config::Schedule::kOneFOneB;
     return p;
   };
+  const auto folded = [](testing::PlanSpec p, int64_t expert_tp) {
+    p.expert_tp = expert_tp;
+    return p;
+  };
   const Case cases[] = {
       {"tp+pp+dp", "megatron-1.7b", 1024, 8, 16,
        plan(2, 2, 2, 1, SequenceParallel::kNone, 0, Recompute::kFull)},
@@ -67,6 +71,10 @@ TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
        plan(2, 2, 4, 1, SequenceParallel::kMegatron, 1, Recompute::kFull, 1, 2)},
       {"moe ep interleaved zero0", "mixtral-8x7b", 1024, 4, 16,
        plan(1, 2, 8, 1, SequenceParallel::kNone, 0, Recompute::kNone, 2, 8)},
+      {"moe folded etp1 full", "qwen3-30b-a3b", 1024, 2, 8,
+       folded(plan(2, 1, 4, 1, SequenceParallel::kMegatron, 1, Recompute::kFull, 1, 8), 1)},
+      {"moe folded etp2 interleaved", "deepseek-moe-16b", 1024, 4, 8,
+       folded(plan(4, 2, 2, 1, SequenceParallel::kMegatron, 1, Recompute::kNone, 2, 4), 2)},
       {"moe ring zero2", "qwen3-30b-a3b", 2048, 2, 8,
        plan(2, 1, 4, 2, SequenceParallel::kRing, 2, Recompute::kSelective, 1, 4)},
       {"mla latents tp+sp full", "deepseek-v2", 1024, 4, 16,

@@ -308,7 +308,7 @@ TEST_F(ScenarioRules, ExpertParallelRules) {
   EXPECT_THAT(
       errors(scenario("{preset: llama3-8b}", "{dp: 32, ep: 4}", kBatch)),
       ElementsAre("s.yaml:5:14: error: parallelism: ep 4 spreads experts, but the model has none; add "
-                  "a model.moe section or set ep: 1"));
+                  "a model.moe section or remove it"));
   EXPECT_THAT(
       errors(scenario(kMixtral, "{dp: 8, pp: 4, ep: 16}", kBatch)),
       ElementsAre("s.yaml:5:14: error: parallelism: ep 16 must divide dp 8 (expert parallelism spreads "
@@ -321,6 +321,25 @@ TEST_F(ScenarioRules, ExpertParallelRules) {
       ElementsAre("s.yaml:5:14: error: parallelism: a mixture of experts with tp 2 needs "
                   "sequence_parallel: megatron (Megatron-LM requires it: the token dispatcher works on "
                   "sequence-sharded tokens)"));
+  EXPECT_THAT(
+      errors(scenario("{preset: llama3-8b}", "{tp: 2, dp: 16, expert_tp: 1, sequence_parallel: megatron}",
+                      kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: expert_tp 1 spreads experts, but the model has none; add "
+                  "a model.moe section or remove it"));
+  EXPECT_THAT(
+      errors(scenario(kMixtral, "{tp: 4, dp: 8, ep: 8, expert_tp: 3, sequence_parallel: megatron}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: expert_tp 3 must divide tp 4; choose it among the "
+                  "divisors of 4"));
+  EXPECT_THAT(
+      errors(scenario(kMixtral, "{tp: 4, dp: 8, ep: 6, expert_tp: 1, sequence_parallel: megatron}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: ep 6 must divide tp / expert_tp = 4 or be a multiple of "
+                  "it (expert groups take the folded tensor-parallel ranks first, then data-parallel ones)"));
+  EXPECT_THAT(
+      errors(scenario("{preset: qwen3-30b-a3b}",
+                      "{tp: 2, dp: 16, ep: 64, expert_tp: 1, sequence_parallel: megatron}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: ep 64 must divide (tp / expert_tp) x dp = 2 x 16 (expert "
+                  "groups take the folded tensor-parallel ranks, then data-parallel ones); choose ep among "
+                  "the divisors of 32"));
   EXPECT_THAT(errors(scenario(kMixtral, "{dp: 32, ep: 8, zero_stage: 3}", kBatch)),
               ElementsAre("s.yaml:5:14: error: parallelism: a mixture of experts with zero_stage 3 is not "
                           "modelled; use zero_stage 0, 1 or 2 (expert states are sharded over their "
@@ -349,6 +368,20 @@ TEST_F(ScenarioRules, LatentAttentionDefaultsAndRoundTrip) {
   const std::string yaml = to_yaml(v3);
   EXPECT_NE(yaml.find("kv_lora_rank: 512"), std::string::npos);
   EXPECT_NE(yaml.find("q_lora_rank: 1536"), std::string::npos);
+  dir_.write("shown.yaml", yaml);
+  EXPECT_EQ(to_yaml(load_scenario("shown.yaml")), yaml);
+}
+
+TEST_F(ScenarioRules, ExpertTensorParallelismDefaultsToTpAndRoundTrips) {
+  const Scenario plain =
+      load(scenario(kMixtral, "{tp: 2, dp: 16, ep: 8, sequence_parallel: megatron}", kBatch));
+  EXPECT_EQ(plain.parallelism.expert_tp_degree(), 2);
+  EXPECT_EQ(to_yaml(plain).find("expert_tp"), std::string::npos);
+  const Scenario folded =
+      load(scenario(kMixtral, "{tp: 4, dp: 8, ep: 8, expert_tp: 1, sequence_parallel: megatron}", kBatch));
+  EXPECT_EQ(folded.parallelism.expert_tp_degree(), 1);
+  const std::string yaml = to_yaml(folded);
+  EXPECT_NE(yaml.find("expert_tp: 1"), std::string::npos);
   dir_.write("shown.yaml", yaml);
   EXPECT_EQ(to_yaml(load_scenario("shown.yaml")), yaml);
 }

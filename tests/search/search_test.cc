@@ -80,6 +80,17 @@ TEST(PlanSpace, CoversEveryDegreeScheduleKindAndMicroBatch) {
   EXPECT_EQ(variants.size(), 12u);
 }
 
+TEST(PlanSpace, MixturesOfExpertsAddExpertParallelismAndFolding) {
+  const config::Scenario moe = config::load_scenario(
+      fixture("tiny.yaml"),
+      {config::parse_override("model.moe={experts: 4, top_k: 2, expert_ffn_hidden: 512}")});
+  std::set<std::tuple<int64_t, int64_t, int64_t>> experts;  // (tp, expert_tp, ep)
+  for (const PlanChoice& c : enumerate_plans(moe, 2).layouts) experts.insert({c.tp, c.expert_tp, c.ep});
+  // dp 2: ep 1 or 2; tp 2: expert_tp 2 (0, as tp) with ep 1, or folded (expert_tp 1) with ep 1 or 2.
+  EXPECT_EQ(experts, (std::set<std::tuple<int64_t, int64_t, int64_t>>{
+                         {1, 0, 1}, {1, 0, 2}, {2, 0, 1}, {2, 1, 1}, {2, 1, 2}}));
+}
+
 TEST(Candidate, RuleDropsNumbersAndHint) {
   EXPECT_EQ(
       rule_of("parallelism: tp 3 must divide the 64 attention heads; choose tp among the divisors of 64"),

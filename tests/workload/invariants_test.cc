@@ -48,6 +48,10 @@ std::vector<Case> cases() {
     p.ep = ep;
     return p;
   };
+  const auto folded = [](testing::PlanSpec p, int64_t expert_tp) {
+    p.expert_tp = expert_tp;
+    return p;
+  };
   return {
       {"tp_pp_dp", "megatron-1.7b", 512, 4, 8,
        plan(2, 2, 2, 1, SequenceParallel::kNone, 0, Recompute::kNone)},
@@ -83,6 +87,13 @@ std::vector<Case> cases() {
        plan(1, 2, 4, 1, SequenceParallel::kNone, 0, Recompute::kNone, Schedule::kZeroBubble, 1, 4)},
       {"moe_ring_full", "qwen3-30b-a3b", 1024, 2, 4,
        plan(2, 1, 2, 2, SequenceParallel::kRing, 2, Recompute::kFull, Schedule::kOneFOneB, 1, 2)},
+      // MoE parallel folding: every tp rank its own expert group member, or half of them.
+      {"moe_folded_etp1", "qwen3-30b-a3b", 512, 2, 8,
+       folded(plan(2, 2, 2, 1, SequenceParallel::kMegatron, 1, Recompute::kNone, Schedule::kOneFOneB, 1, 4),
+              1)},
+      {"moe_folded_etp2_shared", "deepseek-moe-16b", 512, 3, 4,
+       folded(plan(4, 1, 2, 1, SequenceParallel::kMegatron, 1, Recompute::kFull, Schedule::kOneFOneB, 1, 4),
+              2)},
       // Multi-head latent attention: query latents under TP + SP with zero bubble; queries without a
       // latent under plain TP; Ulysses.
       {"mla_sp_zero_bubble", "deepseek-v2", 512, 4, 8,

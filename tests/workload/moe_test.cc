@@ -59,6 +59,67 @@ TEST(MoeLayer, DispatchesAndCombinesOverTheExpertGroup) {
   EXPECT_EQ(testing::count_ops(l, [](const Op& op) { return op.label == OpLabel::kEpComm; }), 0);
 }
 
+// Qwen3-30B-A3B cut to 2 layers of 1Ki tokens under TP + SP, with MoE parallel folding.
+config::Scenario folded_qwen(int64_t tp, int64_t dp, int64_t ep, int64_t expert_tp) {
+  testing::PlanSpec spec;
+  spec.tp = tp;
+  spec.dp = dp;
+  spec.ep = ep;
+  spec.expert_tp = expert_tp;
+  spec.sequence = config::SequenceParallel::kMegatron;
+  config::Scenario s = testing::make_scenario("qwen3-30b-a3b", dp, 1, spec);
+  s.model.layers = 2;
+  s.model.seq_len = 1024;
+  return s;
+}
+
+TEST(MoeLayer, FoldedExpertsRunWholeOnTheirSequenceShards) {
+  // expert_tp 1 on tp 2: each rank dispatches its 512 tokens over 8 ranks (both tp ranks of 4 dp
+  // coordinates) and runs its 16 experts whole, 512 * 8 * 8 / 128 = 256 rows each, with no gather.
+  const config::Scenario s = folded_qwen(2, 4, 8, 1);
+  const Graph g = build_rank_graph(s, make_plan(s), 0);
+  EXPECT_EQ(testing::count_ops(g,
+                               [](const Op& op) {
+                                 return op.kind == OpKind::kCollective &&
+                                        op.collective.group.kind == GroupKind::kEtp;
+                               }),
+            0);
+  EXPECT_EQ(testing::count_ops(g,
+                               [](const Op& op) {
+                                 return on(op, GroupKind::kEp, CollectiveKind::kAllToAll) &&
+                                        op.bytes == 2.0 * 512 * 8 * 2048;
+                               }),
+            2 * 2 * 2);
+  int64_t fc1 = 0;
+  for (const Op& op : g.ops()) {
+    if (op.kind != OpKind::kGemm || op.label != OpLabel::kExpertFc1 || op.gemm.pass != GemmPass::kForward)
+      continue;
+    ++fc1;
+    EXPECT_EQ(op.gemm.groups, 16);
+    EXPECT_EQ(op.gemm.m, 256);
+    EXPECT_EQ(op.gemm.n, 2 * 768);
+  }
+  EXPECT_EQ(fc1, 2);
+  // expert_tp 2 on tp 4 (ep 4: two folded tp ranks x two dp coordinates): each expert tensor-parallel
+  // pair gathers its 2 x 256 tokens' share of the 32 local experts, 256 * 2 * 8 * 4 / 128 = 128 rows
+  // each, and splits the experts' FFN in half.
+  const config::Scenario half = folded_qwen(4, 4, 4, 2);
+  const Graph h = build_rank_graph(half, make_plan(half), 0);
+  for (const CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+    EXPECT_EQ(testing::count_ops(h,
+                                 [&](const Op& op) {
+                                   return on(op, GroupKind::kEtp, kind) && op.bytes == 2.0 * 32 * 128 * 2048;
+                                 }),
+              2 * 2);
+  }
+  for (const Op& op : h.ops()) {
+    if (op.kind == OpKind::kGemm && op.label == OpLabel::kExpertFc1 && op.gemm.pass == GemmPass::kForward) {
+      EXPECT_EQ(op.gemm.m, 128);
+      EXPECT_EQ(op.gemm.n, 768);
+    }
+  }
+}
+
 TEST(MoeLayer, ExpertGradientsAndStatesLiveOnTheExpertDataParallelGroup) {
   for (const int zero : {0, 1}) {
     SCOPED_TRACE(zero);

@@ -97,6 +97,48 @@ TEST(ParallelPlan, ExpertGroupsSplitTheDataParallelAxis) {
   EXPECT_THROW(ParallelPlan{p}, PlanError);
 }
 
+TEST(ParallelPlan, FoldedExpertGroupsTakeTheTensorParallelRanksFirst) {
+  // tp 4 with expert_tp 2: the two halves of each tp group are expert tensor-parallel groups, and the
+  // expert group (ep 8) takes one rank of each half (tp coordinates 0 and 2), then 4 dp coordinates.
+  config::Parallelism p = degrees(4, 1, 4, 2);
+  p.ep = 8;
+  p.expert_tp = 2;
+  const ParallelPlan plan(p);
+  EXPECT_EQ(plan.ep(), 8);
+  EXPECT_EQ(plan.expert_tp(), 2);
+  EXPECT_EQ(plan.members(plan.group_of(0, GroupKind::kEtp)), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(plan.members(plan.group_of(7, GroupKind::kEtp)), (std::vector<int64_t>{6, 7}));
+  EXPECT_EQ(plan.members(plan.group_of(1, GroupKind::kEp)),
+            (std::vector<int64_t>{1, 3, 5, 7, 9, 11, 13, 15}));
+  EXPECT_EQ(plan.group_size(GroupKind::kEdp), 1);  // every expert shard lives once per stage
+  EXPECT_EQ(plan.members(plan.group_of(16, GroupKind::kTp)), (std::vector<int64_t>{16, 17, 18, 19}));
+  // expert_tp 1 and ep 2 < tp 4: the expert group is two tp neighbours; the other tp pairs and every
+  // dp coordinate hold the same experts.
+  p.ep = 2;
+  p.expert_tp = 1;
+  const ParallelPlan small(p);
+  EXPECT_EQ(small.members(small.group_of(5, GroupKind::kEp)), (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(small.members(small.group_of(1, GroupKind::kEdp)),
+            (std::vector<int64_t>{1, 3, 5, 7, 9, 11, 13, 15}));
+  EXPECT_EQ(small.group_size(GroupKind::kEtp), 1);
+  for (const char* order : {"tp-sp-dp-pp", "dp-pp-sp-tp", "sp-tp-pp-dp"}) {
+    config::Parallelism q = degrees(4, 2, 6, 2, order);
+    q.ep = 6;
+    q.expert_tp = 2;
+    SCOPED_TRACE(order);
+    expect_groups_partition_the_ranks(ParallelPlan(q), {GroupKind::kEtp, GroupKind::kEp, GroupKind::kEdp,
+                                                        GroupKind::kEdpSp, GroupKind::kTp, GroupKind::kDp});
+  }
+  // ep must divide tp / expert_tp or be a multiple of it that divides it times dp.
+  p.ep = 3;
+  EXPECT_THROW(ParallelPlan{p}, PlanError);
+  p.ep = 32;
+  EXPECT_THROW(ParallelPlan{p}, PlanError);
+  p.ep = 2;
+  p.expert_tp = 3;
+  EXPECT_THROW(ParallelPlan{p}, PlanError);
+}
+
 TEST(ParallelPlan, ExpertGroupsPartitionTheRanksInEveryOrder) {
   for (const char* order : {"tp-sp-dp-pp", "dp-pp-sp-tp", "sp-tp-pp-dp"}) {
     config::Parallelism p = degrees(2, 2, 6, 2, order);

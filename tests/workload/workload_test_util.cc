@@ -23,6 +23,7 @@ config::Scenario make_scenario(std::string_view preset, int64_t global_batch, in
   s.parallelism.sp = plan.sp;
   s.parallelism.vpp = plan.vpp;
   s.parallelism.ep = plan.ep;
+  s.parallelism.expert_tp = plan.expert_tp;
   s.parallelism.schedule = plan.schedule;
   s.parallelism.sequence_parallel = plan.sequence;
   s.parallelism.zero_stage = plan.zero;

@@ -16,6 +16,7 @@ namespace trainsim::testing {
 struct PlanSpec {
   int64_t tp = 1, pp = 1, dp = 1, sp = 1, vpp = 1;
   int64_t ep = 1;
+  int64_t expert_tp = 0;  // 0: tp
   config::Schedule schedule = config::Schedule::kOneFOneB;
   config::SequenceParallel sequence = config::SequenceParallel::kNone;
   int zero = 0;

@@ -50,7 +50,8 @@ void print_comm_study(const AnalyzeArgs& args) {
 
 std::string plan_text(const config::Scenario& s) {
   const config::Parallelism& p = s.parallelism;
-  const std::string experts = s.model.moe.enabled() ? fmt::format(" ep {}", p.ep) : std::string();
+  const std::string experts =
+      s.model.moe.enabled() ? fmt::format(" ep {} etp {}", p.ep, p.expert_tp_degree()) : std::string();
   return fmt::format("tp {} pp {} dp {} sp {} vpp {}{}, {}, sequence parallel {}, ZeRO-{}, recompute {}",
                      p.tp, p.pp, p.dp, p.sp, p.vpp, experts, config::to_string(p.schedule),
                      config::to_string(p.sequence_parallel), p.zero_stage, config::to_string(p.recompute));

@@ -121,7 +121,7 @@ ParallelPlan::ParallelPlan(const config::Parallelism& parallelism) {
   }
   // The expert group takes the folded tensor-parallel ranks first, then data-parallel ones.
   const int64_t fold = degree(Axis::kTp) / etp;
-  const int64_t tp_ep = std::min(ep, fold);
+  const int64_t tp_ep = std::clamp<int64_t>(ep, 1, fold);
   const int64_t dp_ep = ep / tp_ep;
   if (ep < 1 || (ep <= fold ? fold % ep != 0 : ep % fold != 0 || degree(Axis::kDp) % dp_ep != 0)) {
     throw PlanError("parallelism.ep",

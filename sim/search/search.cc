@@ -274,6 +274,52 @@ std::vector<SimulatedPlan> simulate_in_order(const CandidateBuilder& builder, co
   return fitting;
 }
 
+double iteration_s(const SimulatedPlan& p) { return p.run.at("iteration_time_s").get<double>(); }
+
+// Step 4 (search.h): simulates on SimGrid the plans that fit on the ideal network (`ideal`), the
+// first K by ideal time and every other within (1 + refine_margin) of the K-th; counts them and the
+// range of SimGrid / ideal time into `result`. Returns the plans with their SimGrid reports.
+std::vector<SimulatedPlan> refine(const CandidateBuilder& builder, std::vector<SimulatedPlan> ideal,
+                                  const SearchOptions& o, SearchResult& result) {
+  std::sort(ideal.begin(), ideal.end(), [](const SimulatedPlan& a, const SimulatedPlan& b) {
+    return iteration_s(a) != iteration_s(b) ? iteration_s(a) < iteration_s(b) : a.index < b.index;
+  });
+  size_t end = std::min(ideal.size(), static_cast<size_t>(o.top));
+  if (end == 0) return {};
+  const double limit = (1 + o.refine_margin) * iteration_s(ideal[end - 1]);
+  while (end < ideal.size() && iteration_s(ideal[end]) <= limit) ++end;
+  ideal.resize(end);
+  spdlog::info("search: refining the {} best plans on SimGrid (ideal-network time up to {:.4g} s)", end,
+               limit);
+  std::vector<json> runs(end);
+  IsolatedOptions options;
+  options.jobs = o.jobs;
+  run_isolated(
+      end, options, [&](size_t i) { return simulate(builder, ideal[i].plan, o.gpus, o); },
+      [&](size_t i, IsolatedResult r) {
+        runs[i] = r.ok ? std::move(r.value) : json{{"error", r.error}};
+      });
+  std::vector<SimulatedPlan> refined;
+  result.refined = static_cast<int64_t>(end);
+  result.refine_ratio_min = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < end; ++i) {
+    SimulatedPlan& p = ideal[i];
+    if (!runs[i].contains("run")) {  // the plan simulated on the ideal network, so an error here
+      result.failures.push_back({p.index, p.plan, runs[i].value("error", runs[i].dump())});
+      continue;
+    }
+    const double ideal_s = iteration_s(p);
+    p.run = std::move(runs[i].at("run"));
+    const double q = iteration_s(p) / ideal_s;
+    result.refine_ratio_min = std::min(result.refine_ratio_min, q);
+    result.refine_ratio_max = std::max(result.refine_ratio_max, q);
+    p.objective_value = objective_value(p.run, o.objective, result.price_per_gpu_hour_usd, o.gpus);
+    refined.push_back(std::move(p));
+  }
+  if (!refined.empty()) result.refine_spread = result.refine_ratio_max / result.refine_ratio_min;
+  return refined;
+}
+
 // The range and spread of simulated over closed-form time among `plans` into `result`.
 void closed_form_ratios(const std::vector<SimulatedPlan>& plans, SearchResult& result) {
   if (plans.empty()) return;
@@ -292,6 +338,9 @@ void check_options(const config::Scenario& base, const SearchOptions& o) {
   if (o.jobs < 1) throw std::invalid_argument(fmt::format("--jobs must be at least 1, not {}", o.jobs));
   if (!(o.margin >= 0))
     throw std::invalid_argument(fmt::format("--margin must be at least 0, not {}", o.margin));
+  if (!(o.refine_margin >= 0)) {
+    throw std::invalid_argument(fmt::format("--refine-margin must be at least 0, not {}", o.refine_margin));
+  }
   const config::Topology& topology = base.cluster.topology;
   if (o.gpus > topology.total_gpus()) {
     throw std::invalid_argument(fmt::format(
@@ -338,6 +387,7 @@ SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
   result.objective = o.objective;
   result.top = o.top;
   result.margin = o.margin;
+  result.refine_margin = o.network == engine::NetworkModel::kSimgrid ? o.refine_margin : 0;
   result.network = network_name(o.network);
   result.price_per_gpu_hour_usd = base.cluster.hardware.cost.price_per_gpu_hour_usd;
 
@@ -361,16 +411,31 @@ SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
       screening.duplicates, screening.over_memory, screening.survivors.size());
 
   const Clock::time_point simulation_start = Clock::now();
-  std::vector<SimulatedPlan> fitting = simulate_in_order(builder, space, o, screening, result);
-  result.simulation_wall_s = seconds_since(simulation_start);
+  SearchOptions ideal = o;
+  ideal.network = engine::NetworkModel::kIdeal;
+  std::vector<SimulatedPlan> fitting = simulate_in_order(builder, space, ideal, screening, result);
   closed_form_ratios(fitting, result);
+  // A margin suggestion: the spread rounded up to the next 0.05.
+  const auto suggest = [](double spread) { return std::ceil((spread - 1) * 20 + 1) / 20; };
   if (result.closed_form_spread > 1 + o.margin) {
     spdlog::warn(
         "search: simulated / closed-form time varies by a factor {:.2f} among the simulated plans, more than "
         "1 + margin = {:.2f}; a pruned plan may be better than those found: rerun with --margin {:.2f}",
-        result.closed_form_spread, 1 + o.margin, std::ceil((result.closed_form_spread - 1) * 20 + 1) / 20);
+        result.closed_form_spread, 1 + o.margin, suggest(result.closed_form_spread));
   }
+  if (o.network == engine::NetworkModel::kSimgrid) {
+    fitting = refine(builder, std::move(fitting), o, result);
+    if (result.refine_spread > 1 + o.refine_margin) {
+      spdlog::warn(
+          "search: SimGrid / ideal-network time varies by a factor {:.2f} among the refined plans, more "
+          "than 1 + refine margin = {:.2f}; a pruned plan may be better than those found: rerun with "
+          "--refine-margin {:.2f}",
+          result.refine_spread, 1 + o.refine_margin, suggest(result.refine_spread));
+    }
+  }
+  result.simulation_wall_s = seconds_since(simulation_start);
 
+  result.ranked = static_cast<int64_t>(fitting.size());
   std::sort(fitting.begin(), fitting.end(),
             [&](const SimulatedPlan& a, const SimulatedPlan& b) { return better(a, b, o.objective); });
   if (fitting.size() > static_cast<size_t>(o.top)) fitting.resize(static_cast<size_t>(o.top));

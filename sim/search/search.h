@@ -10,8 +10,12 @@
 // 3. Simulate in order of closed-form time, each plan in its own forked child (SimGrid allows one
 //    simulation per process), until K simulated plans fit in memory; let E be the closed-form time
 //    of the K-th of them. Then simulate every remaining plan whose closed-form time is at most
-//    (1 + margin) x E; the others are pruned as slower.
-// 4. Rank the simulated plans that fit by the objective.
+//    (1 + margin) x E; the others are pruned as slower. These simulations use the ideal network
+//    whatever the search's network: it runs 30-100x faster than SimGrid on the same graphs.
+// 4. With the SimGrid network, refine: simulate on SimGrid the fitting plans of step 3 in order of
+//    their ideal-network time, the first K and then every one whose ideal time is at most
+//    (1 + refine_margin) x that of the K-th; the others are pruned as slower.
+// 5. Rank the plans of the last step by the objective.
 //
 // Why the time pruning is safe. Write r(p) = simulated / closed-form time of plan p. If r varies
 // across plans by less than a factor 1 + margin, a pruned plan c (closed form > (1 + margin) E)
@@ -31,6 +35,13 @@
 // search reports the range of r among the plans it simulated and warns when the spread exceeds
 // 1 + margin (then rerun with the larger --margin it suggests); the brute-force test checks the
 // whole pipeline on a case where every plan is simulated.
+//
+// The refinement (step 4) is safe by the same argument for q(p) = SimGrid / ideal-network time,
+// which differs between plans only by congestion: with the SimGrid margin of step 3 every plan
+// the closed form could not rule out is ranked on the ideal network, and a plan pruned in step 4
+// beats the K-th only if its q is below that plan's by more than refine_margin (default 0.10).
+// Every search with refinement reports the range of q and warns when its spread exceeds
+// 1 + refine_margin.
 #ifndef TRAINSIM_SIM_SEARCH_SEARCH_H_
 #define TRAINSIM_SIM_SEARCH_SEARCH_H_
 
@@ -57,6 +68,9 @@ enum class Objective {
 inline constexpr double kDefaultMarginIdeal = 0.15;
 inline constexpr double kDefaultMarginSimgrid = 0.25;
 double default_margin(engine::NetworkModel network);
+// Relative margin over the K-th plan's ideal-network time within which plans are simulated on
+// SimGrid (the refinement, see above).
+inline constexpr double kDefaultRefineMargin = 0.10;
 
 struct SearchOptions {
   int64_t gpus = 0;
@@ -64,8 +78,9 @@ struct SearchOptions {
   int top = 5;   // K
   int jobs = 1;  // forked children at once (screening and simulation)
   engine::NetworkModel network = engine::NetworkModel::kSimgrid;
-  double margin = kDefaultMarginSimgrid;  // default_margin(network)
-  std::string command_line;               // for the run reports' provenance
+  double margin = kDefaultMarginSimgrid;        // default_margin(network)
+  double refine_margin = kDefaultRefineMargin;  // SimGrid only
+  std::string command_line;                     // for the run reports' provenance
 };
 
 // Plans rejected for one reason.
@@ -108,22 +123,30 @@ struct SearchResult {
   int64_t duplicates = 0;          // the same plan as another one (selective recompute, fused attention)
   int64_t over_memory_bound = 0;   // memory lower bound above the HBM capacity
   int64_t slower_bound = 0;        // pruned by the closed-form time bound
-  int64_t simulated = 0;           // every simulated plan, whatever the outcome
+  int64_t simulated = 0;           // every plan simulated in step 3, whatever the outcome
   int64_t simulated_over_memory = 0;
   std::vector<SimulationFailure> failures;
   std::vector<SimulatedPlan> best;  // the best `top`, best first
 
-  // Simulated / closed-form time over the simulated plans that fit: its range, and the spread
-  // max / min (1 when fewer than two plans fit).
+  // Simulated (step 3) / closed-form time over the simulated plans that fit: its range, and the
+  // spread max / min (1 when fewer than two plans fit).
   double closed_form_ratio_min = 0;
   double closed_form_ratio_max = 0;
   double closed_form_spread = 1;
+  // The refinement (SimGrid only; refined 0 otherwise): plans simulated on SimGrid, and the range
+  // and spread of their SimGrid / ideal-network time.
+  double refine_margin = 0;
+  int64_t refined = 0;
+  int64_t ranked = 0;  // plans of the last step that fit, ranked by the objective
+  double refine_ratio_min = 0;
+  double refine_ratio_max = 0;
+  double refine_spread = 1;
   double screening_wall_s = 0;
-  double simulation_wall_s = 0;
+  double simulation_wall_s = 0;  // steps 3 and 4
   double wall_s = 0;
 
   int64_t invalid_plans() const;
-  // Plans that fit after simulation.
+  // Plans that fit after the simulations of step 3 (less the failures of every step).
   int64_t feasible() const;
 };
 

@@ -309,6 +309,31 @@ TEST(Search, FindsTheBestPlansBruteForceFinds) {
   EXPECT_LE(result.closed_form_spread, 1 + options.margin);
 }
 
+// With SimGrid, the plans ranked on the ideal network are refined: with refine margin 0 only the K
+// best (and those tied with the K-th) are simulated on SimGrid, with an unbounded one every fitting
+// plan, and both agree on the best.
+TEST(Search, RefinesTheBestIdealPlansOnSimGrid) {
+  const config::Scenario base = tiny();
+  SearchOptions options;
+  options.gpus = 2;
+  options.top = 2;
+  options.jobs = 2;
+  options.network = engine::NetworkModel::kSimgrid;
+  options.refine_margin = 0;
+  const SearchResult narrow = run_search(base, options);
+  EXPECT_GE(narrow.refined, 2);
+  EXPECT_EQ(narrow.ranked, narrow.refined);
+  options.refine_margin = 1e9;
+  const SearchResult all = run_search(base, options);
+  EXPECT_EQ(all.refined, all.feasible());
+  EXPECT_GT(all.refined, narrow.refined);
+  ASSERT_EQ(all.best.size(), 2u);
+  EXPECT_EQ(all.best[0].index, narrow.best[0].index);
+  EXPECT_EQ(all.best[0].run.at("iteration_time_s"), narrow.best[0].run.at("iteration_time_s"));
+  EXPECT_LE(all.refine_spread, 1 + kDefaultRefineMargin);
+  EXPECT_EQ(to_json(all).at("counts").at("refined"), all.refined);
+}
+
 TEST(Search, GivesTheSameResultWhateverTheJobs) {
   const config::Scenario base = tiny("small-gpu-priced.yaml");
   json results[2];

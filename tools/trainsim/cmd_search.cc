@@ -23,6 +23,7 @@ struct SearchArgs {
   std::string network = "simgrid";
   std::string format = "table";
   std::optional<double> margin;  // default_margin(network)
+  double refine_margin = search::kDefaultRefineMargin;
 };
 
 int run(const SearchArgs& args, const Context& context) {
@@ -35,6 +36,7 @@ int run(const SearchArgs& args, const Context& context) {
   options.jobs = args.jobs;
   options.network = args.network == "ideal" ? engine::NetworkModel::kIdeal : engine::NetworkModel::kSimgrid;
   options.margin = args.margin ? *args.margin : search::default_margin(options.network);
+  options.refine_margin = args.refine_margin;
   options.command_line = context.command_line;
   search::SearchResult result;
   try {
@@ -90,11 +92,18 @@ void register_search(CLI::App& app, Context& context) {
                      "simgrid)",
                      search::kDefaultMarginIdeal, search::kDefaultMarginSimgrid))
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--refine-margin", args->refine_margin,
+                  "With --network simgrid: simulate on SimGrid the plans whose ideal-network time is within "
+                  "this fraction of the K-th best's")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->footer(
-      "Enumerates dp, tp, pp, vpp, schedule, sequence-parallel kind and degree, ZeRO stage, recompute, micro "
-      "batch and FPDT chunk; drops plans the scenario rules reject, then plans whose memory lower bound "
-      "exceeds the HBM, then plans whose closed-form time is more than --margin slower than the K-th best "
-      "fitting plan's; simulates the rest. Exits 4 when no plan fits.");
+      "Enumerates dp, tp, pp, vpp, schedule, sequence-parallel kind and degree, expert parallelism, ZeRO "
+      "stage, recompute, micro batch and FPDT chunk; drops plans the scenario rules reject, then plans whose "
+      "memory lower bound exceeds the HBM, then plans whose closed-form time is more than --margin slower "
+      "than the K-th best fitting plan's; simulates the rest on the ideal network and, with --network "
+      "simgrid, the best of them (within --refine-margin of the K-th) on SimGrid. Exits 4 when no plan "
+      "fits.");
   cmd->callback([args, &context] { context.exit_code = run(*args, context); });
 }
 

@@ -121,7 +121,7 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
   out += fmt::format("{:<34} {:>10.1f} s (screening {:.1f} s, simulation {:.1f} s)\n", "wall time", r.wall_s,
                      r.screening_wall_s, r.simulation_wall_s);
   out += fmt::format(
-      "{:<34} {:>10.3f}   (simulated / closed-form time from {:.3f} to {:.3f} over ranked plans)\n",
+      "{:<34} {:>10.3f}   (ideal-network / closed-form time from {:.3f} to {:.3f}, plans that fit)\n",
       "closed-form spread", r.closed_form_spread, r.closed_form_ratio_min, r.closed_form_ratio_max);
   if (r.refined > 0) {
     out += fmt::format("{:<34} {:>10.3f}   (SimGrid / ideal-network time from {:.3f} to {:.3f})\n",

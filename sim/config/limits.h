@@ -37,6 +37,11 @@ inline constexpr int64_t kMaxGlobalBatch = int64_t{1} << 30;
 // published models have 25,600 hidden, 160 heads, 128 layers and a 256Ki vocabulary.
 inline constexpr int64_t kMaxModelDimension = int64_t{1} << 20;
 
+// Bandwidth of one link, each direction, in bytes/s: 10^15 (8 Pb/s). A fabric trunk counts the
+// cables of its uplink bandwidth in 32-bit integers; the fastest links today (NVLink 5, 1.6 Tb/s
+// NICs) are 1,000 times below.
+inline constexpr double kMaxLinkBandwidthBytesPerS = 1e15;
+
 }  // namespace trainsim::config
 
 #endif  // TRAINSIM_SIM_CONFIG_LIMITS_H_

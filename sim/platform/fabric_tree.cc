@@ -10,7 +10,9 @@
 // Rail-optimized: NIC r of every node hangs off the leaves of rail r; rails join at level 2.
 // Traffic between GPUs on different rails first crosses the node's NVLink to the GPU on the
 // destination's rail (NCCL's PXN), so it never needs the upper levels to change rails.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -141,8 +143,10 @@ TreeFabric::TreeFabric(const config::Topology& topology, const NodeLayout& layou
 void TreeFabric::connect(GraphStore& store, int child, int parent, const config::Fabric& fabric) {
   Switch& c = switches_[static_cast<size_t>(child)];
   const double bandwidth = c.up_bandwidth_bytes_per_s;
-  const int cables =
-      std::max(1, static_cast<int>(std::ceil(bandwidth / fabric.link.bandwidth_bytes_per_s - 1e-9)));
+  // Saturated: a trunk of more than 2^31 - 1 cables is reported as that many.
+  const int cables = static_cast<int>(
+      std::clamp(std::ceil(bandwidth / fabric.link.bandwidth_bytes_per_s - 1e-9), 1.0,
+                 static_cast<double>(std::numeric_limits<int>::max())));
   c.parent = parent;
   c.uplink = store.add_link(c.vertex, switches_[static_cast<size_t>(parent)].vertex, LinkKind::kFabric,
                             bandwidth, fabric.link.latency_s + fabric.switch_latency_s, cables);

@@ -43,10 +43,11 @@ bool read_link_bandwidth(MapReader& m, std::string_view key, double& out, bool r
     return false;
   }
   if (bandwidth > kMaxLinkBandwidthBytesPerS) {
-    value.error(fmt::format("{} is more than the {} per direction any link is allowed (the fastest links "
-                            "today are about 1,000 times slower); give its real bandwidth, e.g. 400Gbps",
-                            format_quantity(bandwidth, QuantityKind::kBandwidth),
-                            format_quantity(kMaxLinkBandwidthBytesPerS, QuantityKind::kBandwidth)));
+    value.error(
+        fmt::format("{} is more than the {} per direction any link is allowed (the fastest links "
+                    "today are about 1,000 times slower); give its real bandwidth, e.g. 400Gbps",
+                    format_quantity(bandwidth, QuantityKind::kBandwidth),
+                    format_quantity(kMaxLinkBandwidthBytesPerS, QuantityKind::kBandwidth)));
     return false;
   }
   out = bandwidth;

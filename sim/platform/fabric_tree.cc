@@ -144,9 +144,9 @@ void TreeFabric::connect(GraphStore& store, int child, int parent, const config:
   Switch& c = switches_[static_cast<size_t>(child)];
   const double bandwidth = c.up_bandwidth_bytes_per_s;
   // Saturated: a trunk of more than 2^31 - 1 cables is reported as that many.
-  const int cables = static_cast<int>(
-      std::clamp(std::ceil(bandwidth / fabric.link.bandwidth_bytes_per_s - 1e-9), 1.0,
-                 static_cast<double>(std::numeric_limits<int>::max())));
+  const int cables =
+      static_cast<int>(std::clamp(std::ceil(bandwidth / fabric.link.bandwidth_bytes_per_s - 1e-9), 1.0,
+                                  static_cast<double>(std::numeric_limits<int>::max())));
   c.parent = parent;
   c.uplink = store.add_link(c.vertex, switches_[static_cast<size_t>(parent)].vertex, LinkKind::kFabric,
                             bandwidth, fabric.link.latency_s + fabric.switch_latency_s, cables);

@@ -22,6 +22,10 @@ std::string shell_word(const std::string& word) {
   return word.find_first_of(" '\"$*?") == std::string::npos ? word : "'" + word + "'";
 }
 
+json range_json(const RatioRange& range) {
+  return {{"ratio_min", range.min}, {"ratio_max", range.max}, {"spread", range.spread}};
+}
+
 json plan_json(const SimulatedPlan& p, size_t rank, const SearchResult& r) {
   const json& run = p.run;
   json out = {{"rank", rank},
@@ -89,12 +93,8 @@ json to_json(const SearchResult& r) {
         {"ranked", r.ranked}}},
       {"invalid_by_rule", invalid},
       {"failures", failures},
-      {"closed_form",
-       {{"ratio_min", r.closed_form_ratio_min},
-        {"ratio_max", r.closed_form_ratio_max},
-        {"spread", r.closed_form_spread}}},
-      {"refine",
-       {{"ratio_min", r.refine_ratio_min}, {"ratio_max", r.refine_ratio_max}, {"spread", r.refine_spread}}},
+      {"closed_form", range_json(r.closed_form)},
+      {"refine", range_json(r.refine)},
       {"timing",
        {{"screening_s", r.screening_wall_s}, {"simulation_s", r.simulation_wall_s}, {"wall_s", r.wall_s}}},
       {"best", best},
@@ -122,10 +122,10 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
                      r.screening_wall_s, r.simulation_wall_s);
   out += fmt::format(
       "{:<34} {:>10.3f}   (ideal-network / closed-form time from {:.3f} to {:.3f}, plans that fit)\n",
-      "closed-form spread", r.closed_form_spread, r.closed_form_ratio_min, r.closed_form_ratio_max);
+      "closed-form spread", r.closed_form.spread, r.closed_form.min, r.closed_form.max);
   if (r.refined > 0) {
     out += fmt::format("{:<34} {:>10.3f}   (SimGrid / ideal-network time from {:.3f} to {:.3f})\n",
-                       "refinement spread", r.refine_spread, r.refine_ratio_min, r.refine_ratio_max);
+                       "refinement spread", r.refine.spread, r.refine.min, r.refine.max);
   }
 
   if (!r.invalid.empty()) {

@@ -301,7 +301,6 @@ std::vector<SimulatedPlan> refine(const CandidateBuilder& builder, std::vector<S
       });
   std::vector<SimulatedPlan> refined;
   result.refined = static_cast<int64_t>(end);
-  result.refine_ratio_min = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < end; ++i) {
     SimulatedPlan& p = ideal[i];
     if (!runs[i].contains("run")) {  // the plan simulated on the ideal network, so an error here
@@ -310,26 +309,11 @@ std::vector<SimulatedPlan> refine(const CandidateBuilder& builder, std::vector<S
     }
     const double ideal_s = iteration_s(p);
     p.run = std::move(runs[i].at("run"));
-    const double q = iteration_s(p) / ideal_s;
-    result.refine_ratio_min = std::min(result.refine_ratio_min, q);
-    result.refine_ratio_max = std::max(result.refine_ratio_max, q);
+    result.refine.add(iteration_s(p) / ideal_s);
     p.objective_value = objective_value(p.run, o.objective, result.price_per_gpu_hour_usd, o.gpus);
     refined.push_back(std::move(p));
   }
-  if (!refined.empty()) result.refine_spread = result.refine_ratio_max / result.refine_ratio_min;
   return refined;
-}
-
-// The range and spread of simulated over closed-form time among `plans` into `result`.
-void closed_form_ratios(const std::vector<SimulatedPlan>& plans, SearchResult& result) {
-  if (plans.empty()) return;
-  result.closed_form_ratio_min = std::numeric_limits<double>::infinity();
-  for (const SimulatedPlan& p : plans) {
-    const double r = p.run.at("iteration_time_s").get<double>() / p.closed_form_s;
-    result.closed_form_ratio_min = std::min(result.closed_form_ratio_min, r);
-    result.closed_form_ratio_max = std::max(result.closed_form_ratio_max, r);
-  }
-  result.closed_form_spread = result.closed_form_ratio_max / result.closed_form_ratio_min;
 }
 
 void check_options(const config::Scenario& base, const SearchOptions& o) {
@@ -365,6 +349,12 @@ void check_options(const config::Scenario& base, const SearchOptions& o) {
 
 double default_margin(engine::NetworkModel network) {
   return network == engine::NetworkModel::kIdeal ? kDefaultMarginIdeal : kDefaultMarginSimgrid;
+}
+
+void RatioRange::add(double ratio) {
+  min = max == 0 ? ratio : std::min(min, ratio);
+  max = std::max(max, ratio);
+  spread = max / min;
 }
 
 int64_t SearchResult::invalid_plans() const {
@@ -414,23 +404,23 @@ SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
   SearchOptions ideal = o;
   ideal.network = engine::NetworkModel::kIdeal;
   std::vector<SimulatedPlan> fitting = simulate_in_order(builder, space, ideal, screening, result);
-  closed_form_ratios(fitting, result);
+  for (const SimulatedPlan& p : fitting) result.closed_form.add(iteration_s(p) / p.closed_form_s);
   // A margin suggestion: the spread rounded up to the next 0.05.
   const auto suggest = [](double spread) { return std::ceil((spread - 1) * 20 + 1) / 20; };
-  if (result.closed_form_spread > 1 + o.margin) {
+  if (result.closed_form.spread > 1 + o.margin) {
     spdlog::warn(
         "search: simulated / closed-form time varies by a factor {:.2f} among the simulated plans, more than "
         "1 + margin = {:.2f}; a pruned plan may be better than those found: rerun with --margin {:.2f}",
-        result.closed_form_spread, 1 + o.margin, suggest(result.closed_form_spread));
+        result.closed_form.spread, 1 + o.margin, suggest(result.closed_form.spread));
   }
   if (o.network == engine::NetworkModel::kSimgrid) {
     fitting = refine(builder, std::move(fitting), o, result);
-    if (result.refine_spread > 1 + o.refine_margin) {
+    if (result.refine.spread > 1 + o.refine_margin) {
       spdlog::warn(
           "search: SimGrid / ideal-network time varies by a factor {:.2f} among the refined plans, more "
           "than 1 + refine margin = {:.2f}; a pruned plan may be better than those found: rerun with "
           "--refine-margin {:.2f}",
-          result.refine_spread, 1 + o.refine_margin, suggest(result.refine_spread));
+          result.refine.spread, 1 + o.refine_margin, suggest(result.refine.spread));
     }
   }
   result.simulation_wall_s = seconds_since(simulation_start);

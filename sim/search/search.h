@@ -109,6 +109,15 @@ struct SimulationFailure {
   std::string error;
 };
 
+// The range of a positive ratio over a set of plans and its spread max / min (1 for fewer than two).
+struct RatioRange {
+  double min = 0;
+  double max = 0;
+  double spread = 1;
+  // Widens the range to `ratio`.
+  void add(double ratio);
+};
+
 struct SearchResult {
   std::string scenario;      // its name
   std::string command_line;  // as typed
@@ -129,19 +138,14 @@ struct SearchResult {
   std::vector<SimulationFailure> failures;
   std::vector<SimulatedPlan> best;  // the best `top`, best first
 
-  // Simulated (step 3) / closed-form time over the simulated plans that fit: its range, and the
-  // spread max / min (1 when fewer than two plans fit).
-  double closed_form_ratio_min = 0;
-  double closed_form_ratio_max = 0;
-  double closed_form_spread = 1;
-  // The refinement (SimGrid only; refined 0 otherwise): plans simulated on SimGrid, and the range
-  // and spread of their SimGrid / ideal-network time.
+  // Simulated (step 3) / closed-form time over the simulated plans that fit.
+  RatioRange closed_form;
+  // The refinement (SimGrid only; refined 0 otherwise): plans simulated on SimGrid, and their
+  // SimGrid / ideal-network time.
   double refine_margin = 0;
   int64_t refined = 0;
+  RatioRange refine;
   int64_t ranked = 0;  // plans of the last step that fit, ranked by the objective
-  double refine_ratio_min = 0;
-  double refine_ratio_max = 0;
-  double refine_spread = 1;
   double screening_wall_s = 0;
   double simulation_wall_s = 0;  // steps 3 and 4
   double wall_s = 0;

@@ -306,7 +306,7 @@ TEST(Search, FindsTheBestPlansBruteForceFinds) {
   EXPECT_EQ(result.simulated_over_memory + static_cast<int64_t>(result.failures.size()) + result.feasible(),
             result.simulated);
   EXPECT_GT(result.slower_bound, 0) << "the case should exercise the time bound";
-  EXPECT_LE(result.closed_form_spread, 1 + options.margin);
+  EXPECT_LE(result.closed_form.spread, 1 + options.margin);
 }
 
 // With SimGrid, the plans ranked on the ideal network are refined: with refine margin 0 only the K
@@ -330,7 +330,7 @@ TEST(Search, RefinesTheBestIdealPlansOnSimGrid) {
   ASSERT_EQ(all.best.size(), 2u);
   EXPECT_EQ(all.best[0].index, narrow.best[0].index);
   EXPECT_EQ(all.best[0].run.at("iteration_time_s"), narrow.best[0].run.at("iteration_time_s"));
-  EXPECT_LE(all.refine_spread, 1 + kDefaultRefineMargin);
+  EXPECT_LE(all.refine.spread, 1 + kDefaultRefineMargin);
   EXPECT_EQ(to_json(all).at("counts").at("refined"), all.refined);
 }
 

@@ -1,5 +1,8 @@
 // The MoE layer's graph: token all-to-alls over the expert group, grouped expert GEMMs sized by the
 // capacity factor, expert gradients and optimizer states on the expert-data-parallel group.
+#include <string_view>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "sim/workload/builder.h"
@@ -10,16 +13,31 @@
 namespace trainsim::workload {
 namespace {
 
-// Mixtral 8x7B cut to 2 layers of 1Ki tokens on dp `dp` with expert parallelism `ep`.
+// `preset` cut to 2 layers of 1Ki tokens, one sequence per data-parallel rank.
+config::Scenario two_layers(std::string_view preset, const testing::PlanSpec& spec) {
+  config::Scenario s = testing::make_scenario(preset, spec.dp, 1, spec);
+  s.model.layers = 2;
+  s.model.seq_len = 1024;
+  return s;
+}
+
+// Mixtral 8x7B on dp `dp` with expert parallelism `ep`.
 config::Scenario mixtral(int64_t dp, int64_t ep, int zero = 0) {
   testing::PlanSpec spec;
   spec.dp = dp;
   spec.ep = ep;
   spec.zero = zero;
-  config::Scenario s = testing::make_scenario("mixtral-8x7b", dp, 1, spec);
-  s.model.layers = 2;
-  s.model.seq_len = 1024;
-  return s;
+  return two_layers("mixtral-8x7b", spec);
+}
+
+// The forward FC1 GEMMs of the routed experts in `graph`.
+std::vector<const Op*> expert_fc1_forward(const Graph& graph) {
+  std::vector<const Op*> out;
+  for (const Op& op : graph.ops()) {
+    if (op.kind == OpKind::kGemm && op.label == OpLabel::kExpertFc1 && op.gemm.pass == GemmPass::kForward)
+      out.push_back(&op);
+  }
+  return out;
 }
 
 bool on(const Op& op, GroupKind group, CollectiveKind kind) {
@@ -42,24 +60,21 @@ TEST(MoeLayer, DispatchesAndCombinesOverTheExpertGroup) {
               2 * 2);
   }
   // Each rank runs its 2 experts as grouped GEMMs of 1024 * 2 * 1.25 * 4 / 8 = 1280 rows each.
-  int64_t grouped = 0;
-  for (const Op& op : g.ops()) {
-    if (op.kind != OpKind::kGemm || op.label != OpLabel::kExpertFc1 || op.gemm.pass != GemmPass::kForward)
-      continue;
-    ++grouped;
-    EXPECT_EQ(op.gemm.groups, 2);
-    EXPECT_EQ(op.gemm.m, 1280);
-    EXPECT_EQ(op.gemm.n, 2 * 14336);
-    EXPECT_DOUBLE_EQ(op.model_flops, op.flops / 1.25);
+  const std::vector<const Op*> grouped = expert_fc1_forward(g);
+  EXPECT_EQ(grouped.size(), 2u);
+  for (const Op* op : grouped) {
+    EXPECT_EQ(op->gemm.groups, 2);
+    EXPECT_EQ(op->gemm.m, 1280);
+    EXPECT_EQ(op->gemm.n, 2 * 14336);
+    EXPECT_DOUBLE_EQ(op->model_flops, op->flops / 1.25);
   }
-  EXPECT_EQ(grouped, 2);
   // Without expert parallelism there is no token exchange, and every expert is local.
   const config::Scenario local = mixtral(4, 1);
   const Graph l = build_rank_graph(local, make_plan(local), 0);
   EXPECT_EQ(testing::count_ops(l, [](const Op& op) { return op.label == OpLabel::kEpComm; }), 0);
 }
 
-// Qwen3-30B-A3B cut to 2 layers of 1Ki tokens under TP + SP, with MoE parallel folding.
+// Qwen3-30B-A3B under TP + SP, with MoE parallel folding.
 config::Scenario folded_qwen(int64_t tp, int64_t dp, int64_t ep, int64_t expert_tp) {
   testing::PlanSpec spec;
   spec.tp = tp;
@@ -67,10 +82,7 @@ config::Scenario folded_qwen(int64_t tp, int64_t dp, int64_t ep, int64_t expert_
   spec.ep = ep;
   spec.expert_tp = expert_tp;
   spec.sequence = config::SequenceParallel::kMegatron;
-  config::Scenario s = testing::make_scenario("qwen3-30b-a3b", dp, 1, spec);
-  s.model.layers = 2;
-  s.model.seq_len = 1024;
-  return s;
+  return two_layers("qwen3-30b-a3b", spec);
 }
 
 TEST(MoeLayer, FoldedExpertsRunWholeOnTheirSequenceShards) {
@@ -90,16 +102,13 @@ TEST(MoeLayer, FoldedExpertsRunWholeOnTheirSequenceShards) {
                                         op.bytes == 2.0 * 512 * 8 * 2048;
                                }),
             2 * 2 * 2);
-  int64_t fc1 = 0;
-  for (const Op& op : g.ops()) {
-    if (op.kind != OpKind::kGemm || op.label != OpLabel::kExpertFc1 || op.gemm.pass != GemmPass::kForward)
-      continue;
-    ++fc1;
-    EXPECT_EQ(op.gemm.groups, 16);
-    EXPECT_EQ(op.gemm.m, 256);
-    EXPECT_EQ(op.gemm.n, 2 * 768);
+  const std::vector<const Op*> whole = expert_fc1_forward(g);
+  EXPECT_EQ(whole.size(), 2u);
+  for (const Op* op : whole) {
+    EXPECT_EQ(op->gemm.groups, 16);
+    EXPECT_EQ(op->gemm.m, 256);
+    EXPECT_EQ(op->gemm.n, 2 * 768);
   }
-  EXPECT_EQ(fc1, 2);
   // expert_tp 2 on tp 4 (ep 4: two folded tp ranks x two dp coordinates): each expert tensor-parallel
   // pair gathers its 2 x 256 tokens' share of the 32 local experts, 256 * 2 * 8 * 4 / 128 = 128 rows
   // each, and splits the experts' FFN in half.
@@ -112,11 +121,11 @@ TEST(MoeLayer, FoldedExpertsRunWholeOnTheirSequenceShards) {
                                  }),
               2 * 2);
   }
-  for (const Op& op : h.ops()) {
-    if (op.kind == OpKind::kGemm && op.label == OpLabel::kExpertFc1 && op.gemm.pass == GemmPass::kForward) {
-      EXPECT_EQ(op.gemm.m, 128);
-      EXPECT_EQ(op.gemm.n, 768);
-    }
+  const std::vector<const Op*> split = expert_fc1_forward(h);
+  EXPECT_EQ(split.size(), 2u);
+  for (const Op* op : split) {
+    EXPECT_EQ(op->gemm.m, 128);
+    EXPECT_EQ(op->gemm.n, 768);
   }
 }
 

@@ -27,6 +27,9 @@ double pipeline_bubble_fraction(config::Schedule schedule, int64_t pp, int64_t m
           static_cast<double>(std::min(micro_batches - 1, 2 * pp - 2)) / static_cast<double>(2 * pp - 2);
       return bubble * (single + (full - single) * filled);
     }
+    case config::Schedule::kDualPipeV:
+      return bubble * (shares.forward + 2 * (1 - shares.forward - shares.weight_grad) - shares.weight_grad) /
+             2;
     default:
       return bubble;
   }

@@ -28,6 +28,9 @@ struct PassShares {
 // Its pattern needs 2p - 1 micro-batches; with one, the critical path runs every forward and input
 // gradient down and up the V, a bubble of (p - 1)(F + B) - W/2, and in between we interpolate
 // linearly in m (ours; within 8 % of the simulated bubble for p = 8).
+// DualPipeV: DualPipe's (PP/2 - 1)(F&B + B - 3W) per chunk (DeepSeek-V3 Table 2, B the whole backward)
+// on 2p half-stages with F&B = F + B (the pair's kernels take turns): (p - 1)(F + 2B - W)/(2m(F + B +
+// W)) over both chunks, B the input gradients; the simulated bubble is 2-9 % smaller (pp 16 to 4).
 // 0 for p == 1.
 double pipeline_bubble_fraction(config::Schedule schedule, int64_t pp, int64_t micro_batches, int64_t vpp,
                                 PassShares shares = {});

@@ -64,6 +64,8 @@ double korthikanti_first_stage_activation_bytes(double layer_bytes, int64_t laye
     case config::Schedule::kZeroBubble:
     case config::Schedule::kZbV:
       return layer_bytes * l / p * std::min<double>(p, static_cast<double>(micro_batches));
+    case config::Schedule::kDualPipeV:  // 2p + 1 chunks of half a stage in flight, one more than ZB-V
+      return layer_bytes * l / p * std::min<double>(p + 0.5, static_cast<double>(micro_batches));
     case config::Schedule::kInterleaved:
       return layer_bytes * l * (1 + (p - 1) / (p * v));
   }

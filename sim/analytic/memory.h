@@ -35,7 +35,8 @@ bool korthikanti_config(const config::Scenario& scenario, ActivationConfig* conf
 // micro-batches of L/p layers under 1F1B, i.e. L x the per-layer bytes whatever p; the interleaved
 // schedule multiplies by (1 + (p - 1)/(p * v)). GPipe keeps all m micro-batches: L/p x m. Zero
 // bubble and ZB-V keep min(p, m) micro-batches' worth of L/p layers on every stage, whatever v (a
-// micro-batch holds its activations until its weight-gradient pass; pipeline_schedule.h).
+// micro-batch holds its activations until its weight-gradient pass; pipeline_schedule.h); DualPipeV
+// holds one chunk of L/(2p) layers more: min(p + 1/2, m).
 double korthikanti_first_stage_activation_bytes(double layer_bytes, int64_t layers, int64_t pp, int64_t vpp,
                                                 int64_t micro_batches, config::Schedule schedule);
 

@@ -227,7 +227,7 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   m.read("expert_tp", out.expert_tp, kDegree);
   out.schedule = out.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
   m.read("schedule", out.schedule);
-  if (out.schedule == Schedule::kZbV && !vpp_given) out.vpp = 2;
+  if (v_shaped_schedule(out.schedule) && !vpp_given) out.vpp = 2;
   m.read("sequence_parallel", out.sequence_parallel);
   const Node fpdt = m.child("fpdt");
   if (fpdt.defined()) {
@@ -396,11 +396,11 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
     if (p.schedule == Schedule::kInterleaved && p.vpp == 1) {
       plan_error("schedule interleaved needs vpp > 1 model chunks per stage; set vpp or use 1f1b");
     } else if (!chunked_schedule(p.schedule) && p.vpp > 1) {
-      plan_error(
-          fmt::format("vpp {} only makes sense with schedule: interleaved, zero-bubble or zb-v", p.vpp));
-    } else if (p.schedule == Schedule::kZbV && p.vpp != 2) {
-      plan_error(
-          fmt::format("schedule zb-v places 2 model chunks per stage in a V; set vpp: 2 (got {})", p.vpp));
+      plan_error(fmt::format(
+          "vpp {} only makes sense with schedule: interleaved, zero-bubble, zb-v or dualpipev", p.vpp));
+    } else if (v_shaped_schedule(p.schedule) && p.vpp != 2) {
+      plan_error(fmt::format("schedule {} places 2 model chunks per stage in a V; set vpp: 2 (got {})",
+                             to_string(p.schedule), p.vpp));
     }
     if (p.schedule != Schedule::kGpipe && p.schedule != Schedule::kOneFOneB && p.pp == 1) {
       plan_error(fmt::format("schedule {} needs pp > 1", to_string(p.schedule)));
@@ -446,6 +446,12 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
               fmt::format("the {} schedule with vpp {} needs the {} micro-batches per replica to be a "
                           "multiple of pp {} (Megatron's rule); change global_batch or micro_batch",
                           to_string(p.schedule), p.vpp, t.global_batch / per_step, p.pp));
+    } else if (p.schedule == Schedule::kDualPipeV && t.global_batch / per_step < 2 * p.pp) {
+      d.error(
+          a.training, "training",
+          fmt::format("the dualpipev schedule needs at least 2·pp = {} micro-batches per replica (DeepSeek's "
+                      "rule), got {}; raise global_batch or lower micro_batch",
+                      2 * p.pp, t.global_batch / per_step));
     }
   }
   if (a.training_ok && a.cluster_ok) {

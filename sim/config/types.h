@@ -14,19 +14,21 @@ enum class Activation { kGelu, kSwiglu };
 enum class Norm { kLayerNorm, kRmsNorm };
 enum class PositionEmbedding { kLearned, kRope };
 enum class Dtype { kFp64, kFp32, kTf32, kBf16, kFp16, kFp8 };
-enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble, kZbV };
+enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble, kZbV, kDualPipeV };
+// Schedules that place two model chunks per stage in a V (stage s runs virtual stages s and 2pp - 1 - s).
+constexpr bool v_shaped_schedule(Schedule s) { return s == Schedule::kZbV || s == Schedule::kDualPipeV; }
 // Schedules that may run vpp > 1 model chunks per pipeline stage.
 constexpr bool chunked_schedule(Schedule s) {
-  return s == Schedule::kInterleaved || s == Schedule::kZeroBubble || s == Schedule::kZbV;
+  return s == Schedule::kInterleaved || s == Schedule::kZeroBubble || v_shaped_schedule(s);
 }
 // Whether `s` with `vpp` chunks per stage needs the micro-batches per replica to be a multiple of pp:
-// the chunked schedules in Megatron's order (Narayanan et al. 2021, Sec. 2.2.2), not ZB-V's V.
+// the chunked schedules in Megatron's order (Narayanan et al. 2021, Sec. 2.2.2), not the V-shaped ones.
 constexpr bool micro_batches_multiple_of_pp(Schedule s, int64_t vpp) {
-  return chunked_schedule(s) && s != Schedule::kZbV && vpp > 1;
+  return chunked_schedule(s) && !v_shaped_schedule(s) && vpp > 1;
 }
 // Schedules that split each backward into input- and weight-gradient passes.
 constexpr bool split_backward_schedule(Schedule s) {
-  return s == Schedule::kZeroBubble || s == Schedule::kZbV;
+  return s == Schedule::kZeroBubble || v_shaped_schedule(s);
 }
 enum class SequenceParallel { kNone, kMegatron, kUlysses, kRing, kFpdt };
 enum class Recompute { kNone, kSelective, kFull };
@@ -74,7 +76,7 @@ TRAINSIM_ENUM_NAMES(Dtype, {Dtype::kFp64, "fp64"}, {Dtype::kFp32, "fp32"}, {Dtyp
                     {Dtype::kBf16, "bf16"}, {Dtype::kFp16, "fp16"}, {Dtype::kFp8, "fp8"});
 TRAINSIM_ENUM_NAMES(Schedule, {Schedule::kGpipe, "gpipe"}, {Schedule::kOneFOneB, "1f1b"},
                     {Schedule::kInterleaved, "interleaved"}, {Schedule::kZeroBubble, "zero-bubble"},
-                    {Schedule::kZbV, "zb-v"});
+                    {Schedule::kZbV, "zb-v"}, {Schedule::kDualPipeV, "dualpipev"});
 TRAINSIM_ENUM_NAMES(SequenceParallel, {SequenceParallel::kNone, "none"},
                     {SequenceParallel::kMegatron, "megatron"}, {SequenceParallel::kUlysses, "ulysses"},
                     {SequenceParallel::kRing, "ring"}, {SequenceParallel::kFpdt, "fpdt"});

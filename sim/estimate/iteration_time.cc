@@ -72,7 +72,14 @@ class StageTimer {
     engine::RankRun run;
     run.start_s.assign(graph.size(), 0.0);
     run.end_s.assign(graph.size(), 0.0);
+    run.launch_s.assign(graph.size(), 0.0);
     double finish_s = 0;
+    // With two lanes (overlapped pairs) kernels take turns on the GPU, as in the engine.
+    bool lanes = false;
+    for (workload::OpId id = 0; id < graph.size() && !lanes; ++id) {
+      lanes = graph.op(id).stream == workload::Stream::kCompute2;
+    }
+    double gpu_free_s = 0;
     // Collectives so far, per stream (in start order): kernels that start while one runs are slowed
     // like the engine slows them.
     std::array<std::vector<std::pair<double, double>>, workload::kStreamCount> collectives;
@@ -90,10 +97,16 @@ class StageTimer {
     while (!ready.empty()) {
       const auto [start, kernel, id] = ready.top();
       ready.pop();
+      if (kernel && lanes && start < gpu_free_s) {
+        ready.emplace(gpu_free_s, true, id);
+        continue;
+      }
       const Op& op = graph.op(id);
       double d = duration[id] + transfer_s(op, graph.info.rank);
       if (kernel && slowdown > 1 && collective_running(collectives, start)) d *= slowdown;
+      run.launch_s[id] = start;
       run.end_s[id] = start + d;
+      if (kernel) gpu_free_s = run.end_s[id];
       if (op.kind == OpKind::kCollective) {
         collectives[static_cast<size_t>(op.stream)].emplace_back(start, run.end_s[id]);
       }
@@ -103,7 +116,6 @@ class StageTimer {
         if (--waiting[next] == 0) ready.emplace(run.start_s[next], is_kernel(graph.op(next).kind), next);
       }
     }
-    run.launch_s = run.start_s;
     const report::Breakdown b = report::attribute_time(graph, run, 0, finish_s);
     StageTime t{finish_s, b.compute_s, b.exposed_comm_s, b.bubble_s, b.offload_stall_s, b.idle_s, 0, 0, {}};
     double passes_s = 0;  // kernels of the forward and backward passes
@@ -242,11 +254,14 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
 
   // Graphs of a few micro-batches stand for all m: every sum is affine in the micro-batch count, so
   // two counts extrapolate exactly. The larger count reaches the schedule's steady state (pp
-  // micro-batches in flight for 1F1B, the full interleaved warm-up), so it has the full-size
-  // memory peak, except under GPipe whose peak grows with every micro-batch.
+  // micro-batches in flight for 1F1B, the full interleaved warm-up, DualPipeV's 2pp and one more
+  // round of its main step), so it has the full-size memory peak, except under GPipe whose peak
+  // grows with every micro-batch.
+  const bool dualpipe = schedule == config::Schedule::kDualPipeV;
   const bool chunked = shapes.vpp > 1;
-  const int64_t step = chunked ? pp : 1;
-  const int64_t steady = chunked                                ? 2 * pp
+  const int64_t step = chunked && !dualpipe ? pp : 1;
+  const int64_t steady = dualpipe                               ? 2 * pp + 1
+                         : chunked                              ? 2 * pp
                          : schedule == config::Schedule::kGpipe ? 2
                                                                 : std::max<int64_t>(pp, 2);
   const int64_t mb = std::min(m, steady);

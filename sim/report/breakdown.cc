@@ -76,15 +76,17 @@ Breakdown attribute_time(const workload::Graph& graph, const engine::RankRun& ru
   std::vector<OpId> kernels;
   for (OpId id = 0; id < graph.size(); ++id) {
     const workload::Op& op = graph.op(id);
-    if (op.stream == workload::Stream::kCompute && is_kernel(op.kind)) kernels.push_back(id);
+    if (workload::compute_stream(op.stream) && is_kernel(op.kind)) kernels.push_back(id);
   }
+  // Kernels from when they ran (later than issued when the other lane of an overlapped pair held
+  // the GPU).
   std::sort(kernels.begin(), kernels.end(), [&run](OpId a, OpId b) {
-    return run.start_s[a] != run.start_s[b] ? run.start_s[a] < run.start_s[b] : a < b;
+    return run.launch_s[a] != run.launch_s[b] ? run.launch_s[a] < run.launch_s[b] : a < b;
   });
   Breakdown b;
   double cursor = start_s;
   for (const OpId id : kernels) {
-    const double begin = std::max(run.start_s[id], start_s);
+    const double begin = std::max(run.launch_s[id], start_s);
     const double finish = std::min(run.end_s[id], end_s);
     if (begin > cursor) attribute_wait(b, graph, run, id, cursor, begin);
     if (finish > begin) {

@@ -1,5 +1,6 @@
 // Where a rank's iteration went. Every second between the iteration's start and its end is given to
-// exactly one bucket, by looking at the compute stream: while it runs a kernel the time is compute;
+// exactly one bucket, by looking at the GPU's kernels (the compute stream, and the second lane of
+// overlapped pairs): while one runs the time is compute;
 // while it waits, the wait belongs to whatever the next kernel was waiting for (its last predecessor
 // to finish): a collective or a non-pipeline send/receive (ring attention's K/V passes) is exposed
 // communication, a pipeline send/receive is bubble, a host copy or host synchronisation is offload

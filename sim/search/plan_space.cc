@@ -50,7 +50,10 @@ std::vector<ScheduleChoice> schedules(int64_t pp, int64_t layers, SequenceParall
     if (v == 1) continue;
     out.push_back({Schedule::kInterleaved, v});
     if (zero_bubble) out.push_back({Schedule::kZeroBubble, v});
-    if (zero_bubble && v == 2) out.push_back({Schedule::kZbV, 2});
+    if (zero_bubble && v == 2) {
+      out.push_back({Schedule::kZbV, 2});
+      out.push_back({Schedule::kDualPipeV, 2});
+    }
   }
   return out;
 }

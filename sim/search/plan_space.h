@@ -8,8 +8,9 @@
 //   sequence_parallel none, or megatron when tp > 1 (with tp 1 it is the same plan as none), for sp 1;
 //                     ulysses, ring and fpdt for sp > 1
 //   fpdt.chunk_tokens S / u for u = 1, 2, 4, ... kMaxFpdtChunks (FPDT only)
-//   schedule, vpp     1f1b; with pp > 1 also gpipe, and interleaved with every vpp > 1 dividing
-//                     floor(L / pp)
+//   schedule, vpp     1f1b; with pp > 1 also gpipe and zero-bubble, interleaved and zero-bubble with
+//                     every vpp > 1 dividing floor(L / pp), and with vpp 2 zb-v and dualpipev (the
+//                     zero-bubble family not with FPDT)
 //   micro_batch       every divisor of the replica's batch B / dp; when dp does not divide B, only 1
 //                     (so the decoder names the rule that rejects the layout)
 //   ep                1; for an MoE model also every divisor of dp that divides the experts

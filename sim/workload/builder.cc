@@ -57,16 +57,47 @@ std::vector<ParamGatherer::Use> zero3_uses(const RankShapes& s, const StageLayou
   return uses;
 }
 
-void forward_step(BuildContext& ctx, const PipelineStep& step) {
+// The pipeline message a step starts from, received (and gathered) when another stage sent it:
+// the forward's activations or the backward's output gradient. Empty when the step starts from its
+// own stage's work (the embedding, the LM head's loss) or from a V's turn.
+struct StepInput {
+  BufferId buffer = -1;
+  OpId ready = kNoOp;
+};
+
+StepInput receive_input(BuildContext& ctx, const PipelineStep& step) {
+  GraphWriter& w = ctx.w;
+  const RankShapes& s = ctx.shapes;
+  const StageLayout& layout = ctx.layout;
+  const int64_t stage = ctx.coords.pp();
+  const int64_t v = layout.virtual_stage(stage, step.chunk);
+  const bool forward = step.pass == Pass::kForward;
+  if (forward ? layout.has_embedding(v) || layout.stage_of(v - 1) == stage : layout.has_head(v)) return {};
+  w.set_position({forward ? Phase::kForward : Phase::kBackward, -1, static_cast<int32_t>(step.micro_batch)});
+  StepInput in;
+  in.buffer = w.alloc(forward ? OpLabel::kLayerInput : OpLabel::kCommBuffer,
+                      forward ? MemoryCategory::kActivations : MemoryCategory::kBuffers, MemorySpace::kHbm,
+                      s.hidden_norm_bytes(), Stream::kCompute)
+                  .buffer;
+  // At the turn of a V the gradient was computed here.
+  if (!forward && layout.stage_of(v + 1) == stage) return in;
+  const int64_t peer = peer_on_stage(ctx.plan, ctx.coords, layout.stage_of(forward ? v - 1 : v + 1));
+  const int64_t tag =
+      p2p_tag(forward ? P2pKind::kPipelineActivation : P2pKind::kPipelineGradient, step.micro_batch, v, 0);
+  in.ready = gather_pipeline_message(
+      ctx, w.recv(OpLabel::kPpComm, peer, tag, pipeline_message_bytes(s), {w.last(Stream::kCompute)}));
+  return in;
+}
+
+void forward_step(BuildContext& ctx, const PipelineStep& step, StepInput in) {
   GraphWriter& w = ctx.w;
   const RankShapes& s = ctx.shapes;
   const StageLayout& layout = ctx.layout;
   const int64_t stage = ctx.coords.pp();
   const int64_t v = layout.virtual_stage(stage, step.chunk);
   const int32_t mb = static_cast<int32_t>(step.micro_batch);
-  const double message = pipeline_message_bytes(s);
-  BufferId x = -1;
-  OpId ready = kNoOp;
+  BufferId x = in.buffer;
+  OpId ready = in.ready;
   if (layout.has_embedding(v)) {
     const EmbeddingOutput e = embedding_forward(ctx, step.micro_batch);
     x = e.buffer;
@@ -78,15 +109,6 @@ void forward_step(BuildContext& ctx, const PipelineStep& step) {
         << "V turn of mb " << step.micro_batch << " before its output";
     x = it->second;
     ctx.turning.erase(it);
-  } else {
-    w.set_position({Phase::kForward, -1, mb});
-    x = w.alloc(OpLabel::kLayerInput, MemoryCategory::kActivations, MemorySpace::kHbm, s.hidden_norm_bytes(),
-                Stream::kCompute)
-            .buffer;
-    const int64_t prev = peer_on_stage(ctx.plan, ctx.coords, layout.stage_of(v - 1));
-    ready = gather_pipeline_message(
-        ctx, w.recv(OpLabel::kPpComm, prev, p2p_tag(P2pKind::kPipelineActivation, step.micro_batch, v, 0),
-                    message, {w.last(Stream::kCompute)}));
   }
   const int64_t first = layout.first_layer[v];
   for (int64_t l = first; l < first + layout.layer_count[v]; ++l) {
@@ -102,37 +124,23 @@ void forward_step(BuildContext& ctx, const PipelineStep& step) {
     const int64_t next = peer_on_stage(ctx.plan, ctx.coords, layout.stage_of(v + 1));
     const OpId sent =
         w.send(OpLabel::kPpComm, next, p2p_tag(P2pKind::kPipelineActivation, step.micro_batch, v + 1, 0),
-               message, {w.last(Stream::kCompute)});
+               pipeline_message_bytes(s), {w.last(Stream::kCompute)});
     w.release(x, Stream::kP2p, {sent});
   }
 }
 
 // The whole backward, or its B pass (which holds the weight gradients for the W pass).
-void backward_step(BuildContext& ctx, const PipelineStep& step) {
+void backward_step(BuildContext& ctx, const PipelineStep& step, StepInput in) {
   GraphWriter& w = ctx.w;
   const RankShapes& s = ctx.shapes;
   const StageLayout& layout = ctx.layout;
   const int64_t stage = ctx.coords.pp();
   const int64_t v = layout.virtual_stage(stage, step.chunk);
   const int32_t mb = static_cast<int32_t>(step.micro_batch);
-  const double message = pipeline_message_bytes(s);
-  OpId ready = kNoOp;
-  BufferId received = -1;
+  OpId ready = in.ready;
+  BufferId received = in.buffer;
   if (step.pass == Pass::kInputGrad) ctx.holding = &ctx.held[{v, step.micro_batch}];
-  if (layout.has_head(v)) {
-    ready = head_backward(ctx, step.micro_batch);
-  } else {
-    w.set_position({Phase::kBackward, -1, mb});
-    received = w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm,
-                       s.hidden_norm_bytes(), Stream::kCompute)
-                   .buffer;
-    if (layout.stage_of(v + 1) != stage) {  // at the turn of a V the gradient was computed here
-      const int64_t next = peer_on_stage(ctx.plan, ctx.coords, layout.stage_of(v + 1));
-      ready = gather_pipeline_message(
-          ctx, w.recv(OpLabel::kPpComm, next, p2p_tag(P2pKind::kPipelineGradient, step.micro_batch, v, 0),
-                      message, {w.last(Stream::kCompute)}));
-    }
-  }
+  if (layout.has_head(v)) ready = head_backward(ctx, step.micro_batch);
   const int64_t first = layout.first_layer[v];
   for (int64_t l = first + layout.layer_count[v] - 1; l >= first; --l) {
     ready = layer_backward(ctx, l, step.micro_batch, ready);
@@ -151,7 +159,7 @@ void backward_step(BuildContext& ctx, const PipelineStep& step) {
     const int64_t prev = peer_on_stage(ctx.plan, ctx.coords, layout.stage_of(v - 1));
     const OpId sent =
         w.send(OpLabel::kPpComm, prev, p2p_tag(P2pKind::kPipelineGradient, step.micro_batch, v - 1, 0),
-               message, {w.last(Stream::kCompute), ready});
+               pipeline_message_bytes(s), {w.last(Stream::kCompute), ready});
     w.release(grad, Stream::kP2p, {sent});
   }
   ctx.holding = nullptr;
@@ -275,23 +283,49 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
       last_backward[steps[i].chunk] = i;
     }
   }
+  // An overlapped pair (DualPipe's forward_backward_chunk) receives both passes' inputs, then runs
+  // the forward on lane 0 and the backward on lane 1; what follows the pair waits for both lanes.
+  StepInput pair_input;  // the backward's, received before the forward ran
+  OpId pair_start = kNoOp;
   for (size_t i = 0; i < steps.size(); ++i) {
     const PipelineStep& step = steps[i];
+    if (step.pass == Pass::kForward && i + 1 < steps.size() && steps[i + 1].overlapped) {
+      const StepInput in = receive_input(ctx, step);
+      w.set_lane(1);
+      pair_input = receive_input(ctx, steps[i + 1]);
+      w.set_lane(0);
+      pair_start = w.wait(Stream::kCompute, {w.last(Stream::kComm), in.ready, pair_input.ready});
+      forward_step(ctx, step, in);
+      continue;
+    }
+    StepInput in;
+    if (step.overlapped) {
+      w.set_lane(1);
+      w.wait(Stream::kCompute, {pair_start, w.last(Stream::kComm)});
+      in = pair_input;
+    } else if (step.pass != Pass::kWeightGrad) {
+      in = receive_input(ctx, step);
+    }
     if (step.pass == Pass::kForward) {
-      forward_step(ctx, step);
+      forward_step(ctx, step, in);
     } else if (step.pass == Pass::kInputGrad) {
-      backward_step(ctx, step);
+      backward_step(ctx, step, in);
     } else {
       const bool last = last_backward[step.chunk] == i;
       grads.begin_backward(s.zero_stage == 2 || last, last);
       if (expert_grads) expert_grads->begin_backward(s.zero_stage == 2 || last, last);
       if (step.pass == Pass::kBackward) {
-        backward_step(ctx, step);
+        backward_step(ctx, step, in);
       } else {
         weight_grad_pass(ctx, layout.virtual_stage(stage, step.chunk), step.micro_batch);
       }
       grads.end_backward();
       if (expert_grads) expert_grads->end_backward();
+    }
+    if (step.overlapped) {
+      const OpId backward_done = w.wait(Stream::kCompute, {w.last(Stream::kComm)});
+      w.set_lane(0);
+      w.wait(Stream::kCompute, {backward_done, w.last(Stream::kComm)});
     }
   }
 

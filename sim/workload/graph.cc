@@ -99,6 +99,10 @@ std::string_view to_string(Stream stream) {
       return "copy";
     case Stream::kCopyAux:
       return "copy_aux";
+    case Stream::kCompute2:
+      return "compute2";
+    case Stream::kComm2:
+      return "comm2";
   }
   return "?";
 }

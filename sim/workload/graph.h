@@ -57,8 +57,18 @@ enum class Stream : uint8_t {
   kDpComm,   // NCCL collectives of data parallelism and ZeRO (overlap with compute)
   kCopy,     // copy queue 1 (DeepSpeed FPDT `offload_stream`: q/k/v, dq, o/lse/dO fetches)
   kCopyAux,  // copy queue 2 (DeepSpeed FPDT `general_offload_stream`: x, o, lse offloads)
+  // The second lane of an overlapped forward-backward pair (DualPipe): the backward's kernels and
+  // its blocking collectives, as kCompute and kComm hold the forward's. Kernels of kCompute and
+  // kCompute2 share the GPU: they never run at once, so either pass computes while the other
+  // communicates.
+  kCompute2,
+  kComm2,
 };
-inline constexpr int kStreamCount = 6;
+inline constexpr int kStreamCount = 8;
+// Whether `stream` holds kernels (either lane of the GPU).
+constexpr bool compute_stream(Stream stream) {
+  return stream == Stream::kCompute || stream == Stream::kCompute2;
+}
 
 enum class Phase : uint8_t {
   kSetup,  // persistent model state comes into existence

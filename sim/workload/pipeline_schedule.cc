@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 
 #include "sim/workload/errors.h"
 
@@ -128,6 +129,75 @@ std::vector<PipelineStep> zb_v(int64_t pp, int64_t stage, int64_t m) {
   return steps;
 }
 
+std::vector<PipelineStep> dualpipe_v(int64_t pp, int64_t stage, int64_t m) {
+  const int64_t n = std::max(2 * pp, m);
+  std::vector<PipelineStep> steps;
+  steps.reserve(6 * n);
+  std::array<int64_t, 2> forwards{};
+  std::array<int64_t, 2> backwards{};
+  std::deque<PipelineStep> held;  // B passes whose W has not run, oldest first
+  const auto forward = [&](int64_t chunk) { steps.push_back({Pass::kForward, forwards[chunk]++, chunk}); };
+  // A backward, whole or (zero_bubble) its B with the W held back.
+  const auto backward = [&](int64_t chunk, bool zero_bubble, bool overlapped = false) {
+    const int64_t mb = backwards[chunk]++;
+    steps.push_back({zero_bubble ? Pass::kInputGrad : Pass::kBackward, mb, chunk, overlapped});
+    if (zero_bubble) held.push_back({Pass::kWeightGrad, mb, chunk});
+  };
+  const auto weight = [&] {
+    steps.push_back(held.front());
+    held.pop_front();
+  };
+  const auto pair = [&](int64_t forward_chunk, int64_t backward_chunk, bool overlapped = true) {
+    forward(forward_chunk);
+    backward(backward_chunk, false, overlapped);
+  };
+  const int64_t later = pp - stage - 1;  // stages after this one
+  for (int64_t i = 0; i < 2 * later; ++i) forward(0);
+  for (int64_t i = 0; i <= stage; ++i) {
+    forward(0);
+    forward(1);
+  }
+  for (int64_t i = 0; i < later; ++i) {
+    backward(1, true);
+    weight();
+    forward(1);
+  }
+  for (int64_t i = 0; i < n - 2 * pp + stage + 1; ++i) {
+    pair(0, 1, i > 0 || stage != pp - 1);  // the last stage's first pair runs unoverlapped
+    pair(1, 0);
+  }
+  for (int64_t i = 0; i < later; ++i) {
+    backward(1, false);
+    pair(1, 0);
+  }
+  // Both chunks' backwards; from the middle on B only (chunk 1 a round later on even stages).
+  for (int64_t i = 0; i <= stage; ++i) {
+    const bool middle_on = i >= (stage + 1) / 2;
+    backward(1, stage % 2 == 1 ? middle_on : i > (stage + 1) / 2);
+    backward(0, middle_on);
+  }
+  for (int64_t i = 0; i < later; ++i) {
+    weight();
+    backward(0, true);
+  }
+  while (!held.empty()) weight();
+  // Fewer micro-batches than the pattern needs: drop the missing ones' steps; a backward whose
+  // forward partner went runs alone.
+  std::vector<PipelineStep> kept;
+  kept.reserve(steps.size());
+  bool dropped_forward = false;
+  for (PipelineStep step : steps) {
+    if (step.micro_batch >= m) {
+      dropped_forward = step.pass == Pass::kForward;
+      continue;
+    }
+    if (dropped_forward || kept.empty() || kept.back().pass != Pass::kForward) step.overlapped = false;
+    dropped_forward = false;
+    kept.push_back(step);
+  }
+  return kept;
+}
+
 }  // namespace
 
 std::vector<PipelineStep> pipeline_schedule(config::Schedule schedule, int64_t pp, int64_t stage, int64_t vpp,
@@ -149,6 +219,9 @@ std::vector<PipelineStep> pipeline_schedule(config::Schedule schedule, int64_t p
     case config::Schedule::kZbV:
       TRAINSIM_WORKLOAD_CHECK(vpp == 2) << "zb-v with vpp " << vpp;
       return zb_v(pp, stage, micro_batches);
+    case config::Schedule::kDualPipeV:
+      TRAINSIM_WORKLOAD_CHECK(vpp == 2) << "dualpipev with vpp " << vpp;
+      return dualpipe_v(pp, stage, micro_batches);
   }
   return {};
 }

@@ -24,6 +24,17 @@
 //     chunk 0's forward, B, W and chunk 1's forward, B, W alternate; the cool-down runs the Bs first
 //     and the held Ws last. The pattern needs 2pp - 1 micro-batches; with fewer, the steps of the
 //     missing ones are dropped. Zero bubble when F = B = W, at 1F1B's peak activation memory.
+//   DualPipeV (DeepSeek's DualPipe cut in half, deepseek-ai/DualPipe dualpipev.py; DeepSeek-V3
+//     technical report Sec. 3.2.1 for DualPipe): ZB-V's V, m >= 2pp micro-batches. Stage s runs
+//     2(pp - s - 1) forwards of chunk 0; s + 1 pairs (chunk 0, chunk 1) of forwards; pp - s - 1 rounds
+//     of chunk 1's B, a W and chunk 1's forward; then the main step, m - 2pp + s + 1 times: chunk 0's
+//     forward overlapped with chunk 1's whole backward, then chunk 1's forward overlapped with chunk 0's
+//     (the last stage runs its first pair one after the other); pp - s - 1 times chunk 1's backward
+//     and the pair (chunk 1's forward, chunk 0's backward); s + 1 rounds of both chunks' backwards,
+//     whole in the first half and B only from the middle on; pp - s - 1 rounds of a W and chunk 0's
+//     B; s + 1 W passes. W passes run in the order their Bs ran. An overlapped pair runs its two
+//     passes at once on two lanes of the GPU (graph.h, Stream::kCompute2): the kernels take turns and
+//     each pass's communication runs under the other's kernels.
 #ifndef TRAINSIM_SIM_WORKLOAD_PIPELINE_SCHEDULE_H_
 #define TRAINSIM_SIM_WORKLOAD_PIPELINE_SCHEDULE_H_
 
@@ -40,13 +51,16 @@ enum class Pass : uint8_t { kForward, kBackward, kInputGrad, kWeightGrad };
 struct PipelineStep {
   Pass pass = Pass::kForward;
   int64_t micro_batch = 0;
-  int64_t chunk = 0;  // model chunk (0 unless vpp > 1)
+  int64_t chunk = 0;        // model chunk (0 unless vpp > 1)
+  bool overlapped = false;  // a backward that runs at once with the forward before it (DualPipeV)
   bool operator==(const PipelineStep&) const = default;
 };
 
 // The steps of `stage` (0-based) for `micro_batches` micro-batches. vpp must be 1 unless the schedule
 // is interleaved or zero bubble, and with vpp > 1 micro_batches must be a multiple of pp
-// (derive_shapes checks both).
+// (derive_shapes checks both). DualPipeV with fewer than 2pp micro-batches (which the scenario
+// decoder refuses, but the closed-form estimate's reduced graphs use) drops the missing ones' steps
+// as ZB-V does; a backward whose forward partner was dropped runs alone.
 std::vector<PipelineStep> pipeline_schedule(config::Schedule schedule, int64_t pp, int64_t stage, int64_t vpp,
                                             int64_t micro_batches);
 

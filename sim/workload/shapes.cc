@@ -81,7 +81,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.dp = plan.degree(Axis::kDp);
   s.pp = plan.degree(Axis::kPp);
   s.vpp = p.vpp;
-  s.v_shape = p.schedule == config::Schedule::kZbV;
+  s.v_shape = config::v_shaped_schedule(p.schedule);
   s.zero_stage = p.zero_stage;
   s.recompute = p.recompute;
   s.cpu_checkpointing = p.cpu_checkpointing;
@@ -117,9 +117,10 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
     require(s.scheme != config::SequenceParallel::kFpdt, "parallelism.schedule",
             "the zero-bubble schedules do not split FPDT's backward; use 1f1b or interleaved");
     require(!s.v_shape || s.vpp == 2, "parallelism.vpp",
-            "the zb-v schedule runs vpp = 2 model chunks per stage");
+            "the V-shaped schedules (zb-v, dualpipev) run vpp = 2 model chunks per stage");
   } else {
-    require(s.vpp == 1, "parallelism.vpp", "vpp > 1 needs schedule: interleaved, zero-bubble or zb-v");
+    require(s.vpp == 1, "parallelism.vpp",
+            "vpp > 1 needs schedule: interleaved, zero-bubble, zb-v or dualpipev");
   }
   if (config::micro_batches_multiple_of_pp(p.schedule, s.vpp)) {
     require(divides(s.pp, s.micro_batches), "training.global_batch",

@@ -41,7 +41,7 @@ struct RankShapes {
   // Plan.
   config::SequenceParallel scheme = config::SequenceParallel::kNone;
   int64_t tp = 1, sp = 1, dp = 1, pp = 1, vpp = 1;
-  bool v_shape = false;  // ZB-V: stage s runs virtual stages s and 2pp - 1 - s (layout.h)
+  bool v_shape = false;  // ZB-V, DualPipeV: stage s runs virtual stages s and 2pp - 1 - s (layout.h)
   // Where gradients are reduced and ZeRO shards live: dp, or dp_sp when sp > 1; and the same for
   // expert weights over their expert-data-parallel group (edp, edp_sp).
   GroupKind grad_group() const { return sp > 1 ? GroupKind::kDpSp : GroupKind::kDp; }

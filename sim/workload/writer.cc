@@ -22,11 +22,18 @@ GraphWriter::GraphWriter(Graph& graph, const ParallelPlan& plan, int64_t rank, c
   last_.fill(kNoOp);
 }
 
+Stream GraphWriter::on_lane(Stream stream) const {
+  if (lane_ == 0) return stream;
+  if (stream == Stream::kCompute) return Stream::kCompute2;
+  if (stream == Stream::kComm) return Stream::kComm2;
+  return stream;
+}
+
 Op GraphWriter::make(OpKind kind, OpLabel label, Stream stream, int32_t index) const {
   Op op;
   op.kind = kind;
   op.label = label;
-  op.stream = stream;
+  op.stream = on_lane(stream);
   op.phase = position_.phase;
   op.layer = position_.layer;
   op.micro_batch = position_.micro_batch;

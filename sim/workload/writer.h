@@ -51,6 +51,10 @@ class GraphWriter {
 
   // Stamped on every op appended until changed.
   void set_position(Position position) { position_ = position; }
+  // The lane ops go to until changed: 0, or 1 for the backward of an overlapped pair, whose
+  // Stream::kCompute and Stream::kComm become Stream::kCompute2 and Stream::kComm2 (for every
+  // stream argument and for last()).
+  void set_lane(int lane) { lane_ = lane; }
   Position position() const { return position_; }
 
   // C[m x n] = A[m x k] B[k x n] in the training dtype: 2mnk FLOPs, e(mk + kn + mn) bytes.
@@ -88,8 +92,8 @@ class GraphWriter {
   OpId release(BufferId buffer, Stream stream, Deps deps = {});
   double buffer_bytes(BufferId buffer) const { return buffers_[buffer].bytes; }
 
-  // Last op appended on `stream`, kNoOp if none.
-  OpId last(Stream stream) const { return last_[static_cast<int>(stream)]; }
+  // Last op appended on `stream` (in the current lane), kNoOp if none.
+  OpId last(Stream stream) const { return last_[static_cast<int>(on_lane(stream))]; }
   // Every buffer freed (used by the builder's final check).
   bool all_released() const;
   int64_t buffer_count() const { return static_cast<int64_t>(buffers_.size()); }
@@ -103,6 +107,7 @@ class GraphWriter {
     bool live;
   };
 
+  Stream on_lane(Stream stream) const;
   OpId append(Op op, Deps deps, bool chain);
   Op make(OpKind kind, OpLabel label, Stream stream, int32_t index) const;
   Op gemm_op(OpLabel label, GemmPass pass, int32_t groups, int64_t m, int64_t n, int64_t k, double useful,
@@ -115,6 +120,7 @@ class GraphWriter {
   config::Dtype linear_dtype_;  // of the linear layers' GEMMs (the training dtype)
   int act_bytes_;
   Position position_;
+  int lane_ = 0;
   std::array<OpId, kStreamCount> last_;
   std::array<int32_t, kGroupKindCount> seq_{};
   std::vector<BufferState> buffers_;

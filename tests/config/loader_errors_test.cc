@@ -110,10 +110,11 @@ TEST_F(LoaderErrors, WrongShapeOfValue) {
 TEST_F(LoaderErrors, OutOfRangeAndBadEnum) {
   std::string text = kScenario;
   text += "  zero_stage: 4\n  schedule: 1f1f\n";
-  EXPECT_THAT(scenario_errors(text),
-              ElementsAre("s.yaml:13:15: error: parallelism.zero_stage: must be at most 3, got 4",
-                          "s.yaml:14:13: error: parallelism.schedule: unknown value \"1f1f\" (did you mean "
-                          "\"1f1b\"?); expected one of: gpipe, 1f1b, interleaved, zero-bubble, zb-v"));
+  EXPECT_THAT(
+      scenario_errors(text),
+      ElementsAre("s.yaml:13:15: error: parallelism.zero_stage: must be at most 3, got 4",
+                  "s.yaml:14:13: error: parallelism.schedule: unknown value \"1f1f\" (did you mean "
+                  "\"1f1b\"?); expected one of: gpipe, 1f1b, interleaved, zero-bubble, zb-v, dualpipev"));
 }
 
 TEST_F(LoaderErrors, UnknownPresetListsTheClosest) {

@@ -152,13 +152,23 @@ TEST_F(ScenarioRules, ScheduleAndVppAgree) {
   EXPECT_THAT(
       errors(scenario(kLlama, "{pp: 4, dp: 8, vpp: 2, schedule: gpipe}", kBatch)),
       ElementsAre("s.yaml:5:14: error: parallelism: vpp 2 only makes sense with schedule: interleaved, "
-                  "zero-bubble or zb-v"));
+                  "zero-bubble, zb-v or dualpipev"));
   // zb-v: two chunks in a V, vpp 2 by default; no micro-batch multiple of pp needed.
   EXPECT_TRUE(errors(scenario(kLlama, "{pp: 4, dp: 8, schedule: zb-v}", "{global_batch: 56}")).empty());
   EXPECT_THAT(
       errors(scenario(kLlama, "{pp: 4, dp: 8, vpp: 4, schedule: zb-v}", kBatch)),
       ElementsAre("s.yaml:5:14: error: parallelism: schedule zb-v places 2 model chunks per stage in a V; "
                   "set vpp: 2 (got 4)"));
+  // dualpipev: the same V, and DeepSeek's floor of 2pp micro-batches per replica.
+  EXPECT_TRUE(errors(scenario(kLlama, "{pp: 4, dp: 8, schedule: dualpipev}", kBatch)).empty());
+  EXPECT_THAT(errors(scenario(kLlama, "{pp: 4, dp: 8, schedule: dualpipev}", "{global_batch: 56}")),
+              ElementsAre("s.yaml:4:11: error: training: the dualpipev schedule needs at least 2·pp = 8 "
+                          "micro-batches per replica (DeepSeek's rule), got 7; raise global_batch or lower "
+                          "micro_batch"));
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{pp: 4, dp: 8, vpp: 4, schedule: dualpipev}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: schedule dualpipev places 2 model chunks per stage in a "
+                  "V; set vpp: 2 (got 4)"));
   EXPECT_THAT(errors(scenario(kLlama, "{dp: 32, schedule: zero-bubble}", kBatch)),
               ElementsAre("s.yaml:5:14: error: parallelism: schedule zero-bubble needs pp > 1"));
   EXPECT_THAT(

@@ -55,6 +55,12 @@ const std::vector<Case> kCases = {
     {"04-llama3-8b-ulysses-8xh100.yaml", {"parallelism.sequence_parallel=ring"}},
     {"01-gpt3-1.3b-dp8.yaml", {"parallelism.zero_stage=3", "parallelism.recompute=full"}},
     {"06-llama3-70b-256xh100.yaml", {"stragglers.slow_nics=[{nodes: [1], bandwidth: 100Gbps}]"}},
+    // DualPipeV's overlapped pairs: expert all-to-alls and TP + SP collectives under the other pass.
+    {"11-deepseek-v2-lite-16xh100.yaml",
+     {"parallelism={pp: 2, dp: 8, ep: 8, uneven_stages: true, schedule: dualpipev}",
+      "training.global_batch=128"}},
+    {"01-gpt3-1.3b-dp8.yaml",
+     {"parallelism={tp: 2, pp: 2, dp: 2, sequence_parallel: megatron, schedule: dualpipev}"}},
     // A slow GPU in stage 2, a middle stage the estimate builds only because of it.
     {"01-gpt3-1.3b-dp8.yaml",
      {"parallelism.pp=4", "parallelism.dp=2", "stragglers.slow_gpus=[{ranks: [5], speed: 0.7}]"}},

@@ -67,12 +67,13 @@ TEST(PlanSpace, CoversEveryDegreeScheduleKindAndMicroBatch) {
                                                                {Schedule::kInterleaved, 2},
                                                                {Schedule::kZeroBubble, 1},
                                                                {Schedule::kZeroBubble, 2},
-                                                               {Schedule::kZbV, 2}}));
+                                                               {Schedule::kZbV, 2},
+                                                               {Schedule::kDualPipeV, 2}}));
   EXPECT_EQ(chunks, (std::set<int64_t>{4, 8, 16, 32, 64, 128, 256}));  // 256 / u, u = 1 .. 64
   EXPECT_EQ(micro_batches, (std::set<int64_t>{1, 2}));
   // tp 2: {none, megatron} x 2 micro-batches; pp 2: {1f1b, gpipe, interleaved, zero bubble with and
-  // without chunks, zb-v} x 2; sp 2: {ulysses, ring, 7 FPDT chunks} x 2; dp 2: micro-batch 1.
-  EXPECT_EQ(space.layouts.size(), 4u + 12u + 18u + 1u);
+  // without chunks, zb-v, dualpipev} x 2; sp 2: {ulysses, ring, 7 FPDT chunks} x 2; dp 2: micro-batch 1.
+  EXPECT_EQ(space.layouts.size(), 4u + 14u + 18u + 1u);
   ASSERT_EQ(space.size(), space.layouts.size() * 12);
   std::set<std::pair<int, Recompute>> variants;
   for (size_t i = 0; i < kVariantsPerLayout; ++i)

@@ -78,6 +78,11 @@ std::vector<Case> cases() {
        plan(2, 2, 2, 1, SequenceParallel::kNone, 1, Recompute::kNone, Schedule::kZbV, 2)},
       {"zb_v_sp_pp4", "llama3-8b", 512, 8, 2,
        plan(2, 4, 1, 1, SequenceParallel::kMegatron, 0, Recompute::kSelective, Schedule::kZbV, 2)},
+      // DualPipeV's overlapped pairs on two lanes: TP + SP collectives in both lanes; ring attention.
+      {"dualpipev_sp_tied", "megatron-1.7b", 512, 8, 8,
+       plan(2, 2, 2, 1, SequenceParallel::kMegatron, 1, Recompute::kSelective, Schedule::kDualPipeV, 2)},
+      {"dualpipev_ring_pp3", "llama3-8b", 1024, 6, 6,
+       plan(1, 3, 1, 2, SequenceParallel::kRing, 1, Recompute::kFull, Schedule::kDualPipeV, 2)},
       {"zero2_no_overlap", "gpt-neox-125m", 512, 2, 8,
        plan(1, 1, 2, 1, SequenceParallel::kNone, 2, Recompute::kSelective), 0, true, false, false},
       // Mixtures of experts: shared experts and a dense first layer under TP + SP; zero bubble; ring.
@@ -85,6 +90,8 @@ std::vector<Case> cases() {
        plan(2, 2, 4, 1, SequenceParallel::kMegatron, 1, Recompute::kSelective, Schedule::kOneFOneB, 1, 2)},
       {"moe_zero_bubble", "mixtral-8x7b", 512, 4, 8,
        plan(1, 2, 4, 1, SequenceParallel::kNone, 0, Recompute::kNone, Schedule::kZeroBubble, 1, 4)},
+      {"moe_dualpipev", "deepseek-v2-lite", 512, 4, 8,
+       plan(1, 2, 4, 1, SequenceParallel::kNone, 1, Recompute::kNone, Schedule::kDualPipeV, 2, 4)},
       {"moe_ring_full", "qwen3-30b-a3b", 1024, 2, 4,
        plan(2, 1, 2, 2, SequenceParallel::kRing, 2, Recompute::kFull, Schedule::kOneFOneB, 1, 2)},
       // MoE parallel folding: every tp rank its own expert group member, or half of them.

@@ -1,5 +1,6 @@
 // Pipeline schedules: GPipe, 1F1B and interleaved 1F1B as Megatron-LM orders them; zero bubble as
-// Qi et al. 2024 (ZB-H1) and PyTorch's ScheduleInterleavedZeroBubble order it.
+// Qi et al. 2024 (ZB-H1) and PyTorch's ScheduleInterleavedZeroBubble order it; DualPipeV as
+// DeepSeek's dualpipev.py orders it.
 #include "sim/workload/pipeline_schedule.h"
 
 #include <algorithm>
@@ -159,6 +160,43 @@ TEST(PipelineSchedule, ZbVRunsTwoChunksDownAndUpAtOneFOneBMemory) {
   EXPECT_EQ(first[2 * pp - 1], (PipelineStep{kF, 0, 1}));
   const auto last = pipeline_schedule(Schedule::kZbV, pp, pp - 1, 2, 8);
   EXPECT_EQ(passes({last.begin(), last.begin() + 10}), "F0 F0.1 F1 F1.1 F2 F2.1 F3 F3.1 B0.1 W0.1");
+}
+
+TEST(PipelineSchedule, DualPipeVOverlapsForwardAndBackwardPairsInAV) {
+  const int64_t pp = 4;
+  for (const int64_t m : {8, 12, 5}) {  // 5 < 2pp: the pattern's missing micro-batches dropped
+    for (int64_t stage = 0; stage < pp; ++stage) {
+      const auto steps = pipeline_schedule(Schedule::kDualPipeV, pp, stage, 2, m);
+      expect_complete(steps, m, 2);
+      int64_t pairs = 0;
+      for (size_t i = 0; i < steps.size(); ++i) {
+        if (!steps[i].overlapped) continue;
+        ++pairs;
+        // A whole backward right after a forward of the other chunk.
+        ASSERT_GT(i, 0U);
+        EXPECT_EQ(steps[i].pass, Pass::kBackward);
+        EXPECT_EQ(steps[i - 1].pass, kF);
+        EXPECT_NE(steps[i - 1].chunk, steps[i].chunk);
+      }
+      if (m < 2 * pp) continue;
+      // The main step's two pairs per round and step 5's one, less the last stage's first.
+      EXPECT_EQ(pairs, 2 * (m - 2 * pp + stage + 1) + (pp - stage - 1) - (stage == pp - 1 ? 1 : 0))
+          << "stage " << stage << ", " << m << " micro-batches";
+      // One (micro-batch, chunk) more in flight than ZB-V's 2pp.
+      EXPECT_EQ(most_in_flight(steps), 2 * pp + 1) << "stage " << stage << ", " << m << " micro-batches";
+    }
+  }
+  // Stage 0 warms up with 2(pp - 1) + 1 forwards of chunk 0, then chunk 1's first and its zero-bubble
+  // rounds (B, W, F); the last stage turns the V at once and runs its first pair one pass after the
+  // other ('b': a whole backward).
+  const auto first = pipeline_schedule(Schedule::kDualPipeV, pp, 0, 2, 8);
+  EXPECT_EQ(passes({first.begin(), first.begin() + 11}), "F0 F1 F2 F3 F4 F5 F6 F0.1 B0.1 W0.1 F1.1");
+  const auto last = pipeline_schedule(Schedule::kDualPipeV, pp, pp - 1, 2, 8);
+  EXPECT_EQ(passes({last.begin(), last.begin() + 14}),
+            "F0 F0.1 F1 F1.1 F2 F2.1 F3 F3.1 F4 b0.1 F4.1 b0 F5 b1.1");
+  EXPECT_FALSE(last[9].overlapped);
+  EXPECT_TRUE(last[11].overlapped);
+  EXPECT_TRUE(last[13].overlapped);
 }
 
 }  // namespace

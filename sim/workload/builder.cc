@@ -291,7 +291,9 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
     const PipelineStep& step = steps[i];
     if (step.pass == Pass::kForward && i + 1 < steps.size() && steps[i + 1].overlapped) {
       const StepInput in = receive_input(ctx, step);
+      const OpId posted = w.last(Stream::kCompute);
       w.set_lane(1);
+      w.wait(Stream::kCompute, {posted});  // lane 1 posts its receive no earlier
       pair_input = receive_input(ctx, steps[i + 1]);
       w.set_lane(0);
       pair_start = w.wait(Stream::kCompute, {w.last(Stream::kComm), in.ready, pair_input.ready});

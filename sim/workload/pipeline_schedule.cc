@@ -191,7 +191,7 @@ std::vector<PipelineStep> dualpipe_v(int64_t pp, int64_t stage, int64_t m) {
       dropped_forward = step.pass == Pass::kForward;
       continue;
     }
-    if (dropped_forward || kept.empty() || kept.back().pass != Pass::kForward) step.overlapped = false;
+    if (dropped_forward) step.overlapped = false;
     dropped_forward = false;
     kept.push_back(step);
   }

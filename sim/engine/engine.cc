@@ -111,12 +111,9 @@ struct RankState {
   std::array<double, workload::kMemoryCategoryCount> hbm_by_category{};
   double host_bytes = 0;
   sg4::ConditionVariablePtr cv;
-  // The GPU, when two lanes hold kernels (workload::Stream::kCompute2): one kernel at a time, the
-  // first lane's before the second's (acquire_gpu).
-  bool lanes = false;
-  bool gpu_busy = false;
-  int first_lane_waiting = 0;
-  sg4::ConditionVariablePtr gpu_cv;
+  // The GPU, when two lanes hold kernels (workload::Stream::kCompute2): one kernel at a time, in the
+  // order they became ready (SimGrid's mutexes are FIFO).
+  sg4::MutexPtr gpu;
   RankRun run;
   // Mirror matching of receives from unsimulated peers, by tag: this rank's sends and receives.
   std::set<int64_t> send_tags;
@@ -162,12 +159,6 @@ class Simulation {
   void p2p_actor(RankState& rs);
   void begin_iteration(RankState& rs, int iteration);
   void run_op(RankState& rs, OpId id, int iteration);
-  // Waits until the rank's GPU is free and takes it for one kernel. The first lane (the forward of
-  // an overlapped pair) goes first: the second takes the GPU only while no first-lane kernel waits,
-  // so the backward fills the forward's communication waits and the two passes communicate at
-  // different times (a round-robin would keep them in step, waiting together).
-  void acquire_gpu(RankState& rs, bool first_lane);
-  void release_gpu(RankState& rs);
   // Marks `id` finished now; it was issued at `start_s` and its work began at `launch_s`.
   void finish(RankState& rs, OpId id, int iteration, double start_s, double launch_s);
   void account_memory(RankState& rs, const Op& op);
@@ -370,31 +361,6 @@ void Simulation::start_p2p(RankState& rs, OpId id, int iteration) {
   }
 }
 
-void Simulation::acquire_gpu(RankState& rs, bool first_lane) {
-  std::unique_lock<sg4::Mutex> lock(*mutex_);
-  if (first_lane) {
-    ++rs.first_lane_waiting;
-    while (rs.gpu_busy) rs.gpu_cv->wait(lock);
-    --rs.first_lane_waiting;
-  } else {
-    for (;;) {
-      while (rs.gpu_busy || rs.first_lane_waiting > 0) rs.gpu_cv->wait(lock);
-      // A first-lane kernel that becomes ready at this same instant still goes first.
-      lock.unlock();
-      sg4::this_actor::yield();
-      lock.lock();
-      if (!rs.gpu_busy && rs.first_lane_waiting == 0) break;
-    }
-  }
-  rs.gpu_busy = true;
-}
-
-void Simulation::release_gpu(RankState& rs) {
-  std::unique_lock<sg4::Mutex> lock(*mutex_);
-  rs.gpu_busy = false;
-  rs.gpu_cv->notify_all();
-}
-
 void Simulation::run_op(RankState& rs, OpId id, int iteration) {
   const Op& op = rs.graph->op(id);
   const double start = sg4::Engine::get_clock();
@@ -406,8 +372,9 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
     case OpKind::kMemory:
     case OpKind::kOptimizerStep: {
       double d = rs.duration[id];
-      if (rs.lanes) {
-        acquire_gpu(rs, op.stream == Stream::kCompute);
+      std::unique_lock<sg4::Mutex> gpu;
+      if (rs.gpu) {
+        gpu = std::unique_lock<sg4::Mutex>(*rs.gpu);
         launch = sg4::Engine::get_clock();
       }
       if (compute_.comm_compute_slowdown() > 0) {
@@ -419,7 +386,6 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
         if (rs.comm_busy > 0) d *= 1.0 + compute_.comm_compute_slowdown();
       }
       sg4::this_actor::sleep_for(d);
-      if (rs.lanes) release_gpu(rs);
       break;
     }
     case OpKind::kHostSync:
@@ -552,8 +518,7 @@ EngineResult Simulation::run(const std::vector<int64_t>& ranks, const std::vecto
       rs.stream_ops[static_cast<size_t>(op.stream)].push_back(id);
       if (op.kind == OpKind::kSend) rs.send_tags.insert(op.p2p.tag);
     }
-    rs.lanes = !rs.stream_ops[static_cast<size_t>(Stream::kCompute2)].empty();
-    if (rs.lanes) rs.gpu_cv = sg4::ConditionVariable::create();
+    if (!rs.stream_ops[static_cast<size_t>(Stream::kCompute2)].empty()) rs.gpu = sg4::Mutex::create();
     index_.emplace(ranks[i], i);
     ops_total_ += static_cast<uint64_t>(options_.iterations) * rs.graph->size();
     begin_iteration(rs, 0);

@@ -86,19 +86,20 @@ class StageTimer {
     const double slowdown = 1 + compute_.comm_compute_slowdown();
     // Ops in the order they start; at one instant kernels last, so that a kernel issued together with
     // a collective overlaps it whatever their ids, as in the engine (its kernels yield before looking).
-    using Ready = std::tuple<double, bool, workload::OpId>;  // start, is a kernel, id
+    // Kernels waiting for the GPU of two lanes take it in the order they became ready (ready_s).
+    using Ready = std::tuple<double, bool, double, workload::OpId>;  // start, is a kernel, ready_s, id
     std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
     std::vector<size_t> waiting(graph.size());
     for (workload::OpId id = 0; id < graph.size(); ++id) {
       waiting[id] = graph.predecessors(id).size();
-      if (waiting[id] == 0) ready.emplace(0.0, is_kernel(graph.op(id).kind), id);
+      if (waiting[id] == 0) ready.emplace(0.0, is_kernel(graph.op(id).kind), 0.0, id);
     }
     const workload::Graph::Successors successors = graph.successors();
     while (!ready.empty()) {
-      const auto [start, kernel, id] = ready.top();
+      const auto [start, kernel, ready_s, id] = ready.top();
       ready.pop();
       if (kernel && lanes && start < gpu_free_s) {
-        ready.emplace(gpu_free_s, true, id);
+        ready.emplace(gpu_free_s, true, ready_s, id);
         continue;
       }
       const Op& op = graph.op(id);
@@ -113,7 +114,9 @@ class StageTimer {
       finish_s = std::max(finish_s, run.end_s[id]);
       for (const workload::OpId next : successors.of(id)) {
         run.start_s[next] = std::max(run.start_s[next], run.end_s[id]);
-        if (--waiting[next] == 0) ready.emplace(run.start_s[next], is_kernel(graph.op(next).kind), next);
+        if (--waiting[next] == 0) {
+          ready.emplace(run.start_s[next], is_kernel(graph.op(next).kind), run.start_s[next], next);
+        }
       }
     }
     const report::Breakdown b = report::attribute_time(graph, run, 0, finish_s);

@@ -50,9 +50,12 @@ using config::CopyDirection;  // of the hardware-profile schema
 class FlowRunner {
  public:
   // Phases of at most this many flows are issued as host-to-host transfers by run(): a sendto
-  // transfer costs about 4 ns per other sendto transfer in flight when it ends, a helper actor
-  // about 30 us to create, so below a few hundred flows the direct way is cheaper.
-  static constexpr size_t kDirectFlowLimit = 512;
+  // transfer costs about 4 ns per other sendto transfer in flight when it ends (SimGrid 3.32 scans
+  // them in a list), a helper actor about 30 us to create. Measured with tools/bench-simulator:
+  // DeepSeek-V3 with EP64 on 2,048 GPUs (512-flow all-to-alls, thousands in flight) takes 52 s
+  // at 128, 190 s at 512; GPT-3 175B on 1,024 GPUs and Llama-3 405B on 16,384 are the same at
+  // both; 32 doubles Llama-3 405B's time.
+  static constexpr size_t kDirectFlowLimit = 128;
 
   // `platform` must outlive the runner.
   explicit FlowRunner(const platform::Platform& platform, size_t direct_flow_limit = kDirectFlowLimit)

@@ -165,6 +165,30 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   const engine::RankRun& critical_run = r.ranks[critical];
   const double iteration_start = r.total_time_s - r.iteration_time_s;
   const Breakdown b = attribute_time(critical_graph, critical_run, iteration_start, r.total_time_s);
+  // Every pipeline stage's first simulated rank, over the iteration up to its own last op: the
+  // critical rank alone can be a light stage that mostly waits for the heavy ones.
+  json stages = json::array();
+  if (s.parallelism.pp > 1) {
+    std::vector<bool> seen(static_cast<size_t>(s.parallelism.pp), false);
+    for (size_t i = 0; i < run.ranks.size(); ++i) {
+      const auto stage = static_cast<size_t>(run.plan.coords(run.ranks[i]).pp());
+      if (seen[stage]) continue;
+      seen[stage] = true;
+      const engine::RankRun& rr = r.ranks[i];
+      const Breakdown sb = attribute_time(run.graphs[i], rr, iteration_start, rr.finish_s);
+      stages.push_back({{"stage", stage},
+                        {"rank", rr.rank},
+                        {"busy_until_s", rr.finish_s - iteration_start},
+                        {"compute_s", sb.compute_s},
+                        {"exposed_comm_s", sb.exposed_comm_s},
+                        {"bubble_s", sb.bubble_s},
+                        {"offload_stall_s", sb.offload_stall_s},
+                        {"idle_s", sb.idle_s}});
+    }
+    std::sort(stages.begin(), stages.end(), [](const json& x, const json& y) {
+      return x.at("stage").get<int64_t>() < y.at("stage").get<int64_t>();
+    });
+  }
 
   // Memory: the highest HBM peak of any simulated rank; host memory summed over each node's GPUs.
   size_t peak_index = 0;
@@ -220,6 +244,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
         {"bubble_s", b.bubble_s},
         {"offload_stall_s", b.offload_stall_s},
         {"idle_s", b.idle_s}}},
+      {"stages", stages},
       {"memory",
        {{"peak_hbm_bytes", hbm_peak},
         {"peak_hbm_rank", r.ranks[peak_index].rank},
@@ -297,6 +322,18 @@ std::string render_table(const json& report) {
     const double v = b.at(key).get<double>();
     out += fmt::format("{:<26} {:>14.6f} s {:>6.1f}%\n",
                        std::string(key).substr(0, std::string(key).size() - 2), v, t > 0 ? 100 * v / t : 0);
+  }
+  if (!report.at("stages").empty()) {
+    out += fmt::format("\n# breakdown per pipeline stage (s, up to each stage's last op)\n");
+    out += fmt::format("{:>6} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "stage", "rank",
+                       "busy until", "compute", "comm", "bubble", "offload", "idle");
+    for (const json& st : report.at("stages")) {
+      out += fmt::format("{:>6} {:>7} {:>11.4f} {:>11.4f} {:>11.4f} {:>11.4f} {:>11.4f} {:>11.4f}\n",
+                         st.at("stage").get<int64_t>(), st.at("rank").get<int64_t>(),
+                         st.at("busy_until_s").get<double>(), st.at("compute_s").get<double>(),
+                         st.at("exposed_comm_s").get<double>(), st.at("bubble_s").get<double>(),
+                         st.at("offload_stall_s").get<double>(), st.at("idle_s").get<double>());
+    }
   }
   out += fmt::format("\n# memory\n{:<26} {:>11.2f} GiB of {:.2f} GiB (rank {})\n", "peak HBM",
                      m.at("peak_hbm_bytes").get<double>() / kGiB,

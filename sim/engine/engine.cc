@@ -94,8 +94,12 @@ namespace {
 // The wall clock is read once every this many ops (reading it costs more than most ops).
 constexpr uint64_t kClockCheckOps = 256;
 
+struct JobState;
+
 struct RankState {
-  int64_t rank = 0;
+  JobState* job = nullptr;
+  int64_t rank = 0;  // in the job's plan
+  int64_t gpu = 0;   // the transport's
   const Graph* graph = nullptr;
   std::vector<double> duration;
   std::vector<int32_t> done;  // iterations in which the op has finished
@@ -105,6 +109,7 @@ struct RankState {
   std::array<std::vector<OpId>, workload::kStreamCount> stream_ops;
   std::vector<OpId> p2p_ready;  // sends/receives whose predecessors are done, not yet started
   int iteration = 0;            // the iteration in progress
+  bool finished = false;        // done with the job's last iteration
   uint64_t total_done = 0;
   int comm_busy = 0;  // collectives in progress on this rank
   double hbm_bytes = 0;
@@ -113,7 +118,7 @@ struct RankState {
   sg4::ConditionVariablePtr cv;
   // The GPU, when two lanes hold kernels (workload::Stream::kCompute2): one kernel at a time, in the
   // order they became ready (SimGrid's mutexes are FIFO).
-  sg4::MutexPtr gpu;
+  sg4::MutexPtr gpu_lock;
   RankRun run;
   // Mirror matching of receives from unsimulated peers, by tag: this rank's sends and receives.
   std::set<int64_t> send_tags;
@@ -142,22 +147,53 @@ struct P2pInstance {
 };
 
 struct GroupInfo {
-  std::vector<int64_t> members;
+  std::vector<int64_t> gpus;  // the members' GPUs
   int simulated = 0;
+};
+
+// A job in progress: its ranks, the collectives and transfers under way among them, and how many
+// iterations it runs.
+struct JobState {
+  const Job* input = nullptr;
+  size_t index = 0;
+  std::map<int64_t, RankState*> ranks;
+  size_t ranks_with_ops = 0;  // those whose graph is not empty: they end iterations
+  std::map<std::tuple<int, int32_t, int32_t, int>, CollectiveInstance> collectives;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int>, P2pInstance> p2p;
+  std::map<std::pair<int, int32_t>, GroupInfo> groups;
+  int planned = 0;                      // iterations it will run (grows while other jobs need it)
+  int completed = 0;                    // iterations every simulated rank has finished
+  std::vector<size_t> ranks_done;       // per iteration: simulated ranks that have finished it
+  std::vector<double> iteration_end_s;  // per iteration: when its last simulated rank finished it
+  uint64_t ops_per_iteration = 0;
+  uint64_t ops_executed = 0;
+
+  int64_t gpu_of(int64_t rank) const { return input->gpu_of_rank.empty() ? rank : input->gpu_of_rank[rank]; }
+  RankState* state_of(int64_t rank) const {
+    const auto it = ranks.find(rank);
+    return it == ranks.end() ? nullptr : it->second;
+  }
 };
 
 class Simulation {
  public:
-  Simulation(const workload::ParallelPlan& plan, Transport& transport, const cost::ComputeModel& compute,
-             const EngineOptions& options)
-      : plan_(plan), transport_(transport), compute_(compute), options_(options) {}
+  Simulation(const std::vector<Job>& jobs, Transport& transport, const JobsOptions& options)
+      : inputs_(jobs), transport_(transport), options_(options) {}
 
-  EngineResult run(const std::vector<int64_t>& ranks, const std::vector<const Graph*>& graphs);
+  std::vector<EngineResult> run();
 
  private:
   void stream_actor(RankState& rs, Stream stream);
   void p2p_actor(RankState& rs);
+  // Blocks the calling actor until its job starts and returns whether it may go on.
+  bool wait_for_start(const RankState& rs);
+  // Blocks until `rs` has finished `iteration`; returns whether it runs another.
+  bool wait_for_next_iteration(RankState& rs, int iteration);
   void begin_iteration(RankState& rs, int iteration);
+  // `rs` has just finished `iteration`: the job's bookkeeping, and the next iteration if it runs one.
+  void end_iteration(RankState& rs, int iteration, double now);
+  // Whether some job other than `job` has not yet run the requested iterations.
+  bool others_need(const JobState& job) const;
   void run_op(RankState& rs, OpId id, int iteration);
   // Marks `id` finished now; it was issued at `start_s` and its work began at `launch_s`.
   void finish(RankState& rs, OpId id, int iteration, double start_s, double launch_s);
@@ -167,44 +203,42 @@ class Simulation {
   void start_p2p(RankState& rs, OpId id, int iteration);
   void transfer_async(RankState* sender, OpId send, double send_issued, RankState* receiver, OpId recv,
                       double recv_issued, int64_t src, int64_t dst, double bytes, int iteration);
-  const GroupInfo& group(workload::GroupId id);
-  RankState* state_of(int64_t rank) {
-    const auto it = index_.find(rank);
-    return it == index_.end() ? nullptr : &states_[it->second];
-  }
+  const GroupInfo& group(JobState& job, workload::GroupId id);
   std::string describe_blocked() const;
-  // Stops the simulation when a budget of EngineOptions is exhausted: ops in progress complete,
-  // no new op starts, and every waiting actor is woken to return.
+  // Stops the simulation when a budget of the options is exhausted.
   void check_budgets();
-  bool stopped() const { return !stopped_by_.empty(); }
+  // Ops in progress complete, no new op starts, and every waiting actor is woken to return.
+  void stop_all();
+  bool stopped() const { return !stopped_by_.empty() || window_closed_; }
+  EngineResult result_of(JobState& job);
 
-  const workload::ParallelPlan& plan_;
+  const std::vector<Job>& inputs_;
   Transport& transport_;
-  const cost::ComputeModel& compute_;
-  const EngineOptions& options_;
-  std::vector<RankState> states_;
-  std::map<int64_t, size_t> index_;
+  const JobsOptions& options_;
+  std::vector<JobState> jobs_;
+  std::vector<RankState> states_;  // every job's, job by job
   sg4::MutexPtr mutex_;
-  std::map<std::tuple<int, int32_t, int32_t, int>, CollectiveInstance> collectives_;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int>, P2pInstance> p2p_;
-  std::map<std::pair<int, int32_t>, GroupInfo> groups_;
-  std::vector<double> iteration_end_s_;
   uint64_t ops_executed_ = 0;
-  uint64_t ops_total_ = 0;  // all ranks and iterations
+  uint64_t ops_total_ = 0;  // all ranks and the iterations planned so far
   std::chrono::steady_clock::time_point started_;
   std::string stopped_by_;  // the budget that stopped the simulation, empty while none has
+  // Every job of a run of several has run the requested iterations: what the others still run does
+  // not count, so the simulation ends.
+  bool window_closed_ = false;
   double stopped_at_s_ = 0;
   uint64_t stopped_after_ops_ = 0;
 };
 
-const GroupInfo& Simulation::group(workload::GroupId id) {
+const GroupInfo& Simulation::group(JobState& job, workload::GroupId id) {
   const auto key = std::make_pair(static_cast<int>(id.kind), id.index);
-  auto it = groups_.find(key);
-  if (it == groups_.end()) {
+  auto it = job.groups.find(key);
+  if (it == job.groups.end()) {
     GroupInfo info;
-    info.members = plan_.members(id);
-    for (int64_t m : info.members) info.simulated += index_.count(m) != 0 ? 1 : 0;
-    it = groups_.emplace(key, std::move(info)).first;
+    for (const int64_t m : job.input->plan->members(id)) {
+      info.gpus.push_back(job.gpu_of(m));
+      info.simulated += job.ranks.count(m) != 0 ? 1 : 0;
+    }
+    it = job.groups.emplace(key, std::move(info)).first;
   }
   return it->second;
 }
@@ -217,13 +251,50 @@ void Simulation::begin_iteration(RankState& rs, int iteration) {
   }
 }
 
+bool Simulation::others_need(const JobState& job) const {
+  return std::any_of(jobs_.begin(), jobs_.end(), [&](const JobState& other) {
+    return &other != &job && other.completed < options_.iterations;
+  });
+}
+
+void Simulation::end_iteration(RankState& rs, int iteration, double now) {
+  JobState& job = *rs.job;
+  const auto i = static_cast<size_t>(iteration);
+  if (job.iteration_end_s.size() <= i) {
+    job.iteration_end_s.resize(i + 1, 0.0);
+    job.ranks_done.resize(i + 1, 0);
+  }
+  job.iteration_end_s[i] = std::max(job.iteration_end_s[i], now);
+  if (++job.ranks_done[i] == job.ranks_with_ops) {
+    job.completed = iteration + 1;
+    if (jobs_.size() > 1 && !window_closed_ && job.completed >= options_.iterations && !others_need(job)) {
+      window_closed_ = true;
+      stop_all();
+    }
+  }
+  // The first of the job's ranks to get past its last planned iteration decides, for all of them,
+  // whether it runs another: it does while some other job still needs the company.
+  if (job.planned == iteration + 1 && iteration + 1 >= options_.iterations && others_need(job)) {
+    ++job.planned;
+    ops_total_ += job.ops_per_iteration;
+  }
+  if (iteration + 1 < job.planned) {
+    begin_iteration(rs, iteration + 1);
+  } else {
+    rs.finished = true;
+  }
+}
+
 void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, double launch_s) {
   const double now = sg4::Engine::get_clock();
-  rs.run.start_s[id] = start_s;
-  rs.run.launch_s[id] = launch_s;
-  rs.run.end_s[id] = now;
+  if (iteration < options_.iterations) {
+    rs.run.start_s[id] = start_s;
+    rs.run.launch_s[id] = launch_s;
+    rs.run.end_s[id] = now;
+  }
   rs.done[id] = iteration + 1;
   ++rs.total_done;
+  ++rs.job->ops_executed;
   ++ops_executed_;
   // Before any simcall: notify_all yields to the other actors, which would finish ops of their own
   // first and carry the count past the budget.
@@ -232,9 +303,8 @@ void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, d
     if (--rs.remaining[next] == 0 && rs.graph->op(next).stream == Stream::kP2p) rs.p2p_ready.push_back(next);
   }
   if (rs.total_done == static_cast<uint64_t>(iteration + 1) * rs.graph->size()) {
-    rs.run.finish_s = now;
-    iteration_end_s_[iteration] = std::max(iteration_end_s_[iteration], now);
-    if (iteration + 1 < options_.iterations) begin_iteration(rs, iteration + 1);
+    if (iteration + 1 == options_.iterations) rs.run.finish_s = now;
+    end_iteration(rs, iteration, now);
   }
   rs.cv->notify_all();
 }
@@ -252,8 +322,14 @@ void Simulation::check_budgets() {
   }
   stopped_at_s_ = sg4::Engine::get_clock();
   stopped_after_ops_ = ops_executed_;
+  stop_all();
+}
+
+void Simulation::stop_all() {
   for (RankState& rs : states_) rs.cv->notify_all();
-  for (auto& [key, instance] : collectives_) instance.cv->notify_all();
+  for (JobState& job : jobs_) {
+    for (auto& [key, instance] : job.collectives) instance.cv->notify_all();
+  }
 }
 
 void Simulation::account_memory(RankState& rs, const Op& op) {
@@ -273,10 +349,11 @@ void Simulation::account_memory(RankState& rs, const Op& op) {
 }
 
 double Simulation::run_collective(RankState& rs, const Op& op, int iteration) {
+  JobState& job = *rs.job;
   const workload::GroupId g = op.collective.group;
   const auto key = std::make_tuple(static_cast<int>(g.kind), g.index, op.collective.seq, iteration);
-  const GroupInfo& info = group(g);
-  CollectiveInstance& instance = collectives_[key];
+  const GroupInfo& info = group(job, g);
+  CollectiveInstance& instance = job.collectives[key];
   if (!instance.cv) {
     instance.cv = sg4::ConditionVariable::create();
     instance.expected = info.simulated;
@@ -288,7 +365,7 @@ double Simulation::run_collective(RankState& rs, const Op& op, int iteration) {
   ++rs.comm_busy;
   if (static_cast<int>(instance.members.size()) == instance.expected) {
     instance.launch_s = sg4::Engine::get_clock();
-    transport_.collective(op.collective.kind, info.members, op.bytes);
+    transport_.collective(op.collective.kind, info.gpus, op.bytes);
     for (RankState* member : instance.members) --member->comm_busy;
     instance.done = true;
     instance.cv->notify_all();
@@ -297,16 +374,19 @@ double Simulation::run_collective(RankState& rs, const Op& op, int iteration) {
     while (!instance.done && !stopped()) instance.cv->wait(lock);
   }
   const double launch = instance.launch_s;
-  if (++instance.left == instance.expected) collectives_.erase(key);
+  if (++instance.left == instance.expected) job.collectives.erase(key);
   return launch;
 }
 
 void Simulation::transfer_async(RankState* sender, OpId send, double send_issued, RankState* receiver,
                                 OpId recv, double recv_issued, int64_t src, int64_t dst, double bytes,
                                 int iteration) {
-  sg4::Actor::create("p2p", transport_.host_of(src), [=, this] {
+  const JobState& job = sender != nullptr ? *sender->job : *receiver->job;
+  const int64_t src_gpu = job.gpu_of(src);
+  const int64_t dst_gpu = job.gpu_of(dst);
+  sg4::Actor::create("p2p", transport_.host_of(src_gpu), [=, this] {
     const double launch = sg4::Engine::get_clock();
-    transport_.send(src, dst, bytes);
+    transport_.send(src_gpu, dst_gpu, bytes);
     if (sender != nullptr) finish(*sender, send, iteration, send_issued, launch);
     if (receiver != nullptr) finish(*receiver, recv, iteration, recv_issued, launch);
     // A mirrored receive waiting for this (unsimulated peer's) send.
@@ -330,14 +410,14 @@ void Simulation::start_p2p(RankState& rs, OpId id, int iteration) {
   const int64_t src = is_send ? rs.rank : peer;
   const int64_t dst = is_send ? peer : rs.rank;
   const double now = sg4::Engine::get_clock();
-  RankState* peer_state = state_of(peer);
+  RankState* peer_state = rs.job->state_of(peer);
   if (peer_state != nullptr) {
     const auto key = std::make_tuple(src, dst, op.p2p.tag, iteration);
-    P2pInstance& instance = p2p_[key];
+    P2pInstance& instance = rs.job->p2p[key];
     (is_send ? instance.send : instance.recv) = {&rs, id, now};
     if (instance.send.rank != nullptr && instance.recv.rank != nullptr) {
       const P2pInstance pair = instance;
-      p2p_.erase(key);
+      rs.job->p2p.erase(key);
       transfer_async(pair.send.rank, pair.send.op, pair.send.issued_s, pair.recv.rank, pair.recv.op,
                      pair.recv.issued_s, src, dst, op.bytes, iteration);
     }
@@ -373,17 +453,18 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
     case OpKind::kOptimizerStep: {
       double d = rs.duration[id];
       std::unique_lock<sg4::Mutex> gpu;
-      if (rs.gpu) {
-        gpu = std::unique_lock<sg4::Mutex>(*rs.gpu);
+      if (rs.gpu_lock) {
+        gpu = std::unique_lock<sg4::Mutex>(*rs.gpu_lock);
         launch = sg4::Engine::get_clock();
       }
-      if (compute_.comm_compute_slowdown() > 0) {
+      const double slowdown = rs.job->input->compute->comm_compute_slowdown();
+      if (slowdown > 0) {
         // Let the streams whose work became ready at this instant (a collective issued together with
         // this kernel, one ending now) update comm_busy first: the slowdown then does not depend on
         // the order in which simultaneous events happen to be processed, which differs between
         // collapsed and full runs.
         sg4::this_actor::yield();
-        if (rs.comm_busy > 0) d *= 1.0 + compute_.comm_compute_slowdown();
+        if (rs.comm_busy > 0) d *= 1.0 + slowdown;
       }
       sg4::this_actor::sleep_for(d);
       break;
@@ -398,7 +479,7 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
     case OpKind::kStreamWait:  // ordering only: its predecessors are done
       break;
     case OpKind::kCopy:
-      transport_.copy(rs.rank, op.copy.direction, op.bytes);
+      transport_.copy(rs.gpu, op.copy.direction, op.bytes);
       break;
     case OpKind::kCollective:
       launch = run_collective(rs, op, iteration);
@@ -411,8 +492,21 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
   finish(rs, id, iteration, start, launch);
 }
 
+bool Simulation::wait_for_start(const RankState& rs) {
+  const double start_s = rs.job->input->start_s;
+  if (start_s > 0) sg4::this_actor::sleep_until(start_s);
+  return !stopped();
+}
+
+bool Simulation::wait_for_next_iteration(RankState& rs, int iteration) {
+  std::unique_lock<sg4::Mutex> lock(*mutex_);
+  while (!stopped() && !rs.finished && rs.iteration == iteration) rs.cv->wait(lock);
+  return !stopped() && !rs.finished;
+}
+
 void Simulation::stream_actor(RankState& rs, Stream stream) {
-  for (int iteration = 0; iteration < options_.iterations; ++iteration) {
+  if (!wait_for_start(rs)) return;
+  for (int iteration = 0;; ++iteration) {
     for (const OpId id : rs.stream_ops[static_cast<size_t>(stream)]) {
       {
         std::unique_lock<sg4::Mutex> lock(*mutex_);
@@ -421,14 +515,16 @@ void Simulation::stream_actor(RankState& rs, Stream stream) {
       if (stopped()) return;
       run_op(rs, id, iteration);
     }
+    if (!wait_for_next_iteration(rs, iteration)) return;
   }
 }
 
 // Sends and receives are not ordered among themselves (NCCL groups them): each starts as soon as its
 // predecessors are done.
 void Simulation::p2p_actor(RankState& rs) {
+  if (!wait_for_start(rs)) return;
   const size_t per_iteration = rs.stream_ops[static_cast<size_t>(Stream::kP2p)].size();
-  for (int iteration = 0; iteration < options_.iterations; ++iteration) {
+  for (int iteration = 0;; ++iteration) {
     for (size_t started = 0; started < per_iteration;) {
       {
         std::unique_lock<sg4::Mutex> lock(*mutex_);
@@ -447,6 +543,7 @@ void Simulation::p2p_actor(RankState& rs) {
       }
       started += batch.size();
     }
+    if (!wait_for_next_iteration(rs, iteration)) return;
   }
 }
 
@@ -455,12 +552,13 @@ std::string Simulation::describe_blocked() const {
   int shown = 0;
   for (const RankState& rs : states_) {
     const int iteration = static_cast<int>(rs.total_done / std::max<size_t>(1, rs.graph->size()));
+    const std::string job = jobs_.size() > 1 ? fmt::format("job {} ", rs.job->index) : "";
     for (size_t s = 0; s < rs.stream_ops.size(); ++s) {
       for (const OpId id : rs.stream_ops[s]) {
         if (rs.done[id] > iteration) continue;
         const Op& op = rs.graph->op(id);
         std::string what =
-            fmt::format("rank {} stream {}: op {} ({} {}, layer {}, micro-batch {})", rs.rank,
+            fmt::format("{}rank {} stream {}: op {} ({} {}, layer {}, micro-batch {})", job, rs.rank,
                         workload::to_string(static_cast<Stream>(s)), id, workload::to_string(op.kind),
                         workload::to_string(op.label), op.layer, op.micro_batch);
         if (op.kind == OpKind::kCollective) {
@@ -478,7 +576,27 @@ std::string Simulation::describe_blocked() const {
   return out;
 }
 
-EngineResult Simulation::run(const std::vector<int64_t>& ranks, const std::vector<const Graph*>& graphs) {
+EngineResult Simulation::result_of(JobState& job) {
+  EngineResult result;
+  std::vector<double>& ends = job.iteration_end_s;
+  ends.resize(static_cast<size_t>(job.completed));  // an iteration cut short by the window's close: not run
+  const auto last = static_cast<size_t>(options_.iterations - 1);
+  result.total_time_s = ends[last];
+  result.iteration_time_s = ends[last] - (last > 0 ? ends[last - 1] : job.input->start_s);
+  result.iteration_end_s = ends;
+  result.ops_executed = job.ops_executed;
+  double latest = -1;
+  for (const auto& [rank, rs] : job.ranks) {
+    if (rs->run.finish_s > latest) {
+      latest = rs->run.finish_s;
+      result.critical_rank = rank;
+    }
+    result.ranks.push_back(std::move(rs->run));
+  }
+  return result;
+}
+
+std::vector<EngineResult> Simulation::run() {
   xbt_log_control_set("root.thres:warning");
   sg4::Engine engine("trainsim");
   sg4::Engine::set_config("network/model:CM02");
@@ -487,48 +605,69 @@ EngineResult Simulation::run(const std::vector<int64_t>& ranks, const std::vecto
   sg4::Engine::set_config("contexts/stack-size:1024");
   transport_.build_platform();
   mutex_ = sg4::Mutex::create();
-  iteration_end_s_.assign(static_cast<size_t>(options_.iterations), 0.0);
   started_ = std::chrono::steady_clock::now();
 
-  if (!options_.compute_speed.empty() && options_.compute_speed.size() != ranks.size()) {
-    throw std::invalid_argument(
-        fmt::format("{} compute speeds for {} simulated ranks", options_.compute_speed.size(), ranks.size()));
+  size_t rank_count = 0;
+  for (const Job& input : inputs_) {
+    if (!input.compute_speed.empty() && input.compute_speed.size() != input.ranks.size()) {
+      throw std::invalid_argument(fmt::format("{} compute speeds for {} simulated ranks",
+                                              input.compute_speed.size(), input.ranks.size()));
+    }
+    rank_count += input.ranks.size();
   }
-  states_.resize(ranks.size());
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    RankState& rs = states_[i];
-    rs.rank = ranks[i];
-    rs.graph = graphs[i];
-    rs.duration = compute_durations(*rs.graph, compute_,
-                                    options_.compute_speed.empty() ? 1.0 : options_.compute_speed[i]);
-    rs.done.assign(rs.graph->size(), 0);
-    rs.successors = rs.graph->successors();
-    rs.pred_count.resize(rs.graph->size());
-    for (OpId id = 0; id < rs.graph->size(); ++id) {
-      rs.pred_count[id] = static_cast<uint32_t>(rs.graph->predecessors(id).size());
+  jobs_.resize(inputs_.size());
+  states_.resize(rank_count);
+  size_t next_state = 0;
+  for (size_t j = 0; j < inputs_.size(); ++j) {
+    const Job& input = inputs_[j];
+    JobState& job = jobs_[j];
+    job.input = &input;
+    job.index = j;
+    job.planned = options_.iterations;
+    for (size_t i = 0; i < input.ranks.size(); ++i) {
+      RankState& rs = states_[next_state++];
+      rs.job = &job;
+      rs.rank = input.ranks[i];
+      rs.gpu = job.gpu_of(rs.rank);
+      rs.graph = input.graphs[i];
+      rs.duration = compute_durations(*rs.graph, *input.compute,
+                                      input.compute_speed.empty() ? 1.0 : input.compute_speed[i]);
+      rs.done.assign(rs.graph->size(), 0);
+      rs.successors = rs.graph->successors();
+      rs.pred_count.resize(rs.graph->size());
+      for (OpId id = 0; id < rs.graph->size(); ++id) {
+        rs.pred_count[id] = static_cast<uint32_t>(rs.graph->predecessors(id).size());
+      }
+      rs.cv = sg4::ConditionVariable::create();
+      rs.run.rank = rs.rank;
+      rs.run.symmetry_class = rs.graph->info.symmetry_class;
+      rs.run.start_s.assign(rs.graph->size(), 0.0);
+      rs.run.end_s.assign(rs.graph->size(), 0.0);
+      rs.run.launch_s.assign(rs.graph->size(), 0.0);
+      for (OpId id = 0; id < rs.graph->size(); ++id) {
+        const Op& op = rs.graph->op(id);
+        rs.stream_ops[static_cast<size_t>(op.stream)].push_back(id);
+        if (op.kind == OpKind::kSend) rs.send_tags.insert(op.p2p.tag);
+      }
+      if (!rs.stream_ops[static_cast<size_t>(Stream::kCompute2)].empty()) rs.gpu_lock = sg4::Mutex::create();
+      job.ranks.emplace(rs.rank, &rs);
+      job.ranks_with_ops += rs.graph->size() > 0 ? 1 : 0;
+      job.ops_per_iteration += rs.graph->size();
+      begin_iteration(rs, 0);
     }
-    rs.cv = sg4::ConditionVariable::create();
-    rs.run.rank = ranks[i];
-    rs.run.symmetry_class = rs.graph->info.symmetry_class;
-    rs.run.start_s.assign(rs.graph->size(), 0.0);
-    rs.run.end_s.assign(rs.graph->size(), 0.0);
-    rs.run.launch_s.assign(rs.graph->size(), 0.0);
-    for (OpId id = 0; id < rs.graph->size(); ++id) {
-      const Op& op = rs.graph->op(id);
-      rs.stream_ops[static_cast<size_t>(op.stream)].push_back(id);
-      if (op.kind == OpKind::kSend) rs.send_tags.insert(op.p2p.tag);
+    ops_total_ += static_cast<uint64_t>(options_.iterations) * job.ops_per_iteration;
+    if (job.ranks_with_ops == 0) {  // nothing to run: done from the start
+      job.completed = options_.iterations;
+      job.iteration_end_s.assign(static_cast<size_t>(options_.iterations), input.start_s);
     }
-    if (!rs.stream_ops[static_cast<size_t>(Stream::kCompute2)].empty()) rs.gpu = sg4::Mutex::create();
-    index_.emplace(ranks[i], i);
-    ops_total_ += static_cast<uint64_t>(options_.iterations) * rs.graph->size();
-    begin_iteration(rs, 0);
   }
   for (RankState& rs : states_) {
+    const std::string job = jobs_.size() > 1 ? fmt::format("job{}-", rs.job->index) : "";
     for (size_t s = 0; s < rs.stream_ops.size(); ++s) {
       if (rs.stream_ops[s].empty()) continue;
       const auto stream = static_cast<Stream>(s);
-      sg4::Actor::create(fmt::format("rank{}-{}", rs.rank, workload::to_string(stream)),
-                         transport_.host_of(rs.rank), [this, &rs, stream] {
+      sg4::Actor::create(fmt::format("{}rank{}-{}", job, rs.rank, workload::to_string(stream)),
+                         transport_.host_of(rs.gpu), [this, &rs, stream] {
                            if (stream == Stream::kP2p) {
                              p2p_actor(rs);
                            } else {
@@ -539,31 +678,19 @@ EngineResult Simulation::run(const std::vector<int64_t>& ranks, const std::vecto
   }
   engine.run();
 
-  if (stopped()) throw BudgetExceededError(stopped_by_, stopped_at_s_, stopped_after_ops_, ops_total_);
-  const uint64_t expected_per_rank = static_cast<uint64_t>(options_.iterations);
+  if (!stopped_by_.empty())
+    throw BudgetExceededError(stopped_by_, stopped_at_s_, stopped_after_ops_, ops_total_);
   for (const RankState& rs : states_) {
-    if (rs.total_done != expected_per_rank * rs.graph->size()) {
+    if (!window_closed_ && rs.total_done != static_cast<uint64_t>(rs.job->planned) * rs.graph->size()) {
       throw DeadlockError(
           fmt::format("the simulation stopped at t = {:.6f} s with ops that can never run (a "
                       "receive without its send, or a collective a member never enters):{}",
                       sg4::Engine::get_clock(), describe_blocked()));
     }
   }
-  EngineResult result;
-  result.total_time_s = iteration_end_s_.back();
-  result.iteration_time_s = options_.iterations > 1
-                                ? iteration_end_s_.back() - iteration_end_s_[iteration_end_s_.size() - 2]
-                                : iteration_end_s_.back();
-  result.ops_executed = ops_executed_;
-  double latest = -1;
-  for (RankState& rs : states_) {
-    if (rs.run.finish_s > latest) {
-      latest = rs.run.finish_s;
-      result.critical_rank = rs.rank;
-    }
-    result.ranks.push_back(std::move(rs.run));
-  }
-  return result;
+  std::vector<EngineResult> results;
+  for (JobState& job : jobs_) results.push_back(result_of(job));
+  return results;
 }
 
 }  // namespace
@@ -571,8 +698,15 @@ EngineResult Simulation::run(const std::vector<int64_t>& ranks, const std::vecto
 EngineResult simulate(const workload::ParallelPlan& plan, const std::vector<int64_t>& ranks,
                       const std::vector<const Graph*>& graphs, Transport& transport,
                       const cost::ComputeModel& compute, const EngineOptions& options) {
-  Simulation simulation(plan, transport, compute, options);
-  return simulation.run(ranks, graphs);
+  const std::vector<Job> jobs{Job{&plan, ranks, graphs, &compute, options.compute_speed, {}, 0}};
+  const JobsOptions limits{options.iterations, options.max_events, options.time_limit_s};
+  return std::move(simulate_jobs(jobs, transport, limits).front());
+}
+
+std::vector<EngineResult> simulate_jobs(const std::vector<Job>& jobs, Transport& transport,
+                                        const JobsOptions& options) {
+  Simulation simulation(jobs, transport, options);
+  return simulation.run();
 }
 
 }  // namespace trainsim::engine

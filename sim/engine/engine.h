@@ -56,6 +56,9 @@ struct EngineResult {
   std::vector<RankRun> ranks;   // the simulated ranks, ascending
   int64_t critical_rank = 0;    // the rank that finished last
   uint64_t ops_executed = 0;    // ops run, all ranks and iterations
+  // When each iteration the job ran ended (its last simulated rank done with it): the requested
+  // iterations, then, in a run of several jobs, those it ran while others were still going.
+  std::vector<double> iteration_end_s;
 };
 
 // A simulation that cannot finish: ops that wait for something that never happens (a receive
@@ -88,6 +91,37 @@ class BudgetExceededError : public std::runtime_error {
 EngineResult simulate(const workload::ParallelPlan& plan, const std::vector<int64_t>& ranks,
                       const std::vector<const workload::Graph*>& graphs, Transport& transport,
                       const cost::ComputeModel& compute, const EngineOptions& options);
+
+// One training job of a run of several on a shared cluster (simulate_jobs): its plan, the ranks
+// simulated with their graphs and speeds, its cost model, and where its ranks sit.
+struct Job {
+  const workload::ParallelPlan* plan = nullptr;
+  std::vector<int64_t> ranks;                  // simulated, ascending
+  std::vector<const workload::Graph*> graphs;  // of `ranks`
+  const cost::ComputeModel* compute = nullptr;
+  std::vector<double> compute_speed;  // per simulated rank, as EngineOptions::compute_speed
+  // The transport's GPU that each rank of the plan runs on; empty: rank r on GPU r.
+  std::vector<int64_t> gpu_of_rank;
+  double start_s = 0;  // simulated time at which the job's first iteration begins
+};
+
+// How long a run of several jobs goes on.
+struct JobsOptions {
+  // Every job runs at least this many iterations; a job that gets there first keeps iterating until
+  // every job has, so that each job's first `iterations` iterations run with all the others running,
+  // and the simulation ends there (the iterations it cuts short are not in iteration_end_s). A job's
+  // ops' times (RankRun) are those of its iteration number `iterations`.
+  int iterations = 1;
+  uint64_t max_events = 0;  // as in EngineOptions, over all jobs
+  double time_limit_s = 0;
+};
+
+// Runs `jobs` together on one transport (their traffic shares its links) and returns one result per
+// job, in order. A job's collectives, sends and receives stay among its own ranks; ranks of different
+// jobs must not sit on the same GPU. Creates the process's one SimGrid Engine, like simulate. Throws
+// DeadlockError and BudgetExceededError.
+std::vector<EngineResult> simulate_jobs(const std::vector<Job>& jobs, Transport& transport,
+                                        const JobsOptions& options);
 
 // How long each op of `graph` takes on the compute side (0 for ops whose time comes from the
 // network or from rendezvous), on a GPU whose kernels run at `speed` times the profile's rates.

@@ -11,60 +11,99 @@
 #include "sim/workload/simulated_ranks.h"
 
 namespace trainsim::engine {
-std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, const RunOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
-  auto run = std::make_unique<ScenarioRun>(ScenarioRun{workload::make_plan(scenario), {}, {}, {}, {}, {}, 0});
-  const workload::ParallelPlan& plan = run->plan;
+namespace {
+
+// A job ready to simulate: its plan, simulated ranks and graphs, GPU speeds and warnings, and the
+// cost model its graphs are priced with.
+struct Prepared {
+  std::unique_ptr<ScenarioRun> run;
+  std::unique_ptr<cost::ComputeModel> compute;
+  std::vector<double> simulated_speed;  // per simulated rank; empty: all at 1
+};
+
+Prepared prepare(const config::Scenario& scenario, const RunOptions& options) {
+  Prepared p;
+  p.run = std::make_unique<ScenarioRun>(ScenarioRun{workload::make_plan(scenario), {}, {}, {}, {}, {}, 0});
+  ScenarioRun& run = *p.run;
+  const workload::ParallelPlan& plan = run.plan;
   if (options.engine.full) {
     for (int64_t r = 0; r < plan.world_size(); ++r) {
-      run->ranks.push_back(r);
-      run->graphs.push_back(workload::build_rank_graph(scenario, plan, r));
+      run.ranks.push_back(r);
+      run.graphs.push_back(workload::build_rank_graph(scenario, plan, r));
     }
   } else {
-    run->ranks = workload::simulated_ranks(scenario, plan);
-    run->graphs = workload::build_rank_graphs(scenario, plan, run->ranks);
+    run.ranks = workload::simulated_ranks(scenario, plan);
+    run.graphs = workload::build_rank_graphs(scenario, plan, run.ranks);
   }
-  std::vector<const workload::Graph*> graphs;
-  for (const workload::Graph& g : run->graphs) graphs.push_back(&g);
-  const cost::ComputeModel compute(scenario.cluster.hardware, &run->warnings);
-  workload::warn_without_runtime_memory(scenario.cluster.hardware, run->warnings);
+  p.compute = std::make_unique<cost::ComputeModel>(scenario.cluster.hardware, &run.warnings);
+  workload::warn_without_runtime_memory(scenario.cluster.hardware, run.warnings);
   // Some ranks stand for others.
-  const bool collapsed = plan.world_size() > static_cast<int64_t>(run->ranks.size());
-  std::unique_ptr<Transport> transport;
+  const bool collapsed = plan.world_size() > static_cast<int64_t>(run.ranks.size());
   if (options.network == NetworkModel::kIdeal) {
-    transport = std::make_unique<IdealTransport>(ideal_tiers(scenario));
-    run->warnings.add(
+    run.warnings.add(
         "network-ideal",
         "network model: ideal (contention-free alpha-beta per tier; no congestion, no NIC or PCIe "
         "sharing)");
-  } else {
-    transport = std::make_unique<SimGridTransport>(scenario.cluster.topology, scenario.cluster.hardware,
-                                                   scenario.stragglers.nic_bandwidth_by_node());
-    if (collapsed) {
-      run->warnings.add(
-          "network-collapsed",
-          "collapsed run: only the simulated ranks' collectives load the network; traffic of other "
-          "groups that would share links (other data- or tensor-parallel groups on the same fabric) "
-          "is not injected; --full simulates it");
-    }
+  } else if (collapsed) {
+    run.warnings.add(
+        "network-collapsed",
+        "collapsed run: only the simulated ranks' collectives load the network; traffic of other "
+        "groups that would share links (other data- or tensor-parallel groups on the same fabric) "
+        "is not injected; --full simulates it");
   }
-  EngineOptions engine = options.engine;
-  run->gpu_speed = workload::gpu_speeds(scenario, plan);
-  engine.compute_speed = workload::simulated_speeds(run->gpu_speed, plan, run->ranks, engine.full);
-  if (collapsed && !run->gpu_speed.empty()) {
-    run->warnings.add("stragglers-collapsed",
-                      "collapsed run with stragglers: each pipeline stage runs at the speed of its slowest "
-                      "GPU (its members move in lockstep); --full simulates every GPU at its own speed");
+  run.gpu_speed = workload::gpu_speeds(scenario, plan);
+  p.simulated_speed = workload::simulated_speeds(run.gpu_speed, plan, run.ranks, options.engine.full);
+  if (collapsed && !run.gpu_speed.empty()) {
+    run.warnings.add("stragglers-collapsed",
+                     "collapsed run with stragglers: each pipeline stage runs at the speed of its slowest "
+                     "GPU (its members move in lockstep); --full simulates every GPU at its own speed");
   }
   if (collapsed && !scenario.stragglers.slow_nics.empty()) {
-    run->warnings.add("slow-nics-collapsed",
-                      "collapsed run with slow NICs: the simulated ranks are the replica through the slowest "
-                      "node's NICs, and other slow nodes carry only the simulated ranks' traffic; --full "
-                      "routes every rank's");
+    run.warnings.add("slow-nics-collapsed",
+                     "collapsed run with slow NICs: the simulated ranks are the replica through the slowest "
+                     "node's NICs, and other slow nodes carry only the simulated ranks' traffic; --full "
+                     "routes every rank's");
   }
-  run->result = simulate(plan, run->ranks, graphs, *transport, compute, engine);
-  run->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return run;
+  return p;
+}
+
+std::unique_ptr<Transport> make_transport(const config::Scenario& scenario, NetworkModel network) {
+  if (network == NetworkModel::kIdeal) return std::make_unique<IdealTransport>(ideal_tiers(scenario));
+  return std::make_unique<SimGridTransport>(scenario.cluster.topology, scenario.cluster.hardware,
+                                            scenario.stragglers.nic_bandwidth_by_node());
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<ScenarioRun>> run_jobs(const std::vector<PlacedJob>& jobs,
+                                                   const RunOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<Prepared> prepared;
+  std::vector<std::vector<const workload::Graph*>> graphs(jobs.size());
+  std::vector<Job> inputs;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    prepared.push_back(prepare(*jobs[j].scenario, options));
+    const Prepared& p = prepared.back();
+    for (const workload::Graph& g : p.run->graphs) graphs[j].push_back(&g);
+    inputs.push_back(Job{&p.run->plan, p.run->ranks, graphs[j], p.compute.get(), p.simulated_speed,
+                         jobs[j].gpu_of_rank, jobs[j].start_s});
+  }
+  const std::unique_ptr<Transport> transport = make_transport(*jobs.front().scenario, options.network);
+  const JobsOptions limits{options.engine.iterations, options.engine.max_events, options.engine.time_limit_s};
+  std::vector<EngineResult> results = simulate_jobs(inputs, *transport, limits);
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::vector<std::unique_ptr<ScenarioRun>> runs;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    prepared[j].run->result = std::move(results[j]);
+    prepared[j].run->wall_s = wall_s;
+    runs.push_back(std::move(prepared[j].run));
+  }
+  return runs;
+}
+
+std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, const RunOptions& options) {
+  std::vector<std::unique_ptr<ScenarioRun>> runs = run_jobs({PlacedJob{&scenario, {}, 0}}, options);
+  return std::move(runs.front());
 }
 
 }  // namespace trainsim::engine

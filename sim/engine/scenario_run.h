@@ -36,8 +36,22 @@ struct ScenarioRun {
 };
 
 // Simulates `scenario`. One call per process (SimGrid). Throws workload::PlanError for plans the
-// workload cannot express and DeadlockError.
+// workload cannot express, DeadlockError and BudgetExceededError.
 std::unique_ptr<ScenarioRun> run_scenario(const config::Scenario& scenario, const RunOptions& options);
+
+// One job of a run of several on one cluster: its scenario, where its ranks run, when it starts.
+struct PlacedJob {
+  const config::Scenario* scenario = nullptr;
+  std::vector<int64_t> gpu_of_rank;  // the cluster GPU of each rank of its plan; empty: rank r on GPU r
+  double start_s = 0;
+};
+
+// Simulates `jobs` together, their traffic sharing the network of the cluster their scenarios name
+// (the same topology and hardware profile; the first job's slow NICs apply), as simulate_jobs runs
+// them: each runs options.engine.iterations iterations with all the others running, and keeps going
+// while another has not. One run per job, in order. One call per process; throws like run_scenario.
+std::vector<std::unique_ptr<ScenarioRun>> run_jobs(const std::vector<PlacedJob>& jobs,
+                                                   const RunOptions& options);
 
 }  // namespace trainsim::engine
 

@@ -21,4 +21,12 @@ std::string simgrid_version() {
   return fmt::format("{}.{}.{}", major, minor, patch);
 }
 
+nlohmann::json provenance(const std::string& command_line) {
+  return {{"tool", "trainsim"},
+          {"version", version()},
+          {"git_sha", git_sha()},
+          {"simgrid_version", simgrid_version()},
+          {"command_line", command_line}};
+}
+
 }  // namespace trainsim

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace trainsim {
 
 // Semantic version of trainsim, e.g. "0.1.0".
@@ -14,6 +16,10 @@ std::string version();
 std::string git_sha();
 // The SimGrid library version linked at run time, e.g. "3.32.0".
 std::string simgrid_version();
+
+// The provenance block of a JSON output: tool, version, git_sha, simgrid_version and the command
+// line as typed; outputs add their inputs and options.
+nlohmann::json provenance(const std::string& command_line);
 
 }  // namespace trainsim
 

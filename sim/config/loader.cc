@@ -15,15 +15,6 @@ namespace {
 
 constexpr int kSchemaVersion = 1;
 
-// The file name shown in messages: relative to the working directory when that is shorter.
-std::string display_name(const std::filesystem::path& path) {
-  std::error_code ec;
-  const std::filesystem::path cwd = std::filesystem::current_path(ec);
-  if (ec) return path.string();
-  const std::filesystem::path relative = path.lexically_proximate(cwd);
-  return relative.string().size() < path.string().size() ? relative.string() : path.string();
-}
-
 std::filesystem::path normalised(const std::filesystem::path& path) {
   return std::filesystem::absolute(path).lexically_normal();
 }
@@ -237,6 +228,19 @@ Override parse_override(std::string_view text) {
   return o;
 }
 
+std::string display_name(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec) return path.string();
+  const std::filesystem::path relative = path.lexically_proximate(cwd);
+  return relative.string().size() < path.string().size() ? relative.string() : path.string();
+}
+
+std::optional<Node> load_input_file(const std::filesystem::path& path, const std::vector<Override>& overrides,
+                                    Diagnostics& diagnostics, std::string* content_hash) {
+  return load_root(path, nullptr, overrides, diagnostics, {}, "", content_hash);
+}
+
 FileKind detect_file_kind(const std::filesystem::path& path) {
   Diagnostics diagnostics;
   const std::optional<Node> root = load_root(path, nullptr, {}, diagnostics, {}, "", nullptr);
@@ -247,13 +251,14 @@ FileKind detect_file_kind(const std::filesystem::path& path) {
     }
     return false;
   };
+  if (has("jobs")) return FileKind::kCluster;
   if (has("model") || has("parallelism") || has("cluster")) return FileKind::kScenario;
   if (has("fabric") || has("node")) return FileKind::kTopology;
   if (has("gpu") || has("host_link")) return FileKind::kHardware;
   throw_config_error(
       root->location(), "",
       "cannot tell what kind of file this is: a scenario has model/training/parallelism/cluster, "
-      "a topology has node/fabric, a hardware profile has gpu/host_link");
+      "a topology has node/fabric, a hardware profile has gpu/host_link, a cluster file has jobs");
 }
 
 namespace {

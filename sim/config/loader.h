@@ -10,12 +10,14 @@
 #define TRAINSIM_SIM_CONFIG_LOADER_H_
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "sim/config/diagnostics.h"
 #include "sim/config/hardware.h"
+#include "sim/config/node.h"
 #include "sim/config/scenario.h"
 #include "sim/config/topology.h"
 
@@ -32,10 +34,10 @@ struct Override {
 // Splits "dotted.key=value". Throws ConfigError when there is no '=' or the key is empty.
 Override parse_override(std::string_view text);
 
-enum class FileKind { kScenario, kTopology, kHardware };
+enum class FileKind { kScenario, kTopology, kHardware, kCluster };
 
-// Which kind of file `path` is, from its top-level keys. Throws ConfigError when it cannot be read,
-// is not YAML, or matches no kind.
+// Which kind of file `path` is, from its top-level keys (a cluster file has `jobs`). Throws ConfigError when
+// it cannot be read, is not YAML, or matches no kind.
 FileKind detect_file_kind(const std::filesystem::path& path);
 
 // Loads a scenario and the topology and hardware profile it references. `overrides` apply on top
@@ -54,6 +56,16 @@ Topology load_topology_text(const std::string& text, const std::filesystem::path
                             const std::vector<Override>& overrides = {});
 HardwareProfile load_hardware_text(const std::string& text, const std::filesystem::path& path,
                                    const std::vector<Override>& overrides = {});
+
+// The layers of an input file of a kind decoded outside config/ (a cluster file): read with the limits
+// of every input (size, regular file), `schema_version` checked, its `extends` chain followed. Records
+// problems in `diagnostics`; nullopt when nothing usable could be read. `overrides` apply on top, as
+// for the other kinds. `content_hash`, when given, receives the hash of the files' bytes.
+std::optional<Node> load_input_file(const std::filesystem::path& path, const std::vector<Override>& overrides,
+                                    Diagnostics& diagnostics, std::string* content_hash = nullptr);
+
+// A file's name as messages show it: relative to the working directory when that is shorter.
+std::string display_name(const std::filesystem::path& path);
 
 }  // namespace trainsim::config
 

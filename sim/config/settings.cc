@@ -1,11 +1,11 @@
-// load_point_scenario (declared in sweep_file.h).
+// load_scenario_with (settings.h).
 //
-// A point's settings reach the scenario loader as a small scenario file that `extends` the base and
-// holds them as nested keys, which the loader treats exactly like --set layers (keys here win, maps
-// merge, lists replace). They are not passed as --set overrides because the loader's override
-// layering (config/loader.cc, override_layers) inserts each layer at the front of a vector of
-// YAML::Node, whose assignment rebinds shared nodes, so with four or more overrides some layers end
-// up as copies of others and settings are silently lost.
+// The settings reach the scenario loader as a small scenario file that `extends` the base and holds
+// them as nested keys, which the loader treats exactly like --set layers (keys here win, maps merge,
+// lists replace); the problems the loader finds in that file are then moved to the settings that
+// caused them, in the file that wrote them.
+#include "sim/config/settings.h"
+
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -17,9 +17,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/config/loader.h"
-#include "sim/sweep/sweep_file.h"
 
-namespace trainsim::sweep {
+namespace trainsim::config {
 namespace {
 
 // Keys whose values are paths (resolved against the file that writes them).
@@ -54,7 +53,7 @@ void emit(YAML::Emitter& out, const Branch& branch, const std::filesystem::path&
 class TemporaryFile {
  public:
   explicit TemporaryFile(const std::string& content) {
-    std::string name = (std::filesystem::temp_directory_path() / "trainsim-sweep-point-XXXXXX.yaml").string();
+    std::string name = (std::filesystem::temp_directory_path() / "trainsim-settings-XXXXXX.yaml").string();
     const int fd = ::mkstemps(name.data(), 5);
     if (fd < 0) throw std::runtime_error(fmt::format("cannot create {}: {}", name, std::strerror(errno)));
     path_ = name;
@@ -92,8 +91,9 @@ const Setting* setting_for(const std::string& path, const std::vector<Setting>& 
 
 }  // namespace
 
-config::Scenario load_point_scenario(const SweepFile& sweep, const std::vector<Setting>& settings) {
-  config::Diagnostics diagnostics;
+Scenario load_scenario_with(const std::filesystem::path& base, const std::vector<Setting>& settings,
+                            const std::filesystem::path& dir, const std::string& referrer) {
+  Diagnostics diagnostics;
   Branch root;
   for (const Setting& s : settings) {
     Branch* at = &root;
@@ -121,29 +121,25 @@ config::Scenario load_point_scenario(const SweepFile& sweep, const std::vector<S
   diagnostics.throw_if_any();
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "schema_version" << YAML::Value << 1 << YAML::Key << "extends"
-      << YAML::Value << sweep.base.string() << YAML::EndMap;
+      << YAML::Value << base.string() << YAML::EndMap;
   std::string text = std::string(out.c_str()) + "\n";
   if (!root.children.empty()) {
     YAML::Emitter body;
-    emit(body, root, sweep.path.parent_path());
+    emit(body, root, dir);
     text += std::string(body.c_str()) + "\n";
   }
   const TemporaryFile file(text);
-  config::Scenario scenario;
   try {
-    scenario = config::load_scenario(file.path());
-  } catch (const config::ConfigError& e) {
-    std::vector<config::Diagnostic> located = e.diagnostics();
-    for (config::Diagnostic& d : located) {
+    return load_scenario(file.path());
+  } catch (const ConfigError& e) {
+    std::vector<Diagnostic> located = e.diagnostics();
+    for (Diagnostic& d : located) {
       if (std::filesystem::path(d.location.file).filename() != file.path().filename()) continue;
       const Setting* s = setting_for(d.path, settings);
-      d.location = s != nullptr ? s->location : config::Location{sweep.display_name};
+      d.location = s != nullptr ? s->location : Location{referrer};
     }
-    throw config::ConfigError(std::move(located));
+    throw ConfigError(std::move(located));
   }
-  scenario.path = sweep.base;
-  scenario.content_hash = sweep.base_content_hash;
-  return scenario;
 }
 
-}  // namespace trainsim::sweep
+}  // namespace trainsim::config

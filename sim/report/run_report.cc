@@ -214,20 +214,16 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   json warnings = json::array();
   for (const std::string& w : run.warnings.messages()) warnings.push_back(w);
 
+  json provenance = trainsim::provenance(context.command_line);
+  provenance["inputs"] = {
+      {"scenario", {{"path", s.path.filename().string()}, {"hash", s.content_hash}}},
+      {"topology", {{"name", s.cluster.topology.name}, {"hash", s.cluster.topology.content_hash}}},
+      {"hardware", {{"name", s.cluster.hardware.name}, {"hash", s.cluster.hardware.content_hash}}}};
+  provenance["options"] = {
+      {"network", context.network}, {"full", context.full}, {"iterations", context.iterations}};
   json report = {
       {"schema_version", 1},
-      {"provenance",
-       {{"tool", "trainsim"},
-        {"version", version()},
-        {"git_sha", git_sha()},
-        {"simgrid_version", simgrid_version()},
-        {"command_line", context.command_line},
-        {"inputs",
-         {{"scenario", {{"path", s.path.filename().string()}, {"hash", s.content_hash}}},
-          {"topology", {{"name", s.cluster.topology.name}, {"hash", s.cluster.topology.content_hash}}},
-          {"hardware", {{"name", s.cluster.hardware.name}, {"hash", s.cluster.hardware.content_hash}}}}},
-        {"options",
-         {{"network", context.network}, {"full", context.full}, {"iterations", context.iterations}}}}},
+      {"provenance", provenance},
       {"scenario", s.name},
       {"gpus", gpus},
       {"iteration_time_s", t},

@@ -1,5 +1,6 @@
 #include "sim/report/trace.h"
 
+#include <functional>
 #include <map>
 
 #include <fmt/format.h>
@@ -19,28 +20,29 @@ std::string trace_name(const workload::Op& op) {
   return name;
 }
 
-}  // namespace
-
-size_t write_chrome_trace(const config::Scenario& scenario, const engine::ScenarioRun& run,
-                          const TraceOptions& options, std::ostream& out) {
+// Writes the events of one job's simulated ranks (those of `ranks`, all when empty): its node n is
+// process nodes[n] (n itself when `nodes` is empty), named after its node and the job.
+void emit_part(const TracePart& part, const std::set<int64_t>& ranks,
+               const std::function<void(const json&)>& emit) {
+  const config::Scenario& scenario = *part.scenario;
+  const engine::ScenarioRun& run = *part.run;
   const int64_t gpus_per_node = scenario.cluster.topology.node.gpus;
-  size_t events = 0;
-  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << json{{"scenario", scenario.name}}.dump()
-      << ",\"traceEvents\":[\n";
-  const auto emit = [&](const json& event) { out << (events++ == 0 ? "" : ",\n") << event.dump(); };
+  const std::string suffix = part.job.empty() ? "" : fmt::format(", job {}", part.job);
+  const std::string flow_prefix = part.job.empty() ? "" : part.job + ":";
   std::set<int64_t> named_nodes;
   for (size_t i = 0; i < run.ranks.size(); ++i) {
     const int64_t rank = run.ranks[i];
-    if (!options.ranks.empty() && options.ranks.count(rank) == 0) continue;
+    if (!ranks.empty() && ranks.count(rank) == 0) continue;
     const workload::Graph& graph = run.graphs[i];
     const engine::RankRun& rr = run.result.ranks[i];
-    const int64_t node = rank / gpus_per_node;
+    const int64_t job_node = rank / gpus_per_node;
+    const int64_t node = part.nodes.empty() ? job_node : part.nodes[static_cast<size_t>(job_node)];
     const int64_t gpu = rank % gpus_per_node;
     if (named_nodes.insert(node).second) {
       emit({{"ph", "M"},
             {"name", "process_name"},
             {"pid", node},
-            {"args", {{"name", fmt::format("node{} ({} GPUs)", node, gpus_per_node)}}}});
+            {"args", {{"name", fmt::format("node{} ({} GPUs{})", node, gpus_per_node, suffix)}}}});
       emit({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", node}, {"args", {{"sort_index", node}}}});
     }
     for (int s = 0; s < workload::kStreamCount; ++s) {
@@ -79,7 +81,7 @@ size_t write_chrome_trace(const config::Scenario& scenario, const engine::Scenar
         emit({{"ph", op.kind == OpKind::kSend ? "s" : "f"},
               {"name", "p2p"},
               {"cat", "p2p"},
-              {"id", fmt::format("{}-{}-{}", src, dst, op.p2p.tag)},
+              {"id", fmt::format("{}{}-{}-{}", flow_prefix, src, dst, op.p2p.tag)},
               {"pid", node},
               {"tid", tid},
               {"ts", op.kind == OpKind::kSend ? ts : rr.end_s[id] * 1e6},
@@ -94,8 +96,32 @@ size_t write_chrome_trace(const config::Scenario& scenario, const engine::Scenar
             {"args", {{"GiB", bytes / (1024.0 * 1024 * 1024)}}}});
     }
   }
+}
+
+// The trace around the events `body` emits.
+size_t write_trace(const std::string& name, std::ostream& out,
+                   const std::function<void(const std::function<void(const json&)>&)>& body) {
+  size_t events = 0;
+  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << json{{"scenario", name}}.dump()
+      << ",\"traceEvents\":[\n";
+  body([&](const json& event) { out << (events++ == 0 ? "" : ",\n") << event.dump(); });
   out << "\n]}\n";
   return events;
+}
+
+}  // namespace
+
+size_t write_chrome_trace(const config::Scenario& scenario, const engine::ScenarioRun& run,
+                          const TraceOptions& options, std::ostream& out) {
+  return write_trace(scenario.name, out, [&](const auto& emit) {
+    emit_part(TracePart{&scenario, &run, {}, ""}, options.ranks, emit);
+  });
+}
+
+size_t write_chrome_trace(const std::vector<TracePart>& parts, const std::string& name, std::ostream& out) {
+  return write_trace(name, out, [&](const auto& emit) {
+    for (const TracePart& part : parts) emit_part(part, {}, emit);
+  });
 }
 
 }  // namespace trainsim::report

@@ -65,11 +65,7 @@ json to_json(const SearchResult& r) {
   for (size_t i = 0; i < r.best.size(); ++i) best.push_back(plan_json(r.best[i], i + 1, r));
   return {
       {"schema_version", 1},
-      {"provenance",
-       {{"tool", "trainsim"},
-        {"version", version()},
-        {"git_sha", git_sha()},
-        {"command_line", r.command_line}}},
+      {"provenance", provenance(r.command_line)},
       {"search",
        {{"scenario", r.scenario},
         {"gpus", r.gpus},

@@ -18,20 +18,13 @@
 namespace trainsim::sweep {
 namespace {
 
+using config::display_name;
 using config::Location;
 using config::MapReader;
 using config::Node;
 
 constexpr int kSchemaVersion = 1;
 constexpr size_t kMaxAxisValues = 1'000'000;
-
-std::string display_name(const std::filesystem::path& path) {
-  std::error_code ec;
-  const std::filesystem::path cwd = std::filesystem::current_path(ec);
-  if (ec) return path.string();
-  const std::filesystem::path relative = path.lexically_proximate(cwd);
-  return relative.string().size() < path.string().size() ? relative.string() : path.string();
-}
 
 // State shared while decoding the axes: names and keys seen so far.
 struct AxisNames {
@@ -241,6 +234,14 @@ void check_filter_names(const SweepFile& sweep, config::Diagnostics& diagnostics
 }
 
 }  // namespace
+
+config::Scenario load_point_scenario(const SweepFile& sweep, const std::vector<Setting>& settings) {
+  config::Scenario scenario =
+      config::load_scenario_with(sweep.base, settings, sweep.path.parent_path(), sweep.display_name);
+  scenario.path = sweep.base;
+  scenario.content_hash = sweep.base_content_hash;
+  return scenario;
+}
 
 std::vector<const Axis*> SweepFile::axis_list() const {
   std::vector<const Axis*> out;

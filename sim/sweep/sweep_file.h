@@ -28,6 +28,7 @@
 
 #include "sim/config/diagnostics.h"
 #include "sim/config/scenario.h"
+#include "sim/config/settings.h"
 #include "sim/sweep/expression.h"
 
 namespace trainsim::sweep {
@@ -59,12 +60,8 @@ struct Filter {
   config::Location location;  // of the expression's first character
 };
 
-// A dotted scenario key and its value (YAML text) as a point sets it, and where it was written.
-struct Setting {
-  std::string key;
-  std::string value;
-  config::Location location;
-};
+// A dotted scenario key and its value as a point sets it, and where it was written.
+using Setting = config::Setting;
 
 struct SweepFile {
   std::filesystem::path path;  // absolute, normalised

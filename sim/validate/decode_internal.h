@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "sim/config/diagnostics.h"
+#include "sim/config/loader.h"
 #include "sim/config/node.h"
 #include "sim/validate/case.h"
 
 namespace trainsim::validate::internal {
 
 // The file name shown in messages: relative to the working directory when that is shorter.
-std::string display_name(const std::filesystem::path& path);
+using config::display_name;
 
 // Reading state shared by all the files of one validation set.
 struct Reader {

@@ -98,14 +98,6 @@ bool load_layers(const std::filesystem::path& path, const Location& referrer, Re
 
 }  // namespace
 
-std::string display_name(const std::filesystem::path& path) {
-  std::error_code ec;
-  const std::filesystem::path cwd = std::filesystem::current_path(ec);
-  if (ec) return path.string();
-  const std::filesystem::path relative = path.lexically_proximate(cwd);
-  return relative.string().size() < path.string().size() ? relative.string() : path.string();
-}
-
 bool load_file(const std::filesystem::path& path, Reader& reader, std::vector<config::Layer>& out) {
   std::vector<std::filesystem::path> chain;
   return load_layers(path, {}, reader, chain, out);

@@ -207,20 +207,10 @@ json make_report(const ValidationSet& set, const std::vector<CaseResult>& result
     }
   }
 
-  return {{"schema_version", 1},
-          {"provenance",
-           {{"tool", "trainsim"},
-            {"version", version()},
-            {"git_sha", git_sha()},
-            {"simgrid_version", simgrid_version()},
-            {"command_line", context.command_line},
-            {"jobs", context.jobs}}},
-          {"wall_s", context.wall_s},
-          {"cpu_s", cpu_s},
-          {"cases", cases},
-          {"summary", summary},
-          {"shape_checks", shapes},
-          {"gate", gate}};
+  json provenance = trainsim::provenance(context.command_line);
+  provenance["jobs"] = context.jobs;
+  return {{"schema_version", 1}, {"provenance", provenance}, {"wall_s", context.wall_s}, {"cpu_s", cpu_s},
+          {"cases", cases},      {"summary", summary},       {"shape_checks", shapes},   {"gate", gate}};
 }
 
 std::string render_table(const json& report) {

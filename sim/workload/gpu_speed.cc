@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/common/random.h"
 #include "sim/workload/errors.h"
 
 namespace trainsim::workload {
@@ -15,26 +16,15 @@ namespace {
 // The spread's truncation, in standard deviations.
 constexpr double kTruncation = 3;
 
-// SplitMix64 (Steele, Lea, Flood 2014): a fixed, portable mix, so the draws are the same with every
-// standard library (std::normal_distribution is implementation-defined).
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// A uniform double in (0, 1] from 53 bits of `bits`.
-double unit(uint64_t bits) { return static_cast<double>((bits >> 11) + 1) * 0x1p-53; }
-
-// A standard normal draw for (seed, rank), truncated at kTruncation by redrawing (Box-Muller).
+// A standard normal draw for (seed, rank), truncated at kTruncation by redrawing (Box-Muller on a
+// SplitMix64 stream: std::normal_distribution is implementation-defined).
 double standard_normal(uint64_t seed, int64_t rank) {
-  uint64_t state = mix(seed ^ mix(static_cast<uint64_t>(rank)));
+  uint64_t state = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(rank)));
   for (;;) {
-    state = mix(state);
-    const double u1 = unit(state);
-    state = mix(state);
-    const double u2 = unit(state);
+    state = splitmix64(state);
+    const double u1 = unit_interval(state);
+    state = splitmix64(state);
+    const double u2 = unit_interval(state);
     const double z = std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
     if (std::abs(z) <= kTruncation) return z;
   }

@@ -315,12 +315,14 @@ TEST_F(LoaderErrors, FileKindDetection) {
   EXPECT_EQ(detect_file_kind("hw.yaml"), FileKind::kHardware);
   dir_.write("s.yaml", kScenario);
   EXPECT_EQ(detect_file_kind("s.yaml"), FileKind::kScenario);
+  dir_.write("c.yaml", "schema_version: 1\ntopology: topo.yaml\njobs: []\n");
+  EXPECT_EQ(detect_file_kind("c.yaml"), FileKind::kCluster);
   dir_.write("x.yaml", "schema_version: 1\nfoo: 1\n");
   EXPECT_THAT(
       errors_of([] { detect_file_kind("x.yaml"); }),
       ElementsAre("x.yaml:1:1: error: cannot tell what kind of file this is: a scenario has "
                   "model/training/parallelism/cluster, a topology has node/fabric, a hardware profile has "
-                  "gpu/host_link"));
+                  "gpu/host_link, a cluster file has jobs"));
 }
 
 }  // namespace

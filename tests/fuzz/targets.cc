@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "calibrate/nccl_tests/import.h"
 #include "calibrate/nccl_tests/parsers.h"
 #include "calibrate/profile/writer.h"
+#include "sim/cluster/cluster_file.h"
 #include "sim/config/emit.h"
 #include "sim/config/limits.h"
 #include "sim/config/loader.h"
@@ -157,34 +159,67 @@ void nccl_tests_target(std::string_view input) {
   }
 }
 
-// Where a fuzzed sweep file is written: sweep files are read from disk and name their base scenario
+// Where a fuzzed sweep or cluster file is written: they are read from disk and name their scenarios
 // relative to themselves, so this is a scratch copy of the source tree's layout (links to each
-// scenarios/*.yaml, to topologies/ and calibrate/), removed at exit: <scratch>/scenarios/sweeps/.
-fs::path sweep_input_path() {
-  const fs::path root = fs::temp_directory_path() / fmt::format("trainsim-fuzz-sweep-{}", ::getpid());
+// scenarios/*.yaml, to topologies/ and calibrate/), removed at exit: <scratch>/scenarios/<folder>/.
+fs::path input_path_in(const std::string& folder) {
+  const fs::path root = fs::temp_directory_path() / fmt::format("trainsim-fuzz-{}-{}", folder, ::getpid());
   const fs::path source(TRAINSIM_SOURCE_DIR);
-  fs::create_directories(root / "scenarios" / "sweeps");
+  fs::create_directories(root / "scenarios" / folder);
   for (const fs::directory_entry& e : fs::directory_iterator(source / "scenarios")) {
     if (e.is_regular_file()) fs::create_symlink(e.path(), root / "scenarios" / e.path().filename());
   }
   fs::create_directory_symlink(source / "topologies", root / "topologies");
   fs::create_directory_symlink(source / "calibrate", root / "calibrate");
-  static const fs::path kRoot = root;
-  std::atexit([] {
-    std::error_code ec;
-    fs::remove_all(kRoot, ec);
-  });
-  return root / "scenarios" / "sweeps" / "fuzz-input.yaml";
+  static std::vector<fs::path> roots;
+  if (roots.empty()) {
+    std::atexit([] {
+      std::error_code ec;
+      for (const fs::path& r : roots) fs::remove_all(r, ec);
+    });
+  }
+  roots.push_back(root);
+  return root / "scenarios" / folder / "fuzz-input.yaml";
+}
+
+void write_input(const fs::path& path, std::string_view input) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(input.data(), static_cast<std::streamsize>(input.size()));
 }
 
 // A sweep file expands into its points or fails with located errors.
 void sweep_target(std::string_view input) {
-  static const fs::path path = sweep_input_path();
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(input.data(), static_cast<std::streamsize>(input.size()));
+  static const fs::path path = input_path_in("sweeps");
+  write_input(path, input);
   try {
     sweep::expand(sweep::load_sweep(path));
   } catch (const config::ConfigError&) {
+  }
+}
+
+// A cluster file loads with every job on distinct whole nodes of the cluster, or fails with located
+// errors.
+void cluster_target(std::string_view input) {
+  static const fs::path path = input_path_in("cluster");
+  write_input(path, input);
+  cluster::ClusterFile file;
+  try {
+    file = cluster::load_cluster(path);
+  } catch (const config::ConfigError&) {
+    return;
+  }
+  std::set<int64_t> held;
+  for (size_t j = 0; j < file.jobs.size(); ++j) {
+    const cluster::ClusterJob& job = file.jobs[j];
+    if (static_cast<int64_t>(file.gpu_of_rank(j).size()) != job.scenario.cluster.gpus) {
+      finding(fmt::format("job {} has {} GPUs on {} nodes", job.name, job.scenario.cluster.gpus,
+                          job.nodes.size()));
+    }
+    for (const int64_t n : job.nodes) {
+      if (n < 0 || n >= file.topology.fabric.nodes || !held.insert(n).second) {
+        finding(fmt::format("job {} holds node {}, outside the cluster or held twice", job.name, n));
+      }
+    }
   }
 }
 
@@ -194,6 +229,7 @@ const std::vector<FuzzTarget>& fuzz_targets() {
   static const std::vector<FuzzTarget> kTargets = {
       {"scenario", scenario_target}, {"topology", topology_target},     {"hardware", hardware_target},
       {"units", units_target},       {"nccl_tests", nccl_tests_target}, {"sweep", sweep_target},
+      {"cluster", cluster_target},
   };
   return kTargets;
 }

@@ -17,6 +17,27 @@ void setup_logging(int verbosity) {
   spdlog::cfg::load_env_levels();
 }
 
+bool open_output(const std::filesystem::path& path, std::string_view option, std::optional<AtomicFile>& out) {
+  if (path.empty()) return true;
+  try {
+    out.emplace(path);
+  } catch (const std::runtime_error& e) {
+    spdlog::error("{}: {}", option, e.what());
+    return false;
+  }
+  return true;
+}
+
+int fit_exit_code(const std::string& why, bool ignore_memory) {
+  if (why.empty()) return kExitOk;
+  if (ignore_memory) {
+    spdlog::warn("the plan does not fit: {} (ignored: --ignore-memory)", why);
+    return kExitOk;
+  }
+  spdlog::error("infeasible plan: {}", why);
+  return kExitInfeasible;
+}
+
 void ScenarioArgs::add_to(CLI::App* cmd) {
   cmd->add_option("SCENARIO", file, "Scenario YAML file")->required();
   cmd->add_option("--set", overrides, "Override a scenario key: --set parallelism.tp=4 (repeatable)")

@@ -4,11 +4,14 @@
 #define TRAINSIM_TOOLS_TRAINSIM_CLI_H_
 
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "sim/common/atomic_file.h"
 #include "sim/config/loader.h"
 
 namespace trainsim::cli {
@@ -40,6 +43,14 @@ struct ScenarioArgs {
   config::Scenario load() const;
 };
 
+// Opens `out` on `path` (nothing when `path` is empty) before any work, so that an unwritable
+// destination fails first. Returns false after logging "<option>: <why>" when it cannot.
+bool open_output(const std::filesystem::path& path, std::string_view option, std::optional<AtomicFile>& out);
+
+// The exit code of a finished run whose plan does not fit for the reason `why` (empty: it fits):
+// kExitInfeasible after logging it, or kExitOk after a warning when `ignore_memory`.
+int fit_exit_code(const std::string& why, bool ignore_memory);
+
 // Configures the stderr logger: -1 errors only, 0 warnings and info, 1 debug, 2+ trace. The level
 // can also come from SPDLOG_LEVEL.
 void setup_logging(int verbosity);
@@ -57,6 +68,7 @@ void register_sweep(CLI::App& app, Context& context);
 void register_merge(CLI::App& app, Context& context);
 void register_validate(CLI::App& app, Context& context);
 void register_search(CLI::App& app, Context& context);
+void register_cluster(CLI::App& app, Context& context);
 
 }  // namespace trainsim::cli
 

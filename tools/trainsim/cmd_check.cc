@@ -1,9 +1,10 @@
-// trainsim check FILE...: validates scenario, topology and hardware-profile files.
+// trainsim check FILE...: validates scenario, topology, hardware-profile and cluster files.
 #include <iostream>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "sim/cluster/cluster_file.h"
 #include "tools/trainsim/cli.h"
 
 namespace trainsim::cli {
@@ -22,6 +23,8 @@ std::string_view kind_name(config::FileKind kind) {
       return "topology";
     case config::FileKind::kHardware:
       return "hardware profile";
+    case config::FileKind::kCluster:
+      return "cluster file";
   }
   return "?";
 }
@@ -30,7 +33,8 @@ std::string_view kind_name(config::FileKind kind) {
 std::string check_one(const std::filesystem::path& file, const std::string& forced_kind) {
   static const std::map<std::string, config::FileKind> kKinds = {{"scenario", config::FileKind::kScenario},
                                                                  {"topology", config::FileKind::kTopology},
-                                                                 {"hardware", config::FileKind::kHardware}};
+                                                                 {"hardware", config::FileKind::kHardware},
+                                                                 {"cluster", config::FileKind::kCluster}};
   const config::FileKind kind = forced_kind.empty() ? config::detect_file_kind(file) : kKinds.at(forced_kind);
   switch (kind) {
     case config::FileKind::kScenario: {
@@ -48,6 +52,16 @@ std::string check_one(const std::filesystem::path& file, const std::string& forc
       const config::HardwareProfile h = config::load_hardware(file);
       return fmt::format("{}: ok: {} {} ({})", file.string(), kind_name(kind), h.name, h.gpu.name);
     }
+    case config::FileKind::kCluster: {
+      const cluster::ClusterFile c = cluster::load_cluster(file);
+      std::string jobs;
+      for (const cluster::ClusterJob& job : c.jobs) {
+        jobs += fmt::format("{}{} on nodes {}", jobs.empty() ? "" : "; ", job.name,
+                            cluster::node_ranges(job.nodes));
+      }
+      return fmt::format("{}: ok: {} {} ({} jobs on {}: {})", file.string(), kind_name(kind), c.name,
+                         c.jobs.size(), c.topology.name, jobs);
+    }
   }
   return "";
 }
@@ -56,10 +70,11 @@ std::string check_one(const std::filesystem::path& file, const std::string& forc
 
 void register_check(CLI::App& app, Context& context) {
   auto args = std::make_shared<CheckArgs>();
-  CLI::App* cmd = app.add_subcommand("check", "Validate scenario, topology and hardware-profile files");
+  CLI::App* cmd =
+      app.add_subcommand("check", "Validate scenario, topology, hardware-profile and cluster files");
   cmd->add_option("FILE", args->files, "Files to check (the kind is detected from the keys)")->required();
   cmd->add_option("--kind", args->kind, "Force the file kind")
-      ->check(CLI::IsMember({"scenario", "topology", "hardware"}));
+      ->check(CLI::IsMember({"scenario", "topology", "hardware", "cluster"}));
   cmd->footer(
       "Prints every error at once as file:line:col: error: key: message; exits 3 if any file is invalid.");
   cmd->callback([args, &context] {

@@ -80,14 +80,7 @@ int run(const RunArgs& args, const Context& context) {
   // The trace's temporary file exists from the start, so an unwritable destination fails before the
   // simulation, not after it.
   std::optional<AtomicFile> trace_file;
-  if (!args.trace.empty()) {
-    try {
-      trace_file.emplace(args.trace);
-    } catch (const std::runtime_error& e) {
-      spdlog::error("--trace: {}", e.what());
-      return kExitUsage;
-    }
-  }
+  if (!open_output(args.trace, "--trace", trace_file)) return kExitUsage;
   engine::RunOptions options;
   options.engine.full = args.full;
   options.engine.iterations = args.iterations;
@@ -136,16 +129,7 @@ int run(const RunArgs& args, const Context& context) {
           events);
     }
   }
-  const std::string why = report::infeasibility(report);
-  if (!why.empty()) {
-    if (args.ignore_memory) {
-      spdlog::warn("the plan does not fit: {} (ignored: --ignore-memory)", why);
-    } else {
-      spdlog::error("infeasible plan: {}", why);
-      return kExitInfeasible;
-    }
-  }
-  return kExitOk;
+  return fit_exit_code(report::infeasibility(report), args.ignore_memory);
 }
 
 }  // namespace

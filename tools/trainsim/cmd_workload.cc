@@ -35,14 +35,7 @@ int run(const WorkloadArgs& args, const Context& context) {
   const config::Scenario s = args.scenario.load();
   // Created first, so an unwritable destination fails before the graphs are built.
   std::optional<AtomicFile> dump_file;
-  if (!args.dump.empty()) {
-    try {
-      dump_file.emplace(args.dump);
-    } catch (const std::runtime_error& e) {
-      spdlog::error("--dump: {}", e.what());
-      return kExitUsage;
-    }
-  }
+  if (!open_output(args.dump, "--dump", dump_file)) return kExitUsage;
   const workload::ParallelPlan plan = workload::make_plan(s);
   std::vector<workload::Graph> graphs;
   if (args.rank) {

@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   cli::register_merge(app, context);
   cli::register_validate(app, context);
   cli::register_search(app, context);
+  cli::register_cluster(app, context);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,268 @@
+#include "sim/cluster/report.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <numeric>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "sim/common/version.h"
+
+namespace trainsim::cluster {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<const char*, 5> kParts = {"compute_s", "exposed_comm_s", "bubble_s", "offload_stall_s",
+                                               "idle_s"};
+// Collectives listed per job, those whose time grew most.
+constexpr size_t kSlowedShown = 3;
+
+// The durations of the iterations of a shared run that ran while every job was running.
+std::vector<double> contended(const std::vector<double>& ends, double start_s, double latest_start_s,
+                              double window_s, int iterations) {
+  std::vector<double> out;
+  for (size_t i = iterations > 1 ? 1 : 0; i < ends.size(); ++i) {
+    const double begin = i == 0 ? start_s : ends[i - 1];
+    if (begin >= latest_start_s && ends[i] <= window_s) out.push_back(ends[i] - begin);
+  }
+  return out;
+}
+
+json breakdown_of(const json& report) {
+  json out = json::object();
+  for (const char* part : kParts) out[part] = report.at("breakdown").at(part);
+  return out;
+}
+
+// Per collective (kind, group, size) of the two communication logs: the total time over the
+// iteration in both runs, those whose time grew, most first.
+json slowed_collectives(const json& alone, const json& shared) {
+  using Key = std::tuple<std::string, std::string, double>;
+  const auto key_of = [](const json& e) {
+    return Key{e.at("kind").get<std::string>(), e.at("group").get<std::string>(),
+               e.at("bytes_per_call").get<double>()};
+  };
+  std::map<Key, const json*> before;
+  for (const json& e : alone.at("comm")) before[key_of(e)] = &e;
+  std::vector<std::pair<double, json>> grown;
+  for (const json& e : shared.at("comm")) {
+    const auto it = before.find(key_of(e));
+    if (it == before.end()) continue;
+    const json& a = *it->second;
+    const double added = e.at("time_s").get<double>() - a.at("time_s").get<double>();
+    if (added <= 0) continue;
+    grown.emplace_back(added, json{{"kind", e.at("kind")},
+                                   {"group", e.at("group")},
+                                   {"group_size", e.at("group_size")},
+                                   {"bytes_per_call", e.at("bytes_per_call")},
+                                   {"calls", e.at("calls")},
+                                   {"alone_mean_time_s", a.at("mean_time_s")},
+                                   {"shared_mean_time_s", e.at("mean_time_s")},
+                                   {"alone_busbw_bytes_per_s", a.at("busbw_bytes_per_s")},
+                                   {"shared_busbw_bytes_per_s", e.at("busbw_bytes_per_s")},
+                                   {"added_time_s", added}});
+  }
+  std::stable_sort(grown.begin(), grown.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  json out = json::array();
+  for (size_t i = 0; i < grown.size() && i < kSlowedShown; ++i) out.push_back(grown[i].second);
+  return out;
+}
+
+std::string seconds(double s) { return fmt::format("{:.4f}", s); }
+
+}  // namespace
+
+json make_cluster_report(const ClusterFile& file, const std::vector<JobRuns>& runs,
+                         const report::ReportContext& context) {
+  double window = 0;
+  double latest_start = 0;
+  for (size_t j = 0; j < runs.size(); ++j) {
+    window = std::max(window, runs[j].shared.iteration_end_s.at(static_cast<size_t>(context.iterations - 1)));
+    latest_start = std::max(latest_start, file.jobs[j].start_s);
+  }
+  json warnings = json::array();
+  std::set<std::string> seen;
+  const auto warn = [&](const std::string& w) {
+    if (seen.insert(w).second) warnings.push_back(w);
+  };
+  if (context.network == "ideal") {
+    warn(
+        "network model: ideal, which is contention-free: the jobs cannot slow each other; use --network "
+        "simgrid");
+  }
+  if (!context.full) {
+    warn(
+        "collapsed run: each job loads the network with its simulated ranks' traffic only, so the others see "
+        "a fraction of it; drop --collapsed to simulate every rank");
+  }
+  json jobs = json::array();
+  for (size_t j = 0; j < runs.size(); ++j) {
+    const ClusterJob& job = file.jobs[j];
+    const json& alone = runs[j].alone.report;
+    const json& shared = runs[j].shared.report;
+    std::vector<double> times =
+        contended(runs[j].shared.iteration_end_s, job.start_s, latest_start, window, context.iterations);
+    if (times.empty()) {
+      times.push_back(shared.at("iteration_time_s").get<double>());
+      warn(fmt::format(
+          "job {} ran no iteration entirely while every other job was running; its shared time is its "
+          "iteration {} (raise --iterations or move its start)",
+          job.name, context.iterations));
+    }
+    const double t_shared =
+        std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size());
+    const double t_alone = alone.at("iteration_time_s").get<double>();
+    const double tokens =
+        static_cast<double>(job.scenario.training.global_batch * job.scenario.model.seq_len);
+    for (const json& w : shared.at("warnings"))
+      warn(fmt::format("job {}: {}", job.name, w.get<std::string>()));
+    jobs.push_back({
+        {"name", job.name},
+        {"scenario", job.scenario.path.filename().string()},
+        {"gpus", job.scenario.cluster.gpus},
+        {"nodes", job.nodes},
+        {"start_s", job.start_s},
+        {"alone",
+         {{"iteration_time_s", t_alone},
+          {"tokens_per_s", tokens / t_alone},
+          {"mfu", alone.at("mfu")},
+          {"breakdown", breakdown_of(alone)}}},
+        {"shared",
+         {{"iteration_time_s", t_shared},
+          {"tokens_per_s", tokens / t_shared},
+          {"mfu", alone.at("mfu").get<double>() * t_alone / t_shared},
+          {"iterations", times.size()},
+          {"min_iteration_s", *std::min_element(times.begin(), times.end())},
+          {"max_iteration_s", *std::max_element(times.begin(), times.end())},
+          {"breakdown", breakdown_of(shared)}}},
+        {"slowdown", t_shared / t_alone},
+        {"slowed_collectives", slowed_collectives(alone, shared)},
+        {"fits", shared.at("memory").at("fits")},
+        {"alone_report", alone},
+        {"shared_report", shared},
+    });
+  }
+  json scenarios = json::array();
+  for (const ClusterJob& job : file.jobs) {
+    scenarios.push_back({{"job", job.name},
+                         {"path", job.scenario.path.filename().string()},
+                         {"hash", job.scenario.content_hash}});
+  }
+  json provenance = trainsim::provenance(context.command_line);
+  provenance["inputs"] = {{"cluster", {{"path", file.path.filename().string()}, {"hash", file.content_hash}}},
+                          {"topology", {{"name", file.topology.name}, {"hash", file.topology.content_hash}}},
+                          {"hardware", {{"name", file.hardware.name}, {"hash", file.hardware.content_hash}}},
+                          {"scenarios", scenarios}};
+  provenance["options"] = {
+      {"network", context.network}, {"full", context.full}, {"iterations", context.iterations}};
+  return {
+      {"schema_version", 1},
+      {"provenance", provenance},
+      {"cluster", file.name},
+      {"topology", file.topology.name},
+      {"nodes", file.topology.fabric.nodes},
+      {"gpus_per_node", file.topology.node.gpus},
+      {"placement", std::string(config::to_string(file.placement))},
+      {"idle_nodes", file.idle_nodes()},
+      {"window_s", window},
+      {"jobs", jobs},
+      {"warnings", warnings},
+  };
+}
+
+std::string cluster_infeasibility(const json& report) {
+  std::string out;
+  for (const json& job : report.at("jobs")) {
+    const std::string why = report::infeasibility(job.at("shared_report"));
+    if (why.empty()) continue;
+    if (!out.empty()) out += "; ";
+    out += fmt::format("job {}: {}", job.at("name").get<std::string>(), why);
+  }
+  return out;
+}
+
+std::string render_cluster_table(const json& report) {
+  const json& options = report.at("provenance").at("options");
+  const int iterations = options.at("iterations").get<int>();
+  const int64_t per_node = report.at("gpus_per_node").get<int64_t>();
+  std::string out = fmt::format(
+      "# trainsim cluster {} ({}: {} nodes of {} GPU{}), network {}, {}\n",
+      report.at("cluster").get<std::string>(), report.at("topology").get<std::string>(),
+      report.at("nodes").get<int64_t>(), per_node, per_node == 1 ? "" : "s",
+      options.at("network").get<std::string>(),
+      options.at("full").get<bool>() ? "every rank simulated" : "one rank per symmetry class simulated");
+  out += fmt::format("{:<24} {:>6} {:>8} {:>10} {:>10} {:>9} {:>6} {:>12} {:>7}  {}\n", "job", "gpus",
+                     "start s", "alone s", "shared s", "slowdown", "iters", "tokens/s", "MFU", "nodes");
+  for (const json& job : report.at("jobs")) {
+    const json& shared = job.at("shared");
+    out += fmt::format("{:<24} {:>6} {:>8.3f} {:>10.4f} {:>10.4f} {:>8.3f}x {:>6} {:>12.1f} {:>6.1f}%  {}\n",
+                       job.at("name").get<std::string>(), job.at("gpus").get<int64_t>(),
+                       job.at("start_s").get<double>(), job.at("alone").at("iteration_time_s").get<double>(),
+                       shared.at("iteration_time_s").get<double>(), job.at("slowdown").get<double>(),
+                       shared.at("iterations").get<size_t>(), shared.at("tokens_per_s").get<double>(),
+                       100 * shared.at("mfu").get<double>(),
+                       node_ranges(job.at("nodes").get<std::vector<int64_t>>()));
+  }
+  const std::vector<int64_t> idle = report.at("idle_nodes").get<std::vector<int64_t>>();
+  out += fmt::format("idle nodes: {} of {}{}\n", idle.size(), report.at("nodes").get<int64_t>(),
+                     idle.empty() ? "" : " (" + node_ranges(idle) + ")");
+  const std::string why = cluster_infeasibility(report);
+  out += fmt::format("memory: {}\n", why.empty() ? "every job fits" : why);
+  out += fmt::format(
+      "shared s: the mean of the job's iterations (iters) that ran entirely while every job was running, "
+      "after its first; every job had run {} iteration{} by {:.4f} s; tokens/s and MFU are the shared "
+      "run's\n",
+      iterations, iterations == 1 ? "" : "s", report.at("window_s").get<double>());
+
+  out +=
+      fmt::format("\n# where the time went (critical rank, iteration {}; s, alone -> shared)\n", iterations);
+  out += fmt::format("{:<24}", "job");
+  for (const char* part : {"compute", "exposed comm", "bubble", "offload stall", "idle"}) {
+    out += fmt::format(" {:>19}", part);
+  }
+  out += "\n";
+  for (const json& job : report.at("jobs")) {
+    out += fmt::format("{:<24}", job.at("name").get<std::string>());
+    for (const char* part : kParts) {
+      out += fmt::format(" {:>19}", seconds(job.at("alone").at("breakdown").at(part).get<double>()) + " -> " +
+                                        seconds(job.at("shared").at("breakdown").at(part).get<double>()));
+    }
+    out += "\n";
+  }
+
+  bool any_slowed = false;
+  for (const json& job : report.at("jobs")) any_slowed = any_slowed || !job.at("slowed_collectives").empty();
+  if (any_slowed) {
+    out += fmt::format(
+        "\n# collectives that slowed down most (critical rank, iteration {}; mean per call, alone -> "
+        "shared)\n",
+        iterations);
+    out += fmt::format("{:<24} {:>14} {:>8} {:>7} {:>12} {:>6} {:>12} {:>12} {:>20}\n", "job", "kind",
+                       "group", "(ranks)", "size (B)", "calls", "alone us", "shared us", "busbw GB/s");
+    for (const json& job : report.at("jobs")) {
+      for (const json& c : job.at("slowed_collectives")) {
+        out += fmt::format(
+            "{:<24} {:>14} {:>8} {:>7} {:>12.0f} {:>6} {:>12.1f} {:>12.1f} {:>20}\n",
+            job.at("name").get<std::string>(), c.at("kind").get<std::string>(),
+            c.at("group").get<std::string>(), c.at("group_size").get<int64_t>(),
+            c.at("bytes_per_call").get<double>(), c.at("calls").get<int64_t>(),
+            1e6 * c.at("alone_mean_time_s").get<double>(), 1e6 * c.at("shared_mean_time_s").get<double>(),
+            fmt::format("{:.1f} -> {:.1f}", c.at("alone_busbw_bytes_per_s").get<double>() / 1e9,
+                        c.at("shared_busbw_bytes_per_s").get<double>() / 1e9));
+      }
+    }
+  }
+  const json& warnings = report.at("warnings");
+  if (!warnings.empty()) {
+    out += "\n# warnings\n";
+    for (const json& w : warnings) out += "- " + w.get<std::string>() + "\n";
+  }
+  return out;
+}
+
+}  // namespace trainsim::cluster

@@ -37,8 +37,9 @@ struct Entry {
   std::vector<config::Setting> set;
 };
 
-// One element of `nodes`: a node number or a run "a-b".
-bool decode_nodes_element(const Node& element, std::vector<int64_t>& out) {
+// One element of `nodes`: a node number or a run "a-b" of the nodes of `topology`; only its spelling
+// is checked (and nothing added to `out`) when the topology did not load.
+bool decode_nodes_element(const Node& element, const config::Topology* topology, std::vector<int64_t>& out) {
   const std::string text = element.is_scalar() ? element.scalar() : "";
   const auto number = [](std::string_view s, int64_t& v) {
     const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -63,8 +64,10 @@ bool decode_nodes_element(const Node& element, std::vector<int64_t>& out) {
     element.error(fmt::format("the run {} goes backwards; write the lower node first", text));
     return false;
   }
-  if (last >= config::kMaxGpus) {
-    element.error(fmt::format("node {} is beyond any cluster trainsim simulates", last));
+  if (topology == nullptr) return true;  // the cluster file is refused for its topology anyway
+  if (last >= topology->fabric.nodes) {
+    element.error(fmt::format("node {} is not in the cluster: {} has nodes 0 to {}", last, topology->name,
+                              topology->fabric.nodes - 1));
     return false;
   }
   for (int64_t n = first; n <= last; ++n) out.push_back(n);
@@ -94,7 +97,7 @@ void decode_set(const Node& set, Entry& entry) {
   }
 }
 
-Entry decode_entry(const Node& node) {
+Entry decode_entry(const Node& node, const config::Topology* topology) {
   Entry e(node);
   MapReader r(node);
   e.scenario_key = r.child("scenario");
@@ -115,7 +118,7 @@ Entry decode_entry(const Node& node) {
       std::set<int64_t> seen;
       for (const Node& element : e.nodes_key.elements()) {
         std::vector<int64_t> some;
-        if (!decode_nodes_element(element, some)) continue;
+        if (!decode_nodes_element(element, topology, some)) continue;
         for (const int64_t n : some) {
           if (!seen.insert(n).second) {
             element.error(fmt::format("node {} is listed twice", n));
@@ -230,20 +233,13 @@ bool load_part(const Node& key, const char* what, Load load, config::Diagnostics
   }
 }
 
-// Checks that every listed node is in the cluster and held by one job; `labels` name the entries.
-void check_nodes(const std::vector<Entry>& entries, const std::vector<std::string>& labels,
-                 const config::Topology& topology) {
-  const int64_t cluster_nodes = topology.fabric.nodes;
+// Checks that no node is listed by two jobs; `labels` name the entries.
+void check_nodes_held_once(const std::vector<Entry>& entries, const std::vector<std::string>& labels) {
   std::map<int64_t, size_t> holder;
   for (size_t j = 0; j < entries.size(); ++j) {
     for (size_t k = 0; k < entries[j].nodes.size(); ++k) {
       const int64_t n = entries[j].nodes[k];
       const Node& where = entries[j].node_where[k];
-      if (n >= cluster_nodes) {
-        where.error(fmt::format("node {} is not in the cluster: {} has nodes 0 to {}", n, topology.name,
-                                cluster_nodes - 1));
-        break;
-      }
       if (const auto [it, inserted] = holder.emplace(n, j); !inserted) {
         where.error(
             fmt::format("node {} is also held by job {}; a node runs one job", n, labels[it->second]));
@@ -351,7 +347,7 @@ ClusterFile load_cluster(const std::filesystem::path& path, const std::vector<co
   } else {
     for (const Node& element : jobs.elements()) {
       const size_t before = diagnostics.count();
-      entries.push_back(decode_entry(element));
+      entries.push_back(decode_entry(element, have_topology ? &out.topology : nullptr));
       decoded.push_back(diagnostics.count() == before);
     }
   }
@@ -375,7 +371,7 @@ ClusterFile load_cluster(const std::filesystem::path& path, const std::vector<co
     }
     if (loaded) out.jobs.push_back(std::move(job));
   }
-  check_nodes(entries, labels, out.topology);
+  check_nodes_held_once(entries, labels);
   if (diagnostics.empty()) place_jobs(jobs, out);
   diagnostics.throw_if_any();
   return out;

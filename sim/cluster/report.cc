@@ -21,7 +21,9 @@ constexpr std::array<const char*, 5> kParts = {"compute_s", "exposed_comm_s", "b
 // Collectives listed per job, those whose time grew most.
 constexpr size_t kSlowedShown = 3;
 
-// The durations of the iterations of a shared run that ran while every job was running.
+// The durations of a job's iterations that ran entirely while every job was running: begun at or
+// after the last job's start, ended by the end of the window; its first left out when more than one
+// was asked for.
 std::vector<double> contended(const std::vector<double>& ends, double start_s, double latest_start_s,
                               double window_s, int iterations) {
   std::vector<double> out;
@@ -38,8 +40,8 @@ json breakdown_of(const json& report) {
   return out;
 }
 
-// Per collective (kind, group, size) of the two communication logs: the total time over the
-// iteration in both runs, those whose time grew, most first.
+// The collectives (kind, group, size) of both communication logs whose total time over the
+// iteration grew, the largest growth first, at most kSlowedShown.
 json slowed_collectives(const json& alone, const json& shared) {
   using Key = std::tuple<std::string, std::string, double>;
   const auto key_of = [](const json& e) {

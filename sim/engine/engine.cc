@@ -258,6 +258,7 @@ bool Simulation::others_need(const JobState& job) const {
 }
 
 void Simulation::end_iteration(RankState& rs, int iteration, double now) {
+  if (window_closed_) return;  // what ends after the window is not an iteration run
   JobState& job = *rs.job;
   const auto i = static_cast<size_t>(iteration);
   if (job.iteration_end_s.size() <= i) {
@@ -267,7 +268,7 @@ void Simulation::end_iteration(RankState& rs, int iteration, double now) {
   job.iteration_end_s[i] = std::max(job.iteration_end_s[i], now);
   if (++job.ranks_done[i] == job.ranks_with_ops) {
     job.completed = iteration + 1;
-    if (jobs_.size() > 1 && !window_closed_ && job.completed >= options_.iterations && !others_need(job)) {
+    if (jobs_.size() > 1 && job.completed >= options_.iterations && !others_need(job)) {
       window_closed_ = true;
       stop_all();
     }

@@ -96,7 +96,7 @@ TEST(ClusterRun, JobsThatShareNoBottleneckDoNotSlowEachOther) {
                        "name: b, nodes: " +
                        others + "}\n");
     for (const json& job : r.at("jobs")) {
-      EXPECT_DOUBLE_EQ(job.at("slowdown").get<double>(), 1.0) << "oversubscription " << oversubscription;
+      EXPECT_NEAR(job.at("slowdown").get<double>(), 1.0, 1e-9) << "oversubscription " << oversubscription;
     }
   }
 }
@@ -138,8 +138,9 @@ TEST(ClusterRun, ALateStartShiftsTheJob) {
   EXPECT_NEAR(r.at("window_s").get<double>(), 1.0 + 2 * t, 1e-9);
   EXPECT_NEAR(late.at("slowdown").get<double>(), 1.0, 1e-9);
   EXPECT_NEAR(early.at("slowdown").get<double>(), 1.0, 1e-9);
-  // The early job's iterations before the late one started do not count.
-  EXPECT_LE(early.at("shared").at("iterations").get<double>(), 2 * t / t + 1);
+  // Of the early job's iterations, only those inside the late one's two count: one or two.
+  EXPECT_GE(early.at("shared").at("iterations").get<int>(), 1);
+  EXPECT_LE(early.at("shared").at("iterations").get<int>(), 2);
   EXPECT_FALSE(r.at("warnings").empty());  // the ideal network cannot make jobs interfere
 }
 

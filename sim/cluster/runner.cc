@@ -16,10 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string network_name(engine::NetworkModel network) {
-  return network == engine::NetworkModel::kIdeal ? "ideal" : "simgrid";
-}
-
 // Simulates the jobs `which` of `file` together (one job: alone, from time 0), writing the trace when
 // `trace` is set. Returns {jobs: [{report, iteration_end_s}] in the order of `which`, trace_events},
 // or {error: {kind, message}}.
@@ -43,7 +39,7 @@ json simulate(const ClusterFile& file, const std::vector<size_t>& which, const C
   } catch (const engine::DeadlockError& e) {
     return failure("deadlock", e.what());
   }
-  const report::ReportContext context{options.command_line, network_name(options.run.network),
+  const report::ReportContext context{options.command_line, engine::to_string(options.run.network),
                                       options.run.engine.full, options.run.engine.iterations};
   json out = {{"jobs", json::array()}, {"trace_events", 0}};
   std::vector<report::TracePart> parts;

@@ -75,6 +75,12 @@ std::unique_ptr<Transport> make_transport(const config::Scenario& scenario, Netw
 
 }  // namespace
 
+std::string to_string(NetworkModel network) { return network == NetworkModel::kIdeal ? "ideal" : "simgrid"; }
+
+NetworkModel network_model(const std::string& name) {
+  return name == "ideal" ? NetworkModel::kIdeal : NetworkModel::kSimgrid;
+}
+
 std::vector<std::unique_ptr<ScenarioRun>> run_jobs(const std::vector<PlacedJob>& jobs,
                                                    const RunOptions& options) {
   const auto started = std::chrono::steady_clock::now();

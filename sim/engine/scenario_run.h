@@ -20,6 +20,11 @@ enum class NetworkModel {
   kIdeal,    // contention-free alpha-beta per tier (intra-node links, NICs): fast screening
 };
 
+// The command line's spelling of a network model ("simgrid", "ideal"), and back (anything but
+// "ideal" is SimGrid; the command line checks the choice).
+std::string to_string(NetworkModel network);
+NetworkModel network_model(const std::string& name);
+
 struct RunOptions {
   EngineOptions engine;
   NetworkModel network = NetworkModel::kSimgrid;

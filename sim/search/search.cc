@@ -12,6 +12,7 @@
 
 #include "sim/common/isolated.h"
 #include "sim/config/diagnostics.h"
+#include "sim/config/loader.h"
 #include "sim/engine/scenario_run.h"
 #include "sim/estimate/iteration_time.h"
 #include "sim/report/run_report.h"
@@ -37,18 +38,6 @@ constexpr double kProgressInterval_s = 10;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::string display_path(const std::filesystem::path& path) {
-  std::error_code ec;
-  const std::filesystem::path cwd = std::filesystem::current_path(ec);
-  if (ec) return path.string();
-  const std::string relative = path.lexically_proximate(cwd).string();
-  return relative.size() < path.string().size() ? relative : path.string();
-}
-
-std::string network_name(engine::NetworkModel network) {
-  return network == engine::NetworkModel::kIdeal ? "ideal" : "simgrid";
 }
 
 // A plan that survived screening.
@@ -180,7 +169,7 @@ json simulate(const CandidateBuilder& builder, const PlanChoice& plan, int64_t g
   try {
     const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(*check.scenario, options);
     return {{"run", report::make_run_report(*check.scenario, *run,
-                                            {o.command_line, network_name(o.network), false, 1})}};
+                                            {o.command_line, engine::to_string(o.network), false, 1})}};
   } catch (const workload::PlanError& e) {
     const std::string message = e.what();  // "setting: message"
     return {{"invalid", rule_of(message)}, {"message", message}};
@@ -336,7 +325,7 @@ void check_options(const config::Scenario& base, const SearchOptions& o) {
   const config::HardwareProfile& hardware = base.cluster.hardware;
   if (o.objective == Objective::kTokensPerDollar && !hardware.cost.price_per_gpu_hour_usd) {
     config::throw_config_error(
-        {display_path(hardware.path)}, "cost.price_per_gpu_hour",
+        {config::display_name(hardware.path)}, "cost.price_per_gpu_hour",
         fmt::format("the hardware profile {} has no price, which --objective tokens_per_dollar needs; give "
                     "the scenario your rate (`--set cluster.cost.price_per_gpu_hour=2.50USD`), add `cost: "
                     "{{price_per_gpu_hour: 2.50USD}}` with its source to the profile, or search with "
@@ -378,7 +367,7 @@ SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
   result.top = o.top;
   result.margin = o.margin;
   result.refine_margin = o.network == engine::NetworkModel::kSimgrid ? o.refine_margin : 0;
-  result.network = network_name(o.network);
+  result.network = engine::to_string(o.network);
   result.price_per_gpu_hour_usd = base.cluster.hardware.cost.price_per_gpu_hour_usd;
 
   const CandidateBuilder builder(base);

@@ -84,10 +84,6 @@ json analytic_report(const config::Scenario& s, const estimate::IterationTimeEst
 
 std::string mode_name(Mode mode) { return mode == Mode::kAnalytic ? "analytic" : "simulated"; }
 
-std::string network_name(engine::NetworkModel network) {
-  return network == engine::NetworkModel::kIdeal ? "ideal" : "simgrid";
-}
-
 std::string run_command(const SweepFile& sweep, const Point& point, const EvaluateOptions& options) {
   std::string out = "trainsim run " + sweep.base_text;
   for (const Setting& s : point.settings(sweep)) out += fmt::format(" --set {}={}", s.key, s.value);
@@ -119,7 +115,8 @@ json evaluate_point(const SweepFile& sweep, const Point& point, const EvaluateOp
       engine::RunOptions run_options;
       run_options.network = options.network;
       const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(scenario, run_options);
-      result = report::make_run_report(scenario, *run, {command, network_name(options.network), false, 1});
+      result =
+          report::make_run_report(scenario, *run, {command, engine::to_string(options.network), false, 1});
       why = report::infeasibility(result);
     }
     return with_status(std::move(result), point, options, why.empty() ? "ok" : "infeasible", why);

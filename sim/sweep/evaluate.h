@@ -32,9 +32,8 @@ struct EvaluateOptions {
   engine::NetworkModel network = engine::NetworkModel::kSimgrid;
 };
 
-// "simulated" / "analytic"; "simgrid" / "ideal".
+// "simulated" / "analytic".
 std::string mode_name(Mode mode);
-std::string network_name(engine::NetworkModel network);
 
 // Evaluates `point`. In simulation mode it runs the process's one SimGrid simulation.
 nlohmann::json evaluate_point(const SweepFile& sweep, const Point& point, const EvaluateOptions& options);

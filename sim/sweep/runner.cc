@@ -22,7 +22,7 @@ SweepManifest manifest_of(const SweepFile& sweep, const ExpandedSweep& expanded,
   m.axis_names = expanded.axis_names;
   m.points = expanded.points.size();
   m.mode = mode_name(o.evaluate.mode);
-  m.network = o.evaluate.mode == Mode::kAnalytic ? "analytic" : network_name(o.evaluate.network);
+  m.network = o.evaluate.mode == Mode::kAnalytic ? "analytic" : engine::to_string(o.evaluate.network);
   m.shard_index = o.shard_index;
   m.shard_count = o.shard_count;
   return m;

@@ -43,8 +43,7 @@ int run(const ClusterArgs& args, const Context& context) {
   options.run.engine.full = !args.collapsed;
   options.run.engine.iterations = args.iterations;
   options.run.engine.time_limit_s = args.time_limit_s;
-  options.run.network =
-      args.network == "ideal" ? engine::NetworkModel::kIdeal : engine::NetworkModel::kSimgrid;
+  options.run.network = engine::network_model(args.network);
   options.parallel = args.parallel;
   options.command_line = context.command_line;
   // The trace's temporary file exists from the start, so an unwritable destination fails before the

@@ -86,7 +86,7 @@ int run(const RunArgs& args, const Context& context) {
   options.engine.iterations = args.iterations;
   options.engine.max_events = args.max_events;
   options.engine.time_limit_s = args.time_limit_s;
-  options.network = args.network == "ideal" ? engine::NetworkModel::kIdeal : engine::NetworkModel::kSimgrid;
+  options.network = engine::network_model(args.network);
   spdlog::info("simulating {} on {} GPUs ({} ranks)", s.name, s.cluster.gpus,
                args.full ? "every" : "one per symmetry class of");
   std::unique_ptr<engine::ScenarioRun> result;

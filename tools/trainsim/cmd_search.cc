@@ -34,7 +34,7 @@ int run(const SearchArgs& args, const Context& context) {
       args.objective == "tokens_per_dollar" ? search::Objective::kTokensPerDollar : search::Objective::kTime;
   options.top = args.top;
   options.jobs = args.jobs;
-  options.network = args.network == "ideal" ? engine::NetworkModel::kIdeal : engine::NetworkModel::kSimgrid;
+  options.network = engine::network_model(args.network);
   options.margin = args.margin ? *args.margin : search::default_margin(options.network);
   options.refine_margin = args.refine_margin;
   options.command_line = context.command_line;

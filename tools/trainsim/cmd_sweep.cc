@@ -100,8 +100,7 @@ int run(const SweepArgs& args, const Context& context) {
   options.out = args.out;
   options.jobs = args.jobs;
   options.evaluate.mode = args.analytic ? sweep::Mode::kAnalytic : sweep::Mode::kSimulate;
-  options.evaluate.network =
-      args.network == "ideal" ? engine::NetworkModel::kIdeal : engine::NetworkModel::kSimgrid;
+  options.evaluate.network = engine::network_model(args.network);
   options.resume = args.resume;
   if (!args.shard.empty()) std::tie(options.shard_index, options.shard_count) = parse_shard(args.shard);
   options.time_limit_per_point_s = args.time_limit_per_point_s;

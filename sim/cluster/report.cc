@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "sim/common/version.h"
+#include "sim/report/link_report.h"
 
 namespace trainsim::cluster {
 namespace {
@@ -79,8 +80,9 @@ std::string seconds(double s) { return fmt::format("{:.4f}", s); }
 
 }  // namespace
 
-json make_cluster_report(const ClusterFile& file, const std::vector<JobRuns>& runs,
+json make_cluster_report(const ClusterFile& file, const ClusterRuns& cluster_runs,
                          const report::ReportContext& context) {
+  const std::vector<JobRuns>& runs = cluster_runs.jobs;
   double window = 0;
   double latest_start = 0;
   for (size_t j = 0; j < runs.size(); ++j) {
@@ -162,7 +164,7 @@ json make_cluster_report(const ClusterFile& file, const std::vector<JobRuns>& ru
                           {"scenarios", scenarios}};
   provenance["options"] = {
       {"network", context.network}, {"full", context.full}, {"iterations", context.iterations}};
-  return {
+  json out = {
       {"schema_version", 1},
       {"provenance", provenance},
       {"cluster", file.name},
@@ -175,6 +177,8 @@ json make_cluster_report(const ClusterFile& file, const std::vector<JobRuns>& ru
       {"jobs", jobs},
       {"warnings", warnings},
   };
+  if (!cluster_runs.links.is_null()) out["links"] = cluster_runs.links;
+  return out;
 }
 
 std::string cluster_infeasibility(const json& report) {
@@ -258,6 +262,12 @@ std::string render_cluster_table(const json& report) {
                         c.at("shared_busbw_bytes_per_s").get<double>() / 1e9));
       }
     }
+  }
+  if (report.contains("links")) {
+    std::vector<std::string> names;
+    for (const json& job : report.at("jobs")) names.push_back(job.at("name").get<std::string>());
+    out += '\n';
+    out += report::render_links(report.at("links"), names);
   }
   const json& warnings = report.at("warnings");
   if (!warnings.empty()) {

@@ -23,8 +23,9 @@
 
 namespace trainsim::cluster {
 
-// Builds the report of `runs` (run_cluster's, in the file's job order). Never throws for finished runs.
-nlohmann::json make_cluster_report(const ClusterFile& file, const std::vector<JobRuns>& runs,
+// Builds the report of `runs` (run_cluster's), with their link load as `links` when they have one.
+// Never throws for finished runs.
+nlohmann::json make_cluster_report(const ClusterFile& file, const ClusterRuns& runs,
                                    const report::ReportContext& context);
 
 std::string render_cluster_table(const nlohmann::json& report);

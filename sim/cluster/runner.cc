@@ -7,6 +7,7 @@
 
 #include "sim/common/isolated.h"
 #include "sim/engine/engine.h"
+#include "sim/report/link_report.h"
 #include "sim/report/run_report.h"
 #include "sim/report/trace.h"
 #include "sim/workload/errors.h"
@@ -17,8 +18,8 @@ namespace {
 using nlohmann::json;
 
 // Simulates the jobs `which` of `file` together (one job: alone, from time 0), writing the trace when
-// `trace` is set. Returns {jobs: [{report, iteration_end_s}] in the order of `which`, trace_events},
-// or {error: {kind, message}}.
+// `trace` is set and recording link load when options.run.busiest_links asks. Returns {jobs: [{report,
+// iteration_end_s}] in the order of `which`, trace_events, links}, or {error: {kind, message}}.
 json simulate(const ClusterFile& file, const std::vector<size_t>& which, const ClusterRunOptions& options,
               bool trace) {
   std::vector<engine::PlacedJob> placed;
@@ -41,12 +42,15 @@ json simulate(const ClusterFile& file, const std::vector<size_t>& which, const C
   }
   const report::ReportContext context{options.command_line, engine::to_string(options.run.network),
                                       options.run.engine.full, options.run.engine.iterations};
-  json out = {{"jobs", json::array()}, {"trace_events", 0}};
+  json out = {{"jobs", json::array()}, {"trace_events", 0}, {"links", nullptr}};
+  if (runs.front()->links) out["links"] = report::link_load_report(*runs.front()->links);
   std::vector<report::TracePart> parts;
   for (size_t i = 0; i < which.size(); ++i) {
     const ClusterJob& job = file.jobs[which[i]];
-    out["jobs"].push_back({{"report", report::make_run_report(job.scenario, *runs[i], context)},
-                           {"iteration_end_s", runs[i]->result.iteration_end_s}});
+    json job_report = report::make_run_report(job.scenario, *runs[i], context);
+    job_report.erase("links");  // the cluster's, once
+    out["jobs"].push_back(
+        {{"report", std::move(job_report)}, {"iteration_end_s", runs[i]->result.iteration_end_s}});
     parts.push_back({&job.scenario, runs[i].get(), job.nodes, job.name});
   }
   if (trace) {
@@ -92,7 +96,9 @@ ClusterRuns run_cluster(const ClusterFile& file, const ClusterRunOptions& option
   run_isolated(
       tasks, {options.parallel, 0},
       [&](size_t task) {
-        return simulate(file, members(task), options, task == 0 && !options.trace_path.empty());
+        ClusterRunOptions task_options = options;
+        if (task > 0) task_options.run.busiest_links = 0;
+        return simulate(file, members(task), task_options, task == 0 && !options.trace_path.empty());
       },
       [&](size_t task, IsolatedResult r) { results[task] = std::move(r); });
   // The alone runs first: a job that cannot run alone is named by its own failure.
@@ -107,7 +113,8 @@ ClusterRuns run_cluster(const ClusterFile& file, const ClusterRunOptions& option
                             fmt::format("{}: {}", describe(task), e.at("message").get<std::string>()));
     }
   }
-  ClusterRuns out{std::vector<JobRuns>(jobs), results[0]->value.at("trace_events").get<size_t>()};
+  ClusterRuns out{std::vector<JobRuns>(jobs), results[0]->value.at("trace_events").get<size_t>(),
+                  results[0]->value.at("links")};
   for (size_t j = 0; j < jobs; ++j) {
     JobRuns& runs = out.jobs[j];
     runs.shared = job_run(results[0]->value.at("jobs").at(j));

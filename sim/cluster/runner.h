@@ -24,6 +24,7 @@ struct ClusterRunOptions {
   // Where the run of every job together writes its Chrome trace (report/trace.h), truncating what is
   // there; empty: no trace.
   std::filesystem::path trace_path;
+  // run.busiest_links applies to the run of every job together only (ClusterRuns::links).
 };
 
 // One simulation of a job: its run report (report/run_report.h) and when each of its iterations ended.
@@ -40,6 +41,9 @@ struct JobRuns {
 struct ClusterRuns {
   std::vector<JobRuns> jobs;  // in the file's order
   size_t trace_events = 0;    // written to ClusterRunOptions::trace_path
+  // The link load of the run of every job together (report/link_report.h; groups: the jobs in the
+  // file's order) when run.busiest_links asked for it; null otherwise.
+  nlohmann::json links;
 };
 
 // A simulation that produced no result: which one, and why.

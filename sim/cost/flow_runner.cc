@@ -88,11 +88,29 @@ std::vector<sg4::CommPtr> FlowRunner::start_member_flows(const ScheduleIndex& in
   return comms;
 }
 
+void FlowRunner::finish_member_flows(const ScheduleIndex& index, size_t phase, int gpu,
+                                     const std::vector<sg4::CommPtr>& comms) const {
+  sg4::Comm::wait_all(comms);
+  if (load_ == nullptr) return;
+  const std::vector<Flow>& flows = index.schedule().phases[phase].flows;
+  const std::span<const int> outgoing = index.outgoing(phase, gpu);
+  const size_t first = comms.size() - outgoing.size();  // the puts follow the gets
+  for (size_t k = 0; k < outgoing.size(); ++k) {
+    record(flows[static_cast<size_t>(outgoing[k])], *comms[first + k]);
+  }
+}
+
+void FlowRunner::record(const Flow& flow, const sg4::Comm& comm) const {
+  if (load_ != nullptr) {
+    load_->add_flow(flow.src_gpu, flow.dst_gpu, flow.bytes, comm.get_start_time(), comm.get_finish_time());
+  }
+}
+
 void FlowRunner::run_member(const ScheduleIndex& index, int gpu, int tag) const {
   for (size_t p = 0; p < index.schedule().phases.size(); ++p) {
     const double latency = index.schedule().phases[p].latency_s;
     if (latency > 0) sg4::this_actor::sleep_for(latency);
-    sg4::Comm::wait_all(start_member_flows(index, p, gpu, tag));
+    finish_member_flows(index, p, gpu, start_member_flows(index, p, gpu, tag));
   }
 }
 
@@ -102,7 +120,9 @@ void FlowRunner::run(const CollectiveSchedule& schedule, int tag) const {
     const Phase& phase = schedule.phases[p];
     if (phase.latency_s > 0) sg4::this_actor::sleep_for(phase.latency_s);
     if (phase.flows.size() <= direct_flow_limit_) {
-      sg4::Comm::wait_all(start_transfers(phase.flows));
+      const std::vector<sg4::CommPtr> comms = start_transfers(phase.flows);
+      sg4::Comm::wait_all(comms);
+      for (size_t i = 0; i < comms.size(); ++i) record(phase.flows[i], *comms[i]);
       continue;
     }
     if (!index) index.emplace(schedule);
@@ -110,7 +130,7 @@ void FlowRunner::run(const CollectiveSchedule& schedule, int tag) const {
     for (const int gpu : schedule.members) {
       if (index->outgoing(p, gpu).empty() && index->incoming(p, gpu).empty()) continue;
       helpers.push_back(sg4::Actor::create("flows", platform_.gpu_host(gpu), [this, &index, p, gpu, tag] {
-        sg4::Comm::wait_all(start_member_flows(*index, p, gpu, tag));
+        finish_member_flows(*index, p, gpu, start_member_flows(*index, p, gpu, tag));
       }));
     }
     for (const sg4::ActorPtr& helper : helpers) helper->join();
@@ -132,6 +152,15 @@ sg4::CommPtr FlowRunner::start_host_copy(int gpu, CopyDirection direction, doubl
   sg4::Host* host = platform_.host_endpoint(platform_.graph().node_of_gpu(gpu));
   return direction == CopyDirection::kHostToDevice ? sg4::Comm::sendto_async(host, device, wire_bytes(bytes))
                                                    : sg4::Comm::sendto_async(device, host, wire_bytes(bytes));
+}
+
+void FlowRunner::host_copy(int gpu, CopyDirection direction, double bytes) const {
+  const sg4::CommPtr comm = start_host_copy(gpu, direction, bytes);
+  comm->wait();
+  if (load_ != nullptr) {
+    load_->add_host_copy(gpu, direction == CopyDirection::kDeviceToHost, bytes, comm->get_start_time(),
+                         comm->get_finish_time());
+  }
 }
 
 std::vector<double> run_sequentially(sg4::Engine& engine, const platform::Platform& platform,

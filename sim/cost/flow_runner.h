@@ -21,6 +21,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include "sim/cost/collective.h"
+#include "sim/cost/link_load.h"
 #include "sim/platform/simgrid_platform.h"
 
 namespace trainsim::cost {
@@ -61,6 +62,10 @@ class FlowRunner {
   explicit FlowRunner(const platform::Platform& platform, size_t direct_flow_limit = kDirectFlowLimit)
       : platform_(platform), direct_flow_limit_(direct_flow_limit) {}
 
+  // From now on, the flows and copies that run(), run_member() and host_copy() complete are added to
+  // `load` (nullptr: no longer), which must outlive the runner's use of it.
+  void record_into(LinkLoad* load) { load_ = load; }
+
   // Blocking, from any actor: plays the whole schedule (every member's flows), phase after phase,
   // each after its latency, and returns when the last flow has completed. Phases with more than
   // `direct_flow_limit` flows run on member side, with one helper actor per member GPU. This is
@@ -81,10 +86,18 @@ class FlowRunner {
   std::vector<simgrid::s4u::CommPtr> start_transfers(const std::vector<Flow>& flows) const;
   // Starts a copy of `bytes` between `gpu` and its node's host memory (no latency). Any context.
   simgrid::s4u::CommPtr start_host_copy(int gpu, CopyDirection direction, double bytes) const;
+  // Blocking, from any actor: the same copy, waited for.
+  void host_copy(int gpu, CopyDirection direction, double bytes) const;
 
  private:
+  // Waits for the flows start_member_flows returned and records the member's outgoing ones.
+  void finish_member_flows(const ScheduleIndex& index, size_t phase, int gpu,
+                           const std::vector<simgrid::s4u::CommPtr>& comms) const;
+  void record(const Flow& flow, const simgrid::s4u::Comm& comm) const;
+
   const platform::Platform& platform_;
   size_t direct_flow_limit_;
+  LinkLoad* load_ = nullptr;
 };
 
 // Runs `schedules` one after the other in a fresh engine, each starting when the previous one has

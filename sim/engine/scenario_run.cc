@@ -1,6 +1,8 @@
 #include "sim/engine/scenario_run.h"
 
+#include <algorithm>
 #include <chrono>
+#include <stdexcept>
 
 #include "sim/cost/compute_model.h"
 #include "sim/engine/ideal_transport.h"
@@ -23,7 +25,8 @@ struct Prepared {
 
 Prepared prepare(const config::Scenario& scenario, const RunOptions& options) {
   Prepared p;
-  p.run = std::make_unique<ScenarioRun>(ScenarioRun{workload::make_plan(scenario), {}, {}, {}, {}, {}, 0});
+  p.run =
+      std::make_unique<ScenarioRun>(ScenarioRun{workload::make_plan(scenario), {}, {}, {}, {}, {}, {}, 0});
   ScenarioRun& run = *p.run;
   const workload::ParallelPlan& plan = run.plan;
   if (options.engine.full) {
@@ -67,10 +70,31 @@ Prepared prepare(const config::Scenario& scenario, const RunOptions& options) {
   return p;
 }
 
-std::unique_ptr<Transport> make_transport(const config::Scenario& scenario, NetworkModel network) {
-  if (network == NetworkModel::kIdeal) return std::make_unique<IdealTransport>(ideal_tiers(scenario));
-  return std::make_unique<SimGridTransport>(scenario.cluster.topology, scenario.cluster.hardware,
-                                            scenario.stragglers.nic_bandwidth_by_node());
+// Each cluster GPU's job (its index in `jobs`), for charging link load to jobs; 0 for GPUs no job
+// runs on (they send nothing).
+std::vector<int> job_of_gpu(const std::vector<PlacedJob>& jobs, const std::vector<Prepared>& prepared) {
+  std::vector<int> out;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const int64_t world = prepared[j].run->plan.world_size();
+    for (int64_t r = 0; r < world; ++r) {
+      const auto gpu =
+          static_cast<size_t>(jobs[j].gpu_of_rank.empty() ? r : jobs[j].gpu_of_rank[static_cast<size_t>(r)]);
+      if (out.size() <= gpu) out.resize(gpu + 1, 0);
+      out[gpu] = static_cast<int>(j);
+    }
+  }
+  return out;
+}
+
+// Why options.busiest_links cannot be honoured for these jobs ("" when it can).
+std::string unrecordable_link_load(const std::vector<Prepared>& prepared, const RunOptions& options) {
+  if (options.network == NetworkModel::kIdeal) return "the ideal network model has no links";
+  for (const Prepared& p : prepared) {
+    if (static_cast<int64_t>(p.run->ranks.size()) < p.run->plan.world_size()) {
+      return "a collapsed run leaves out the traffic of the ranks it does not simulate; simulate every rank";
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -94,13 +118,38 @@ std::vector<std::unique_ptr<ScenarioRun>> run_jobs(const std::vector<PlacedJob>&
     inputs.push_back(Job{&p.run->plan, p.run->ranks, graphs[j], p.compute.get(), p.simulated_speed,
                          jobs[j].gpu_of_rank, jobs[j].start_s});
   }
-  const std::unique_ptr<Transport> transport = make_transport(*jobs.front().scenario, options.network);
+  const config::Scenario& first = *jobs.front().scenario;
+  std::unique_ptr<IdealTransport> ideal;
+  std::unique_ptr<SimGridTransport> network;
+  if (options.network == NetworkModel::kIdeal) {
+    ideal = std::make_unique<IdealTransport>(ideal_tiers(first));
+  } else {
+    network = std::make_unique<SimGridTransport>(first.cluster.topology, first.cluster.hardware,
+                                                 first.stragglers.nic_bandwidth_by_node());
+  }
+  if (options.busiest_links > 0) {
+    if (const std::string why = unrecordable_link_load(prepared, options); !why.empty()) {
+      throw std::invalid_argument("cannot record link load: " + why);
+    }
+    network->record_link_load(job_of_gpu(jobs, prepared));
+  }
   const JobsOptions limits{options.engine.iterations, options.engine.max_events, options.engine.time_limit_s};
-  std::vector<EngineResult> results = simulate_jobs(inputs, *transport, limits);
+  std::vector<EngineResult> results =
+      simulate_jobs(inputs, network ? static_cast<Transport&>(*network) : *ideal, limits);
+  std::shared_ptr<const cost::LinkLoadSummary> links;
+  if (options.busiest_links > 0) {
+    double end_s = 0;
+    for (const EngineResult& r : results) {
+      end_s = std::max({end_s, r.total_time_s, r.iteration_end_s.empty() ? 0.0 : r.iteration_end_s.back()});
+    }
+    links = std::make_shared<const cost::LinkLoadSummary>(
+        network->link_load()->summarize(end_s, options.busiest_links));
+  }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::vector<std::unique_ptr<ScenarioRun>> runs;
   for (size_t j = 0; j < jobs.size(); ++j) {
     prepared[j].run->result = std::move(results[j]);
+    prepared[j].run->links = links;
     prepared[j].run->wall_s = wall_s;
     runs.push_back(std::move(prepared[j].run));
   }

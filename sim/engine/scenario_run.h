@@ -9,6 +9,7 @@
 
 #include "sim/common/warnings.h"
 #include "sim/config/scenario.h"
+#include "sim/cost/link_load.h"
 #include "sim/engine/engine.h"
 #include "sim/workload/graph.h"
 #include "sim/workload/plan.h"
@@ -28,6 +29,10 @@ NetworkModel network_model(const std::string& name);
 struct RunOptions {
   EngineOptions engine;
   NetworkModel network = NetworkModel::kSimgrid;
+  // > 0: record the load of every link and keep this many of the busiest directions
+  // (ScenarioRun::links). Needs the SimGrid network and every rank simulated (a collapsed run leaves
+  // out the traffic of the ranks it does not simulate).
+  size_t busiest_links = 0;
 };
 
 struct ScenarioRun {
@@ -36,6 +41,9 @@ struct ScenarioRun {
   std::vector<workload::Graph> graphs;  // of `ranks`
   std::vector<double> gpu_speed;        // per rank of the world (workload/gpu_speed.h); empty: all at 1
   EngineResult result;
+  // The load of the network's links over the whole simulation, when RunOptions::busiest_links asked
+  // for it; one summary shared by every job of a run of several (groups: the jobs, in order).
+  std::shared_ptr<const cost::LinkLoadSummary> links;
   WarningLog warnings;
   double wall_s = 0;  // host time spent building and simulating
 };
@@ -54,7 +62,8 @@ struct PlacedJob {
 // Simulates `jobs` together, their traffic sharing the network of the cluster their scenarios name
 // (the same topology and hardware profile; the first job's slow NICs apply), as simulate_jobs runs
 // them: each runs options.engine.iterations iterations with all the others running, and keeps going
-// while another has not. One run per job, in order. One call per process; throws like run_scenario.
+// while another has not. One run per job, in order. One call per process; throws like run_scenario,
+// and std::invalid_argument when options.busiest_links is set for a run that cannot record it.
 std::vector<std::unique_ptr<ScenarioRun>> run_jobs(const std::vector<PlacedJob>& jobs,
                                                    const RunOptions& options);
 

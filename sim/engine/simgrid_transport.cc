@@ -38,8 +38,16 @@ void SimGridTransport::build_platform() {
   platform_ = std::make_unique<platform::Platform>(*sg4::Engine::get_instance(), *graph_);
   slow_down_nics();
   runner_ = std::make_unique<cost::FlowRunner>(*platform_);
+  if (link_load_groups_) {
+    link_load_ = std::make_unique<cost::LinkLoad>(*platform_, std::move(*link_load_groups_));
+    runner_->record_into(link_load_.get());
+  }
   model_.topology = cost::view_of(*graph_);
   model_.tuning = cost::tuning_from_fits(hardware_, model_.topology).tuning;
+}
+
+void SimGridTransport::record_link_load(std::vector<int> group_of_gpu) {
+  link_load_groups_ = std::move(group_of_gpu);
 }
 
 void SimGridTransport::slow_down_nics() {
@@ -81,7 +89,7 @@ void SimGridTransport::copy(int64_t rank, workload::CopyDirection direction, dou
   const config::CopyDirection d = direction == workload::CopyDirection::kHostToDevice
                                       ? config::CopyDirection::kHostToDevice
                                       : config::CopyDirection::kDeviceToHost;
-  runner_->start_host_copy(static_cast<int>(rank), d, bytes)->wait();
+  runner_->host_copy(static_cast<int>(rank), d, bytes);
   flows_ += 1;
 }
 

@@ -8,11 +8,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "sim/config/hardware.h"
 #include "sim/config/topology.h"
 #include "sim/cost/collective.h"
 #include "sim/cost/flow_runner.h"
+#include "sim/cost/link_load.h"
 #include "sim/engine/transport.h"
 #include "sim/platform/simgrid_platform.h"
 #include "sim/platform/topology_graph.h"
@@ -36,6 +39,12 @@ class SimGridTransport : public Transport {
   // Flows played so far (for the simulator's own statistics).
   uint64_t flows() const { return flows_; }
 
+  // Records the load of every link (cost/link_load.h), each flow charged to the group of its source
+  // GPU in `group_of_gpu` (as LinkLoad takes it). Call before build_platform.
+  void record_link_load(std::vector<int> group_of_gpu);
+  // What was recorded; nullptr without record_link_load. Valid while the transport lives.
+  const cost::LinkLoad* link_load() const { return link_load_.get(); }
+
  private:
   // Gives the NIC links of nic_bandwidth_by_node_'s nodes their bandwidth (both directions).
   void slow_down_nics();
@@ -46,6 +55,8 @@ class SimGridTransport : public Transport {
   std::unique_ptr<platform::TopologyGraph> graph_;
   std::unique_ptr<platform::Platform> platform_;
   std::unique_ptr<cost::FlowRunner> runner_;
+  std::optional<std::vector<int>> link_load_groups_;  // set by record_link_load
+  std::unique_ptr<cost::LinkLoad> link_load_;
   cost::CollectiveModel model_;
   int next_tag_ = 0;
   uint64_t flows_ = 0;

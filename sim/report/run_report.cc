@@ -10,6 +10,7 @@
 #include "sim/common/version.h"
 #include "sim/report/breakdown.h"
 #include "sim/report/campaign.h"
+#include "sim/report/link_report.h"
 #include "sim/workload/builder.h"
 #include "sim/workload/memory.h"
 #include "sim/workload/summary.h"
@@ -261,6 +262,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   };
   if (s.stragglers.any()) report["stragglers"] = stragglers(s.stragglers, run);
   if (s.campaign.tokens > 0) report["campaign"] = campaign_report(s, t, host_peak);
+  if (run.links) report["links"] = link_load_report(*run.links);
   return report;
 }
 
@@ -344,6 +346,7 @@ std::string render_table(const json& report) {
   if (report.contains("stragglers")) out += render_stragglers(report);
   if (report.contains("campaign")) out += render_campaign(report.at("campaign"));
   out += "\n" + render_comm_table(report);
+  if (report.contains("links")) out += "\n" + render_links(report.at("links"));
   const json& warnings = report.at("warnings");
   if (!warnings.empty()) {
     out += "\n# warnings\n";

@@ -167,9 +167,10 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
                          p.run.at("tokens_per_s").get<double>() / price_per_s);
     }
     if (campaign) {
-      const json& c = p.run.at("campaign");
-      out += c.contains("wall_time_s") ? fmt::format(" {:>10.1f}", c.at("wall_time_s").get<double>() / 86400)
-                                       : fmt::format(" {:>10}", "never");
+      const json& run_campaign = p.run.at("campaign");
+      out += run_campaign.contains("wall_time_s")
+                 ? fmt::format(" {:>10.1f}", run_campaign.at("wall_time_s").get<double>() / 86400)
+                 : fmt::format(" {:>10}", "never");
     }
     out += '\n';
   }

@@ -38,8 +38,10 @@ void write_inputs(const ScratchDir& dir, int oversubscription) {
 }
 
 // Runs `jobs` (YAML lines of the jobs list) of the cluster in the working directory, with every rank
-// simulated on `network`, the trace written to `trace` when given.
-json run(const std::string& jobs, const std::string& network = "simgrid", const std::string& trace = "") {
+// simulated on `network`, the trace written to `trace` when given, the `links` busiest link directions
+// reported when > 0.
+json run(const std::string& jobs, const std::string& network = "simgrid", const std::string& trace = "",
+         size_t links = 0) {
   std::ofstream("c.yaml") << "schema_version: 1\ntopology: tree.yaml\nhardware: hw.yaml\njobs:\n" << jobs;
   const ClusterFile file = load_cluster("c.yaml");
   ClusterRunOptions options;
@@ -48,7 +50,8 @@ json run(const std::string& jobs, const std::string& network = "simgrid", const 
   options.run.network = network == "ideal" ? engine::NetworkModel::kIdeal : engine::NetworkModel::kSimgrid;
   options.parallel = 2;
   options.trace_path = trace;
-  return make_cluster_report(file, run_cluster(file, options).jobs, {"test", network, true, 2});
+  options.run.busiest_links = links;
+  return make_cluster_report(file, run_cluster(file, options), {"test", network, true, 2});
 }
 
 double exposed_comm(const json& job, const char* run) {
@@ -81,6 +84,36 @@ TEST(ClusterRun, JobsSharingAThinUplinkHalveEachOthersAllReduce) {
                 slowed[0].at("alone_busbw_bytes_per_s").get<double>() / 2,
                 0.01 * slowed[0].at("alone_busbw_bytes_per_s").get<double>());
   }
+}
+
+// The link load says why: each leaf's uplink carries both jobs' all-reduce, half each, at its full
+// bandwidth whenever it carries anything, while each NIC carries one job at half of its bandwidth.
+TEST(ClusterRun, TheLinkLoadNamesTheSharedUplinkAsTheBottleneck) {
+  ScratchDir dir;
+  write_inputs(dir, 2);
+  const json r = run(
+      "  - {scenario: dp4.yaml, name: a, nodes: [0, 2]}\n  - {scenario: dp4.yaml, name: b, nodes: [1, 3]}\n",
+      "simgrid", "", 100);
+  ASSERT_TRUE(r.contains("links"));
+  EXPECT_FALSE(r.at("jobs")[0].at("shared_report").contains("links"));  // once, for the cluster
+  const json& busiest = r.at("links").at("busiest");
+  ASSERT_FALSE(busiest.empty());
+  EXPECT_EQ(busiest[0].at("tier").get<std::string>().rfind("fabric: ", 0), 0u) << busiest[0];
+  bool saw_nic = false;
+  for (const json& l : busiest) {
+    const std::string tier = l.at("tier").get<std::string>();
+    const std::vector<double> by_job = l.at("bytes_by_group").get<std::vector<double>>();
+    SCOPED_TRACE(l.at("link").get<std::string>());
+    if (tier == "fabric: l1 -> l2" || tier == "fabric: l2 -> l1") {
+      EXPECT_NEAR(l.at("utilization_when_busy").get<double>(), 1, 0.02);
+      EXPECT_NEAR(by_job.at(0), by_job.at(1), 1e-6 * by_job.at(0));
+    } else if (tier == "nic: nic -> l1") {
+      saw_nic = true;
+      EXPECT_NEAR(l.at("utilization_when_busy").get<double>(), 0.5, 0.03);
+      EXPECT_TRUE(by_job.at(0) == 0 || by_job.at(1) == 0);  // a node's NIC carries its own job
+    }
+  }
+  EXPECT_TRUE(saw_nic);
 }
 
 // Jobs on leaves of their own share no link; with uplinks as wide as their nodes' NICs (a

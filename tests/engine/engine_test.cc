@@ -209,7 +209,9 @@ TEST(Engine, Fp8TrainingRunsTheLinearLayersInFp8) {
         op.buffer.category == workload::MemoryCategory::kBuffers) {
       fp8_copies += op.bytes;
     }
-    if (op.kind == workload::OpKind::kAttentionForward) EXPECT_EQ(op.dtype, config::Dtype::kBf16);
+    if (op.kind == workload::OpKind::kAttentionForward) {
+      EXPECT_EQ(op.dtype, config::Dtype::kBf16);
+    }
     if (op.kind != workload::OpKind::kGemm) continue;
     if (!workload::linear_layer(op.label)) {
       EXPECT_EQ(op.dtype, config::Dtype::kBf16) << workload::to_string(op.label);

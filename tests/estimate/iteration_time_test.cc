@@ -105,7 +105,9 @@ TEST(IterationTime, AgreesWithTheSimulatorOnShippedScenarios) {
     EXPECT_NEAR(e.iteration_s, t, kTimeTolerance * t);
     // One stage: nothing waits for another stage, and the estimate times the simulated rank's own ops
     // as the engine does (a kernel issued with a collective overlaps it, whatever the graph order).
-    if (scenario.parallelism.pp == 1) EXPECT_NEAR(e.iteration_s, t, 1e-4 * t);
+    if (scenario.parallelism.pp == 1) {
+      EXPECT_NEAR(e.iteration_s, t, 1e-4 * t);
+    }
     EXPECT_NEAR(e.peak_hbm_bytes, sim["memory"]["peak_hbm_bytes"].get<double>(),
                 kMemoryTolerance * sim["memory"]["peak_hbm_bytes"].get<double>());
     EXPECT_EQ(e.fits, sim["memory"]["fits"].get<bool>());

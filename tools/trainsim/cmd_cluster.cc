@@ -27,6 +27,7 @@ struct ClusterArgs {
   double time_limit_s = 0;
   bool ignore_memory = false;
   std::string trace;
+  size_t links = 0;
 };
 
 int run(const ClusterArgs& args, const Context& context) {
@@ -38,12 +39,20 @@ int run(const ClusterArgs& args, const Context& context) {
                   context.command_line));
   std::vector<config::Override> overrides;
   for (const std::string& text : args.overrides) overrides.push_back(config::parse_override(text));
+  if (args.links > 0 && (args.collapsed || args.network == "ideal")) {
+    spdlog::error("--links: {}", args.collapsed
+                                     ? "a collapsed run loads the links with the simulated ranks' "
+                                       "traffic only; drop --collapsed"
+                                     : "the ideal network model has no links; use --network simgrid");
+    return kExitUsage;
+  }
   const cluster::ClusterFile file = cluster::load_cluster(args.file, overrides);
   cluster::ClusterRunOptions options;
   options.run.engine.full = !args.collapsed;
   options.run.engine.iterations = args.iterations;
   options.run.engine.time_limit_s = args.time_limit_s;
   options.run.network = engine::network_model(args.network);
+  options.run.busiest_links = args.links;
   options.parallel = args.parallel;
   options.command_line = context.command_line;
   // The trace's temporary file exists from the start, so an unwritable destination fails before the
@@ -74,7 +83,7 @@ int run(const ClusterArgs& args, const Context& context) {
     }
   }
   const nlohmann::json report = cluster::make_cluster_report(
-      file, runs.jobs, {context.command_line, args.network, !args.collapsed, args.iterations});
+      file, runs, {context.command_line, args.network, !args.collapsed, args.iterations});
   std::cout << (args.format == "json" ? report.dump(2) + "\n" : cluster::render_cluster_table(report));
   if (trace_file) {
     trace_file->commit();
@@ -118,6 +127,10 @@ void register_cluster(CLI::App& app, Context& context) {
          "no limit")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--links", args->links,
+                  "Report the load of every link with all the jobs running, by tier, and the N busiest "
+                  "link directions with each job's share")
+      ->check(CLI::Range(size_t{1}, size_t{100000}));
   cmd->add_flag("--ignore-memory", args->ignore_memory, "Report jobs that do not fit instead of exiting 4");
   cmd->add_option("--trace", args->trace,
                   "Write a Chrome trace (Perfetto) of every job running together to this file: a process per "

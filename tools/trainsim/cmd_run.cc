@@ -33,17 +33,23 @@ struct RunArgs {
   bool ignore_memory = false;
   uint64_t max_events = 0;
   double time_limit_s = 0;
+  size_t links = 0;
 };
+
+// The scenario's plan; none when the plan is invalid (the run reports that).
+std::optional<workload::ParallelPlan> plan_of(const config::Scenario& s) {
+  try {
+    return workload::make_plan(s);
+  } catch (const workload::PlanError&) {
+    return std::nullopt;
+  }
+}
 
 // Why `--trace-ranks` cannot be honoured: a rank outside the plan, or one a collapsed run does not
 // simulate. Empty when it can, and when the plan itself is invalid (the run reports that).
 std::string untraceable(const config::Scenario& s, const std::vector<int64_t>& wanted, bool full) {
-  std::optional<workload::ParallelPlan> plan;
-  try {
-    plan.emplace(workload::make_plan(s));
-  } catch (const workload::PlanError&) {
-    return "";
-  }
+  const std::optional<workload::ParallelPlan> plan = plan_of(s);
+  if (!plan) return "";
   const std::vector<int64_t> simulated = full ? std::vector<int64_t>{} : workload::simulated_ranks(s, *plan);
   for (const int64_t rank : wanted) {
     if (rank < 0 || rank >= plan->world_size()) {
@@ -57,6 +63,20 @@ std::string untraceable(const config::Scenario& s, const std::vector<int64_t>& w
     }
   }
   return "";
+}
+
+// Why `--links` cannot be honoured; empty when it can (or is not asked for), and when the plan itself
+// is invalid.
+std::string unrecordable_links(const config::Scenario& s, const RunArgs& args) {
+  if (args.links == 0) return "";
+  if (args.network == "ideal") return "the ideal network model has no links; use --network simgrid";
+  if (args.format == "csv") return "the link load is in the table and JSON formats, not in the CSV row";
+  if (args.full) return "";
+  const std::optional<workload::ParallelPlan> plan = plan_of(s);
+  if (!plan || static_cast<int64_t>(workload::simulated_ranks(s, *plan).size()) == plan->world_size())
+    return "";
+  return "a collapsed run (one rank per pipeline stage) loads the links with the simulated ranks' traffic "
+         "only; add --full to simulate every rank";
 }
 
 // "--max-events 1000" or "--time-limit 60 s": the option behind a budget the engine names.
@@ -77,6 +97,10 @@ int run(const RunArgs& args, const Context& context) {
     spdlog::error("--trace-ranks: {}", why);
     return kExitUsage;
   }
+  if (const std::string why = unrecordable_links(s, args); !why.empty()) {
+    spdlog::error("--links: {}", why);
+    return kExitUsage;
+  }
   // The trace's temporary file exists from the start, so an unwritable destination fails before the
   // simulation, not after it.
   std::optional<AtomicFile> trace_file;
@@ -87,6 +111,7 @@ int run(const RunArgs& args, const Context& context) {
   options.engine.max_events = args.max_events;
   options.engine.time_limit_s = args.time_limit_s;
   options.network = engine::network_model(args.network);
+  options.busiest_links = args.links;
   spdlog::info("simulating {} on {} GPUs ({} ranks)", s.name, s.cluster.gpus,
                args.full ? "every" : "one per symmetry class of");
   std::unique_ptr<engine::ScenarioRun> result;
@@ -154,6 +179,10 @@ void register_run(CLI::App& app, Context& context) {
   cmd->add_option("--trace-ranks", args->trace_ranks, "Only these ranks in the trace")->delimiter(',');
   cmd->add_flag("--ignore-memory", args->ignore_memory,
                 "Report a plan that does not fit instead of exiting 4");
+  cmd->add_option("--links", args->links,
+                  "Report the load of every link by tier and the N busiest link directions (every rank "
+                  "simulated: --full unless the run has one rank per stage; SimGrid network)")
+      ->check(CLI::Range(size_t{1}, size_t{100000}));
   cmd->add_option("--max-events", args->max_events,
                   "Stop (exit 5) once this many simulated ops have run with more to go; 0 = no limit")
       ->capture_default_str();

@@ -6,7 +6,8 @@
 // Busy time is the union of the intervals during which at least one flow crossed the direction; the
 // utilization while busy, bytes / (bandwidth x busy time), is 1 for a direction that ran at its full
 // bandwidth whenever it carried anything (a bottleneck) and lower for one that always waited for
-// another link.
+// another link. Bytes are what occupied the wire: a collective's flows carry its payload divided by
+// the calibrated bandwidth efficiency (cost/collective_model.h), protocol overhead included.
 #ifndef TRAINSIM_SIM_COST_LINK_LOAD_H_
 #define TRAINSIM_SIM_COST_LINK_LOAD_H_
 

@@ -180,8 +180,8 @@ void register_run(CLI::App& app, Context& context) {
   cmd->add_flag("--ignore-memory", args->ignore_memory,
                 "Report a plan that does not fit instead of exiting 4");
   cmd->add_option("--links", args->links,
-                  "Report the load of every link by tier and the N busiest link directions (every rank "
-                  "simulated: --full unless the run has one rank per stage; SimGrid network)")
+                  "Report the load of every link by tier and the N busiest link directions (needs every "
+                  "rank simulated: --full, unless every pipeline stage is a single GPU; SimGrid network)")
       ->check(CLI::Range(size_t{1}, size_t{100000}));
   cmd->add_option("--max-events", args->max_events,
                   "Stop (exit 5) once this many simulated ops have run with more to go; 0 = no limit")

@@ -150,7 +150,8 @@ TEST_F(LinkLoadTest, ManyFlowsMergeToTheSameBusyTime) {
       sg4::this_actor::sleep_for(1e-3);
     }
   });
-  const LinkDirectionLoad& l = find(summary(), "node0/nvswitch -> node0/gpu1");
+  const LinkLoadSummary s = summary();
+  const LinkDirectionLoad& l = find(s, "node0/nvswitch -> node0/gpu1");
   EXPECT_DOUBLE_EQ(l.bytes, 300 * 1e8);
   EXPECT_NEAR(l.busy_s, 0.3, 1e-9);
   EXPECT_NEAR(l.utilization, 0.5, 1e-6);

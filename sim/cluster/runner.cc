@@ -47,10 +47,9 @@ json simulate(const ClusterFile& file, const std::vector<size_t>& which, const C
   std::vector<report::TracePart> parts;
   for (size_t i = 0; i < which.size(); ++i) {
     const ClusterJob& job = file.jobs[which[i]];
-    json job_report = report::make_run_report(job.scenario, *runs[i], context);
-    job_report.erase("links");  // the cluster's, once
-    out["jobs"].push_back(
-        {{"report", std::move(job_report)}, {"iteration_end_s", runs[i]->result.iteration_end_s}});
+    runs[i]->links.reset();  // the cluster's, reported once above rather than in every job's report
+    out["jobs"].push_back({{"report", report::make_run_report(job.scenario, *runs[i], context)},
+                           {"iteration_end_s", runs[i]->result.iteration_end_s}});
     parts.push_back({&job.scenario, runs[i].get(), job.nodes, job.name});
   }
   if (trace) {

@@ -168,7 +168,7 @@ struct JobState {
   uint64_t ops_per_iteration = 0;
   uint64_t ops_executed = 0;
 
-  int64_t gpu_of(int64_t rank) const { return input->gpu_of_rank.empty() ? rank : input->gpu_of_rank[rank]; }
+  int64_t gpu_of(int64_t rank) const { return input->gpu_of(rank); }
   RankState* state_of(int64_t rank) const {
     const auto it = ranks.find(rank);
     return it == ranks.end() ? nullptr : it->second;

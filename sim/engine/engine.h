@@ -103,6 +103,11 @@ struct Job {
   // The transport's GPU that each rank of the plan runs on; empty: rank r on GPU r.
   std::vector<int64_t> gpu_of_rank;
   double start_s = 0;  // simulated time at which the job's first iteration begins
+
+  // The transport's GPU of rank `rank` of the plan.
+  int64_t gpu_of(int64_t rank) const {
+    return gpu_of_rank.empty() ? rank : gpu_of_rank[static_cast<size_t>(rank)];
+  }
 };
 
 // How long a run of several jobs goes on.

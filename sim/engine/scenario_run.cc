@@ -72,13 +72,11 @@ Prepared prepare(const config::Scenario& scenario, const RunOptions& options) {
 
 // Each cluster GPU's job (its index in `jobs`), for charging link load to jobs; 0 for GPUs no job
 // runs on (they send nothing).
-std::vector<int> job_of_gpu(const std::vector<PlacedJob>& jobs, const std::vector<Prepared>& prepared) {
+std::vector<int> job_of_gpu(const std::vector<Job>& jobs) {
   std::vector<int> out;
   for (size_t j = 0; j < jobs.size(); ++j) {
-    const int64_t world = prepared[j].run->plan.world_size();
-    for (int64_t r = 0; r < world; ++r) {
-      const auto gpu =
-          static_cast<size_t>(jobs[j].gpu_of_rank.empty() ? r : jobs[j].gpu_of_rank[static_cast<size_t>(r)]);
+    for (int64_t r = 0; r < jobs[j].plan->world_size(); ++r) {
+      const auto gpu = static_cast<size_t>(jobs[j].gpu_of(r));
       if (out.size() <= gpu) out.resize(gpu + 1, 0);
       out[gpu] = static_cast<int>(j);
     }
@@ -131,7 +129,7 @@ std::vector<std::unique_ptr<ScenarioRun>> run_jobs(const std::vector<PlacedJob>&
     if (const std::string why = unrecordable_link_load(prepared, options); !why.empty()) {
       throw std::invalid_argument("cannot record link load: " + why);
     }
-    network->record_link_load(job_of_gpu(jobs, prepared));
+    network->record_link_load(job_of_gpu(inputs));
   }
   const JobsOptions limits{options.engine.iterations, options.engine.max_events, options.engine.time_limit_s};
   std::vector<EngineResult> results =

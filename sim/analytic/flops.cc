@@ -8,13 +8,13 @@ IterationFlops iteration_flops(const config::Scenario& scenario) {
   const config::Model& m = scenario.model;
   const double b = static_cast<double>(scenario.training.global_batch);
   const double s = static_cast<double>(m.seq_len), h = static_cast<double>(m.hidden);
-  const double d = static_cast<double>(m.head_dim), f = static_cast<double>(m.ffn_hidden);
+  const double f = static_cast<double>(m.ffn_hidden);
   const double heads = static_cast<double>(m.heads);
   const double branches = m.activation == config::Activation::kSwiglu ? 2 : 1;
   const double fc1 = f * branches;
   const auto projections = static_cast<double>(attention_matmul_params(m));
   const double linear = projections + h * fc1 + f * h;
-  // QK^T over query/key heads of d (+ rope) and PV over value heads (d_v): 2*s^2*heads*(d_qk + d_v).
+  // QK^T over query/key heads (head_dim + rope) and PV over value heads (d_v): 2*s^2*heads*(d_qk + d_v).
   const double attention = 2 * s * s * heads * static_cast<double>(m.qk_head_dim() + m.value_head_dim());
   // An MoE layer's matmuls: the router, and the MLPs of the top_k routed and the shared experts.
   double moe_layers = 0;

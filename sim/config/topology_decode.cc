@@ -97,10 +97,59 @@ void decode_node(MapReader& m, NodeSpec& out) {
   m.finish();
 }
 
+// fabric.routing and fabric.ecmp_seed of a fat-tree or rail-optimized fabric.
+void decode_tree_routing(MapReader& m, Fabric& out) {
+  m.read("routing", out.routing);
+  const Node seed = m.child("ecmp_seed");
+  if (!seed.defined()) return;
+  if (out.routing != FabricRouting::kEcmp) {
+    seed.error(
+        "ecmp_seed seeds the ECMP hash and has no effect with routing: adaptive; set routing: ecmp "
+        "or remove it");
+    return;
+  }
+  decode(seed, out.ecmp_seed, kNonNegative);
+}
+
+// ECMP makes every cable above the leaves a link of its own. Their number is at most, per level
+// above the leaves, the NIC bandwidth of all nodes over (oversubscription x link bandwidth), plus one
+// partial cable per trunk (at most one trunk per NIC).
+void check_ecmp_cables(MapReader& m, const Fabric& fabric, const NodeSpec& node) {
+  if (fabric.routing != FabricRouting::kEcmp || fabric.link.bandwidth_bytes_per_s <= 0 ||
+      node.nics.link.bandwidth_bytes_per_s <= 0 || fabric.levels < 2) {
+    return;
+  }
+  const double nics = static_cast<double>(fabric.nodes) * static_cast<double>(node.nics.count);
+  const double per_level = nics * node.nics.link.bandwidth_bytes_per_s /
+                               (fabric.oversubscription * fabric.link.bandwidth_bytes_per_s) +
+                           nics;
+  const double cables = (fabric.levels - 1) * per_level;
+  if (cables > static_cast<double>(kMaxEcmpCables)) {
+    m.child("routing").error(fmt::format(
+        "ECMP makes every cable between switch levels a link of its own; {} nodes x {} NICs of {} over "
+        "fabric links of {} need up to {:.0f} cables, above the limit of {}; give fabric.link the "
+        "bandwidth of one real cable, or use routing: adaptive",
+        fabric.nodes, node.nics.count,
+        format_quantity(node.nics.link.bandwidth_bytes_per_s, QuantityKind::kBandwidth),
+        format_quantity(fabric.link.bandwidth_bytes_per_s, QuantityKind::kBandwidth), cables,
+        kMaxEcmpCables));
+  }
+}
+
 void decode_fabric(MapReader& m, Fabric& out, const NodeSpec& node) {
   if (!m.require("kind", out.kind)) {
     m.finish();
     return;
+  }
+  if (out.kind != FabricKind::kFatTree && out.kind != FabricKind::kRailOptimized) {
+    for (const char* key : {"routing", "ecmp_seed"}) {
+      if (const Node value = m.child(key); value.defined()) {
+        value.error(
+            fmt::format("{} applies to fat-tree and rail-optimized fabrics; a {} fabric routes "
+                        "minimally over its own links; remove it",
+                        key, to_string(out.kind)));
+      }
+    }
   }
   const auto link = [&] {
     const Node l = m.child("link");
@@ -120,6 +169,7 @@ void decode_fabric(MapReader& m, Fabric& out, const NodeSpec& node) {
       m.read("switch_latency", out.switch_latency_s, QuantityKind::kDuration);
       m.read("levels", out.levels, IntRange{1, 3});
       m.read("oversubscription", out.oversubscription, RealRange{1.0});
+      decode_tree_routing(m, out);
       break;
     case FabricKind::kDragonfly: {
       bool ok = m.require("groups", out.groups, kDeviceCount);
@@ -185,6 +235,7 @@ void decode_fabric(MapReader& m, Fabric& out, const NodeSpec& node) {
     m.node().error(fmt::format("a {} fabric needs NICs: add node.nics {{count, bandwidth, latency}}",
                                to_string(out.kind)));
   }
+  check_ecmp_cables(m, out, node);
   if (out.kind == FabricKind::kRailOptimized && node.nics.count != node.gpus && node.nics.count > 0) {
     m.node().error(
         fmt::format("a rail-optimized fabric puts NIC i of every node on rail i and needs one NIC "

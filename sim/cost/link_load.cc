@@ -141,7 +141,9 @@ LinkLoadSummary LinkLoad::summarize(double window_s, size_t top) const {
                        endpoint_class(store, store.to(hop), levels));
   };
   const auto name_of = [&](const platform::Hop& hop) {
-    return fmt::format("{} -> {}", store.vertex(store.from(hop)).name, store.vertex(store.to(hop)).name);
+    const int cable = store.link(hop.link).cable;
+    return fmt::format("{} -> {}{}", store.vertex(store.from(hop)).name, store.vertex(store.to(hop)).name,
+                       cable >= 0 ? fmt::format(" cable {}", cable) : "");
   };
   const auto utilization = [&](size_t d, double seconds) {
     return seconds > 0 && bandwidth_[d] > 0 ? bytes_[d] / (bandwidth_[d] * seconds) : 0.0;

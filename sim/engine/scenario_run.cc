@@ -61,6 +61,17 @@ Prepared prepare(const config::Scenario& scenario, const RunOptions& options) {
                      "collapsed run with stragglers: each pipeline stage runs at the speed of its slowest "
                      "GPU (its members move in lockstep); --full simulates every GPU at its own speed");
   }
+  const bool ecmp = scenario.cluster.topology.fabric.routing == config::FabricRouting::kEcmp;
+  if (ecmp && options.network == NetworkModel::kIdeal) {
+    run.warnings.add("ecmp-ideal",
+                     "fabric.routing ecmp has no effect on the ideal network (no links are shared, so no "
+                     "flows collide); --network simgrid models the collisions");
+  } else if (ecmp && collapsed) {
+    run.warnings.add("ecmp-collapsed",
+                     "collapsed run with ECMP routing: flows collide only with the simulated ranks' flows, "
+                     "and the simulated replica's hashes stand for every replica's; --full hashes every "
+                     "rank's flows");
+  }
   if (collapsed && !scenario.stragglers.slow_nics.empty()) {
     run.warnings.add("slow-nics-collapsed",
                      "collapsed run with slow NICs: the simulated ranks are the replica through the slowest "

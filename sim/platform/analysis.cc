@@ -94,7 +94,7 @@ PathReport describe_path(const TopologyGraph& graph, int src_gpu, int dst_gpu) {
     const Link& link = graph.store().link(hop.link);
     report.hops.push_back(PathHop{graph.store().vertex(graph.store().from(hop)).name,
                                   graph.store().vertex(graph.store().to(hop)).name, link.kind,
-                                  link.bandwidth_bytes_per_s, link.latency_s, link.cables});
+                                  link.bandwidth_bytes_per_s, link.latency_s, link.cables, link.cable});
     report.latency_s += link.latency_s;
     bottleneck = std::min(bottleneck, link.bandwidth_bytes_per_s);
   }

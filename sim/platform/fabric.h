@@ -4,6 +4,7 @@
 #ifndef TRAINSIM_SIM_PLATFORM_FABRIC_H_
 #define TRAINSIM_SIM_PLATFORM_FABRIC_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,8 +20,9 @@ class FabricRouting {
   virtual ~FabricRouting() = default;
   // Appends the hops from NIC `src_nic` of `src_node` to NIC `dst_nic` of `dst_node` (different
   // nodes), starting with the source NIC's link into the fabric and ending with the destination
-  // NIC's. Deterministic; never called across rails of a rail-optimized fabric.
-  virtual void append_route(int src_node, int src_nic, int dst_node, int dst_nic,
+  // NIC's. `flow_key` identifies the flow's two endpoints; ECMP hashes it to pick among parallel
+  // cables. Deterministic; never called across rails of a rail-optimized fabric.
+  virtual void append_route(int src_node, int src_nic, int dst_node, int dst_nic, uint64_t flow_key,
                             std::vector<Hop>& out) const = 0;
   // Bisection bandwidth between the two halves of the nodes, bytes/s per direction: the capacity
   // of the smallest cut that splits the nodes in two equal halves (0 for a single node).

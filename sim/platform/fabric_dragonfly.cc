@@ -22,7 +22,7 @@ class DragonflyFabric : public FabricRouting {
  public:
   DragonflyFabric(const config::Topology& topology, const NodeLayout& layout, GraphStore& store);
 
-  void append_route(int src_node, int src_nic, int dst_node, int dst_nic,
+  void append_route(int src_node, int src_nic, int dst_node, int dst_nic, uint64_t /*flow_key*/,
                     std::vector<Hop>& out) const override;
   double bisection_bandwidth_bytes_per_s() const override { return bisection_bytes_per_s_; }
   std::string description() const override { return description_; }
@@ -145,7 +145,7 @@ Hop DragonflyFabric::local_hop(int r1, int r2) const {
 }
 
 void DragonflyFabric::append_route(int src_node, int src_nic, int dst_node, int dst_nic,
-                                   std::vector<Hop>& out) const {
+                                   uint64_t /*flow_key*/, std::vector<Hop>& out) const {
   out.push_back(Hop{attach_of_nic_[static_cast<size_t>(src_node * nics_ + src_nic)], true});
   const int rs = router_of_node(src_node);
   const int rd = router_of_node(dst_node);

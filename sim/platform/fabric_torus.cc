@@ -16,7 +16,7 @@ class TorusFabric : public FabricRouting {
  public:
   TorusFabric(const config::Topology& topology, const NodeLayout& layout, GraphStore& store);
 
-  void append_route(int src_node, int src_nic, int dst_node, int dst_nic,
+  void append_route(int src_node, int src_nic, int dst_node, int dst_nic, uint64_t /*flow_key*/,
                     std::vector<Hop>& out) const override;
   double bisection_bandwidth_bytes_per_s() const override { return bisection_bytes_per_s_; }
   std::string description() const override { return description_; }
@@ -90,7 +90,7 @@ TorusFabric::TorusFabric(const config::Topology& topology, const NodeLayout& lay
   description_ = fmt::format("torus {}, dimension-ordered routing", shape);
 }
 
-void TorusFabric::append_route(int src_node, int src_nic, int dst_node, int dst_nic,
+void TorusFabric::append_route(int src_node, int src_nic, int dst_node, int dst_nic, uint64_t /*flow_key*/,
                                std::vector<Hop>& out) const {
   out.push_back(Hop{attach_of_nic_[static_cast<size_t>(src_node * nics_ + src_nic)], true});
   int at = src_node;

@@ -1,8 +1,15 @@
 // Fat trees and rail-optimized fabrics, as trees of trunks (Leiserson's fat tree): k nodes hang
 // off each leaf switch, k switches of one level hang off each switch of the next, and the link
 // from a switch to its parent is one trunk whose bandwidth is the sum of what it aggregates (divided
-// by the oversubscription at the leaf; non-blocking above). A trunk stands for the parallel cables
-// of a folded Clos with perfect load balancing; ECMP hash collisions are not modelled.
+// by the oversubscription at the leaf; non-blocking above). With routing adaptive a trunk stands for
+// the parallel cables of a folded Clos with perfect load balancing: every flow crossing it shares
+// its whole bandwidth. With routing ecmp the trunk is its cables, each a link of its own (the
+// trunk's bandwidth split evenly, so both routings have the same capacity), and a flow takes the
+// cable its hash picks: hash(seed, source and destination endpoint, level) modulo the cables. A
+// flow going up cable j at a level comes down cable j of the destination's trunk at that level
+// (cable j of every switch below leads to the same parent switch j of a folded Clos), so two flows
+// collide on a cable when their hashes agree, and then share it, as ECMP's do. One flow per GPU
+// pair: a connection's queue pairs all take the same path.
 //
 // The file gives the number of levels L but not the switch radix, so k is the smallest integer
 // with k^L >= nodes (one switch at the top level).
@@ -16,6 +23,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/common/random.h"
+#include "sim/config/limits.h"
 #include "sim/platform/fabric.h"
 #include "sim/platform/invariant.h"
 
@@ -37,7 +46,7 @@ class TreeFabric : public FabricRouting {
  public:
   TreeFabric(const config::Topology& topology, const NodeLayout& layout, GraphStore& store);
 
-  void append_route(int src_node, int src_nic, int dst_node, int dst_nic,
+  void append_route(int src_node, int src_nic, int dst_node, int dst_nic, uint64_t flow_key,
                     std::vector<Hop>& out) const override;
   double bisection_bandwidth_bytes_per_s() const override { return bisection_bytes_per_s_; }
   std::string description() const override { return description_; }
@@ -46,7 +55,8 @@ class TreeFabric : public FabricRouting {
   struct Switch {
     VertexId vertex = 0;
     int parent = -1;
-    int uplink = -1;  // link to the parent, child first
+    int uplink = -1;  // the first link to the parent, child first
+    int uplinks = 0;  // links to the parent, consecutive: 1 trunk, or its cables with ECMP
     double up_bandwidth_bytes_per_s = 0;
   };
 
@@ -57,6 +67,9 @@ class TreeFabric : public FabricRouting {
   void connect(GraphStore& store, int child, int parent, const config::Fabric& fabric);
 
   int nics_ = 0;
+  bool ecmp_ = false;
+  uint64_t ecmp_seed_ = 0;
+  int64_t ecmp_cables_ = 0;
   std::vector<Switch> switches_;
   std::vector<int> leaf_of_nic_;    // [node * nics + nic]
   std::vector<int> attach_of_nic_;  // link NIC -> leaf, NIC first
@@ -71,6 +84,8 @@ TreeFabric::TreeFabric(const config::Topology& topology, const NodeLayout& layou
   const int levels = fabric.levels;
   const int64_t k = nodes_per_leaf(nodes, levels);
   nics_ = layout.nics();
+  ecmp_ = fabric.routing == config::FabricRouting::kEcmp;
+  ecmp_seed_ = static_cast<uint64_t>(fabric.ecmp_seed);
   const int64_t rail_count = rails ? nics_ : 1;
   const int64_t leaves_per_rail = ceil_div(nodes, k);
   const double nic_bandwidth = topology.node.nics.link.bandwidth_bytes_per_s;
@@ -138,6 +153,10 @@ TreeFabric::TreeFabric(const config::Topology& topology, const NodeLayout& layou
                              plural(levels, "level", "levels"), plural(k, "node", "nodes"),
                              plural(static_cast<int64_t>(switches_.size()), "switch", "switches"),
                              fabric.oversubscription);
+  if (ecmp_) {
+    description_ +=
+        fmt::format(", ECMP over {} (seed {})", plural(ecmp_cables_, "cable", "cables"), fabric.ecmp_seed);
+  }
 }
 
 void TreeFabric::connect(GraphStore& store, int child, int parent, const config::Fabric& fabric) {
@@ -147,13 +166,27 @@ void TreeFabric::connect(GraphStore& store, int child, int parent, const config:
   const int cables =
       static_cast<int>(std::clamp(std::ceil(bandwidth / fabric.link.bandwidth_bytes_per_s - 1e-9), 1.0,
                                   static_cast<double>(std::numeric_limits<int>::max())));
+  const VertexId up = switches_[static_cast<size_t>(parent)].vertex;
+  const double latency = fabric.link.latency_s + fabric.switch_latency_s;
   c.parent = parent;
-  c.uplink = store.add_link(c.vertex, switches_[static_cast<size_t>(parent)].vertex, LinkKind::kFabric,
-                            bandwidth, fabric.link.latency_s + fabric.switch_latency_s, cables);
+  if (ecmp_) {
+    ecmp_cables_ += cables;
+    TRAINSIM_PLATFORM_CHECK(ecmp_cables_ <= config::kMaxEcmpCables,
+                            "ECMP needs more than {} cables (the topology loader bounds them)",
+                            config::kMaxEcmpCables);
+    c.uplinks = cables;
+    for (int j = 0; j < cables; ++j) {
+      const int link = store.add_link(c.vertex, up, LinkKind::kFabric, bandwidth / cables, latency, 1, j);
+      if (j == 0) c.uplink = link;
+    }
+  } else {
+    c.uplinks = 1;
+    c.uplink = store.add_link(c.vertex, up, LinkKind::kFabric, bandwidth, latency, cables);
+  }
   switches_[static_cast<size_t>(parent)].up_bandwidth_bytes_per_s += bandwidth;
 }
 
-void TreeFabric::append_route(int src_node, int src_nic, int dst_node, int dst_nic,
+void TreeFabric::append_route(int src_node, int src_nic, int dst_node, int dst_nic, uint64_t flow_key,
                               std::vector<Hop>& out) const {
   const size_t src = static_cast<size_t>(src_node * nics_ + src_nic);
   const size_t dst = static_cast<size_t>(dst_node * nics_ + dst_nic);
@@ -161,14 +194,16 @@ void TreeFabric::append_route(int src_node, int src_nic, int dst_node, int dst_n
   std::vector<Hop> down;
   int a = leaf_of_nic_[src];
   int b = leaf_of_nic_[dst];
-  while (a != b) {
+  const uint64_t flow_hash = ecmp_ ? splitmix64(ecmp_seed_ ^ splitmix64(flow_key)) : 0;
+  for (uint64_t level = 1; a != b; ++level) {
     const Switch& up = switches_[static_cast<size_t>(a)];
     const Switch& other = switches_[static_cast<size_t>(b)];
     TRAINSIM_PLATFORM_CHECK(up.parent >= 0 && other.parent >= 0,
                             "no common switch between NIC {} of node {} and NIC {} of node {}", src_nic,
                             src_node, dst_nic, dst_node);
-    out.push_back(Hop{up.uplink, true});
-    down.push_back(Hop{other.uplink, true});
+    const uint64_t pick = ecmp_ ? splitmix64(flow_hash + level) : 0;
+    out.push_back(Hop{up.uplink + static_cast<int>(pick % static_cast<uint64_t>(up.uplinks)), true});
+    down.push_back(Hop{other.uplink + static_cast<int>(pick % static_cast<uint64_t>(other.uplinks)), true});
     a = up.parent;
     b = other.parent;
   }

@@ -25,9 +25,9 @@ std::string_view to_string(LinkKind kind) {
 VertexId GraphStore::add_vertex(Vertex vertex) { return boost::add_vertex(std::move(vertex), graph_); }
 
 int GraphStore::add_link(VertexId a, VertexId b, LinkKind kind, double bandwidth_bytes_per_s,
-                         double latency_s, int cables) {
+                         double latency_s, int cables, int cable) {
   const int index = static_cast<int>(edges_.size());
-  Link link{kind, index, bandwidth_bytes_per_s, latency_s, cables};
+  Link link{kind, index, bandwidth_bytes_per_s, latency_s, cables, cable};
   edges_.push_back(boost::add_edge(a, b, link, graph_).first);
   ends_.emplace_back(a, b);
   return index;

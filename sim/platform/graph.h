@@ -53,6 +53,7 @@ struct Link {
   double bandwidth_bytes_per_s = 0;
   double latency_s = 0;
   int cables = 1;  // physical links this edge stands for (a trunk of parallel cables > 1)
+  int cable = -1;  // which of the parallel cables between the same two switches (ECMP); -1 for none
 };
 
 // listS edges: descriptors (kept in GraphStore) stay valid as links are added.
@@ -71,9 +72,11 @@ struct Hop {
 class GraphStore {
  public:
   VertexId add_vertex(Vertex vertex);
-  // Adds a link between `a` and `b` and returns its index.
+  // Adds a link between `a` and `b` and returns its index: one trunk of `cables` physical links, or
+  // with `cable` >= 0 one of several parallel links between the same two vertices. Indices are
+  // consecutive.
   int add_link(VertexId a, VertexId b, LinkKind kind, double bandwidth_bytes_per_s, double latency_s,
-               int cables = 1);
+               int cables = 1, int cable = -1);
 
   const Graph& graph() const { return graph_; }
   size_t vertex_count() const { return boost::num_vertices(graph_); }

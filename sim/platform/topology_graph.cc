@@ -130,7 +130,7 @@ void TopologyGraph::append_route(VertexId src, VertexId dst, std::vector<Hop>& o
   const bool rails = topology_.fabric.kind == config::FabricKind::kRailOptimized;
   const int src_nic = rails ? dst_nic : nic_of(src_offset, src_gpu);
   append_to_nic(src_node, src_offset, src_nic, out);
-  fabric_->append_route(src_node, src_nic, dst_node, dst_nic, out);
+  fabric_->append_route(src_node, src_nic, dst_node, dst_nic, (static_cast<uint64_t>(src) << 32) ^ dst, out);
   layout_->append_pcie(dst_node, layout_->nic_offset() + dst_nic, dst_offset, out);
 }
 

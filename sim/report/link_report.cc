@@ -1,5 +1,7 @@
 #include "sim/report/link_report.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace trainsim::report {
@@ -53,8 +55,10 @@ std::string render_links(const json& links, const std::vector<std::string>& grou
                        percent(t.at("max_utilization")), t.at("busiest").get<std::string>());
   }
   out += "# busiest link directions (util: of the whole window; when busy: while it carried traffic)\n";
+  size_t width = 36;  // the link column: wider for names with a cable index
+  for (const json& l : links.at("busiest")) width = std::max(width, l.at("link").get<std::string>().size());
   out +=
-      fmt::format("  {:<36} {:<32} {:>8} {:>12} {:>8} {:>8} {:>9}{}\n", "link", "tier", "Gb/s",
+      fmt::format("  {:<{}} {:<32} {:>8} {:>12} {:>8} {:>8} {:>9}{}\n", "link", width, "tier", "Gb/s",
                   "traffic (GB)", "util", "busy", "when busy", group_names.empty() ? "" : "  share by job");
   for (const json& l : links.at("busiest")) {
     std::string shares;
@@ -66,8 +70,8 @@ std::string render_links(const json& links, const std::vector<std::string>& grou
         shares += fmt::format("  {} {:.0f} %", group_names[g], 100 * by_group[g] / total);
       }
     }
-    out += fmt::format("  {:<36} {:<32} {:>8.1f} {:>12.3f} {:>8} {:>8} {:>9}{}\n",
-                       l.at("link").get<std::string>(), l.at("tier").get<std::string>(),
+    out += fmt::format("  {:<{}} {:<32} {:>8.1f} {:>12.3f} {:>8} {:>8} {:>9}{}\n",
+                       l.at("link").get<std::string>(), width, l.at("tier").get<std::string>(),
                        8 * l.at("bandwidth_bytes_per_s").get<double>() / 1e9,
                        l.at("bytes").get<double>() / 1e9, percent(l.at("utilization")),
                        percent(l.at("busy_fraction")), percent(l.at("utilization_when_busy")), shares);

@@ -310,6 +310,45 @@ fabric:
           "t.yaml:12:3: error: fabric.groups: unknown key \"groups\""));
 }
 
+TEST_F(LoaderErrors, RoutingRules) {
+  const auto topology = [&](const std::string& kind, const std::string& fabric_extra,
+                            const std::string& link = "400Gbps") {
+    dir_.write("t.yaml", fmt::format(R"(schema_version: 1
+name: t
+node:
+  gpus: 8
+  intra: {{kind: nvswitch, bandwidth: 300GB/s, latency: 1us}}
+  pcie: {{bandwidth: 32GB/s, latency: 1us}}
+  nics: {{count: 8, bandwidth: 400Gbps, latency: 1us}}
+  host_memory: 1TiB
+fabric:
+  kind: {}
+  link: {{bandwidth: {}, latency: 0.1us}}
+{})",
+                                     kind, link, fabric_extra));
+    return errors_of([] { load_topology("t.yaml"); });
+  };
+  EXPECT_THAT(topology("fat-tree", "  nodes: 4\n  routing: ecmp\n  ecmp_seed: 3\n"), ElementsAre());
+  EXPECT_THAT(topology("fat-tree", "  nodes: 4\n  routing: emcp\n"),
+              ElementsAre("t.yaml:13:12: error: fabric.routing: unknown value \"emcp\" (did you mean "
+                          "\"ecmp\"?); expected one of: adaptive, ecmp"));
+  EXPECT_THAT(topology("rail-optimized", "  nodes: 4\n  ecmp_seed: 3\n"),
+              ElementsAre("t.yaml:13:14: error: fabric.ecmp_seed: ecmp_seed seeds the ECMP hash and has no "
+                          "effect with routing: adaptive; set routing: ecmp or remove it"));
+  EXPECT_THAT(
+      topology("torus", "  dims: [2, 2]\n  routing: ecmp\n"),
+      ElementsAre("t.yaml:13:12: error: fabric.routing: routing applies to fat-tree and rail-optimized "
+                  "fabrics; a torus fabric routes minimally over its own links; remove it"));
+  // 2^17 nodes x 8 NICs of 400 Gb/s over 100 Gb/s cables: 4 cables per NIC (and a partial one per
+  // trunk at most) on each of the two levels above the leaves.
+  EXPECT_THAT(
+      topology("fat-tree", "  nodes: 131072\n  levels: 3\n  routing: ecmp\n", "100Gbps"),
+      ElementsAre("t.yaml:14:12: error: fabric.routing: ECMP makes every cable between switch levels a "
+                  "link of its own; 131072 nodes x 8 NICs of 50GB/s over fabric links of 12.5GB/s need up "
+                  "to 10485760 cables, above the limit of 4194304; give fabric.link the bandwidth of one "
+                  "real cable, or use routing: adaptive"));
+}
+
 TEST_F(LoaderErrors, FileKindDetection) {
   EXPECT_EQ(detect_file_kind("topo.yaml"), FileKind::kTopology);
   EXPECT_EQ(detect_file_kind("hw.yaml"), FileKind::kHardware);

@@ -16,8 +16,9 @@ TEST(Presets, NamesAreUniqueAndShapesConsistent) {
     EXPECT_GT(m.layers, 0) << p.name;
     EXPECT_EQ(m.heads % m.kv_heads, 0) << p.name;
     // Qwen3 projects its hidden size of 2048 to 32 heads of 128, DeepSeek's latents to 128 heads.
-    if (p.name != "qwen3-30b-a3b" && p.name != "qwen3-235b-a22b" && !m.mla.enabled())
+    if (p.name != "qwen3-30b-a3b" && p.name != "qwen3-235b-a22b" && !m.mla.enabled()) {
       EXPECT_EQ(m.heads * m.head_dim, m.hidden) << p.name;
+    }
     if (m.mla.enabled()) {
       EXPECT_EQ(m.kv_heads, m.heads) << p.name;
       EXPECT_FALSE(m.linear_bias) << p.name;

@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <simgrid/s4u/Actor.hpp>
@@ -37,7 +40,10 @@ CollectiveSchedule one_phase(std::vector<Flow> flows) {
 class LinkLoadTest : public ::testing::Test {
  protected:
   void build(const std::string& fixture, std::vector<int> group_of_gpu = {}) {
-    graph_ = std::make_unique<TopologyGraph>(load_fixture(fixture));
+    build(load_fixture(fixture), std::move(group_of_gpu));
+  }
+  void build(const config::Topology& topology, std::vector<int> group_of_gpu = {}) {
+    graph_ = std::make_unique<TopologyGraph>(topology);
     engine_ = platform::create_engine();
     platform_ = std::make_unique<Platform>(*engine_, *graph_);
     load_ = std::make_unique<LinkLoad>(*platform_, std::move(group_of_gpu));
@@ -178,6 +184,70 @@ TEST_F(LinkLoadTest, TrafficIsChargedToTheSourceGpusGroup) {
   EXPECT_EQ(load_->groups(), 2);
   EXPECT_EQ(find(s, "node0/gpu0 -> node0/nvswitch").bytes_by_group, (std::vector<double>{1e9, 0}));
   EXPECT_EQ(find(s, "node0/nvswitch -> node0/gpu0").bytes_by_group, (std::vector<double>{0, 3e9}));
+}
+
+// Two flows of `bytes` from leaf 0 to leaf 1 of the ECMP fixture, from different NICs to different
+// NICs, whose hashes put them on the same cable (`collide`) or on different ones; and that cable's
+// name going up.
+std::pair<std::vector<Flow>, std::string> ecmp_pair(const TopologyGraph& graph, bool collide, double bytes) {
+  const platform::GraphStore& store = graph.store();
+  const auto up_cable = [&](int src, int dst) {
+    for (const platform::Hop& hop : graph.route(graph.gpu_vertex(src), graph.gpu_vertex(dst))) {
+      if (store.link(hop.link).kind == platform::LinkKind::kFabric) return hop;
+    }
+    throw std::logic_error("no fabric hop");
+  };
+  // GPUs 0-3 hang off leaf 0, 4-7 off leaf 1; GPU i uses its own NIC.
+  for (int a = 0; a < 4; ++a) {
+    for (int b = a + 1; b < 4; ++b) {
+      for (int c = 4; c < 8; ++c) {
+        for (int d = 4; d < 8; ++d) {
+          const platform::Hop first = up_cable(a, c);
+          if (c != d && (first.link == up_cable(b, d).link) == collide) {
+            return {{Flow{a, c, bytes}, Flow{b, d, bytes}},
+                    store.vertex(store.from(first)).name + " -> " + store.vertex(store.to(first)).name +
+                        " cable " + std::to_string(store.link(first.link).cable)};
+          }
+        }
+      }
+    }
+  }
+  throw std::logic_error("no such pair");
+}
+
+// NIC-limited flows at 25 GB/s over cables of 25 GB/s: two flows hashed onto one cable take twice
+// as long, and the cable shows both at full bandwidth.
+TEST_F(LinkLoadTest, EcmpFlowsHashedOntoOneCableShareIt) {
+  build("fat-tree-ecmp");
+  const auto [flows, cable] = ecmp_pair(*graph_, true, 2.5e9);
+  run([&](const FlowRunner& runner) { runner.run(one_phase(flows), 0); });
+  const LinkLoadSummary s = summary();
+  EXPECT_NEAR(s.window_s, 0.2, 1e-9);
+  const LinkDirectionLoad& l = find(s, cable);
+  EXPECT_DOUBLE_EQ(l.bytes, 5e9);
+  EXPECT_NEAR(l.utilization_when_busy, 1, 1e-9);
+  EXPECT_EQ(tier(s, "fabric: l1 -> l2").directions, 8);  // 2 leaves x 4 cables
+  EXPECT_EQ(tier(s, "fabric: l1 -> l2").loaded, 1);
+}
+
+TEST_F(LinkLoadTest, EcmpFlowsOnDifferentCablesRunAtTheNicsSpeed) {
+  build("fat-tree-ecmp");
+  run([&](const FlowRunner& runner) { runner.run(one_phase(ecmp_pair(*graph_, false, 2.5e9).first), 0); });
+  const LinkLoadSummary s = summary();
+  EXPECT_NEAR(s.window_s, 0.1, 1e-9);
+  EXPECT_EQ(tier(s, "fabric: l1 -> l2").loaded, 2);
+}
+
+// The colliding pair with adaptive routing: the trunk's 100 GB/s carries both at the NICs' speed.
+TEST_F(LinkLoadTest, AdaptiveRoutingSharesTheWholeTrunk) {
+  config::Topology topology = load_fixture("fat-tree-ecmp");
+  const std::vector<Flow> flows = ecmp_pair(TopologyGraph(topology), true, 2.5e9).first;
+  topology.fabric.routing = config::FabricRouting::kAdaptive;
+  build(topology);
+  run([&](const FlowRunner& runner) { runner.run(one_phase(flows), 0); });
+  const LinkLoadSummary s = summary();
+  EXPECT_NEAR(s.window_s, 0.1, 1e-9);
+  EXPECT_NEAR(find(s, "fabric/l1/sw0 -> fabric/l2/sw0").utilization_when_busy, 0.5, 1e-9);
 }
 
 // The member side (a helper actor per GPU, mailbox flows) records every flow of the schedule on its

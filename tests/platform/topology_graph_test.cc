@@ -2,6 +2,9 @@
 // (tests/platform/fixtures/*.yaml describe them).
 #include "sim/platform/topology_graph.h"
 
+#include <cmath>
+#include <map>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -64,6 +67,118 @@ TEST(TopologyGraph, FatTreeGoesUpToTheCommonSwitch) {
       "node3/pcie0 > node3/gpu1");
   // PCIe 2 x 0.5 us each side, NIC links 1 us + half a switch, switch links 0.5 us + a switch.
   EXPECT_NEAR(graph.path_latency_s(0, 7), 0.5e-6 * 4 + 2 * 1.1e-6 + 2 * 0.7e-6, 1e-15);
+}
+
+// The fabric hops of the route between two GPUs.
+std::vector<Link> fabric_hops(const TopologyGraph& graph, int src, int dst) {
+  std::vector<Link> out;
+  for (const Hop& hop : graph.route(graph.gpu_vertex(src), graph.gpu_vertex(dst))) {
+    if (graph.store().link(hop.link).kind == LinkKind::kFabric) out.push_back(graph.store().link(hop.link));
+  }
+  return out;
+}
+
+// Fixture `name` with adaptive routing.
+config::Topology adaptive_twin(const std::string& name) {
+  config::Topology topology = load_fixture(name);
+  topology.fabric.routing = config::FabricRouting::kAdaptive;
+  return topology;
+}
+
+TEST(TopologyGraph, EcmpSplitsEachTrunkIntoItsCables) {
+  // Leaf trunks of 2 nodes x 2 NICs x 25 GB/s = 100 GB/s: one trunk of 4 cables when adaptive, 4
+  // links of 25 GB/s with ECMP; nothing else changes.
+  const TopologyGraph ecmp(load_fixture("fat-tree-ecmp"));
+  const TopologyGraph adaptive(adaptive_twin("fat-tree-ecmp"));
+  const auto fabric_links = [](const TopologyGraph& graph) {
+    std::vector<Link> out;
+    for (int l = 0; l < static_cast<int>(graph.store().link_count()); ++l) {
+      if (graph.store().link(l).kind == LinkKind::kFabric) out.push_back(graph.store().link(l));
+    }
+    return out;
+  };
+  ASSERT_EQ(fabric_links(adaptive).size(), 2u);
+  for (const Link& trunk : fabric_links(adaptive)) {
+    EXPECT_DOUBLE_EQ(trunk.bandwidth_bytes_per_s, 100e9);
+    EXPECT_EQ(trunk.cables, 4);
+    EXPECT_EQ(trunk.cable, -1);
+  }
+  const std::vector<Link> cables = fabric_links(ecmp);
+  ASSERT_EQ(cables.size(), 8u);
+  for (size_t i = 0; i < cables.size(); ++i) {
+    EXPECT_DOUBLE_EQ(cables[i].bandwidth_bytes_per_s, 25e9);
+    EXPECT_EQ(cables[i].cables, 1);
+    EXPECT_EQ(cables[i].cable, static_cast<int>(i % 4));
+  }
+  EXPECT_EQ(ecmp.store().link_count(), adaptive.store().link_count() + 6);
+  EXPECT_THAT(ecmp.fabric_description(), ::testing::EndsWith(", ECMP over 8 cables (seed 0)"));
+  EXPECT_DOUBLE_EQ(ecmp.fabric_bisection_bandwidth_bytes_per_s(),
+                   adaptive.fabric_bisection_bandwidth_bytes_per_s());
+}
+
+TEST(TopologyGraph, EcmpTakesOneCableUpAndTheSameCableDown) {
+  const TopologyGraph ecmp(load_fixture("fat-tree-ecmp"));
+  const TopologyGraph adaptive(adaptive_twin("fat-tree-ecmp"));
+  for (int src = 0; src < ecmp.gpu_count(); ++src) {
+    for (int dst = 0; dst < ecmp.gpu_count(); ++dst) {
+      // The same switches as the adaptive route; only the cable between them is chosen.
+      ASSERT_EQ(route_names(ecmp, ecmp.gpu_vertex(src), ecmp.gpu_vertex(dst)),
+                route_names(adaptive, adaptive.gpu_vertex(src), adaptive.gpu_vertex(dst)));
+      const std::vector<Link> hops = fabric_hops(ecmp, src, dst);
+      if (ecmp.node_of_gpu(src) / 2 == ecmp.node_of_gpu(dst) / 2) {
+        EXPECT_TRUE(hops.empty());
+        continue;
+      }
+      ASSERT_EQ(hops.size(), 2u);
+      EXPECT_EQ(hops[0].cable, hops[1].cable) << src << " -> " << dst;
+      EXPECT_NE(hops[0].index, hops[1].index);
+    }
+  }
+}
+
+TEST(TopologyGraph, EcmpSpreadsPairsEvenlyOverTheCables) {
+  // The 256-GPU DGX H100 cluster: leaves of 6 nodes, trunks of 48 cables. Every GPU pair across
+  // leaves hashed: each cable of a full leaf's trunk carries close to its share of the pairs going up.
+  config::Topology topology = load_fixture("topologies/dgx-h100-cluster.yaml");
+  topology.fabric.routing = config::FabricRouting::kEcmp;
+  const TopologyGraph graph(topology);
+  std::map<int, int> pairs_per_cable;  // link index -> pairs going up it, leaf 0
+  int pairs = 0;
+  for (int src = 0; src < 6 * 8; ++src) {
+    for (int dst = 6 * 8; dst < graph.gpu_count(); ++dst) {
+      const std::vector<Link> hops = fabric_hops(graph, src, dst);
+      ASSERT_EQ(hops.size(), 2u);
+      ++pairs_per_cable[hops[0].index];
+      ++pairs;
+    }
+  }
+  ASSERT_EQ(pairs_per_cable.size(), 48u);
+  const double mean = static_cast<double>(pairs) / 48;  // 208 x 48 / 48 = 208 pairs
+  for (const auto& [cable, count] : pairs_per_cable) {
+    // Binomial with mean 208 and standard deviation 14: within 4 standard deviations.
+    EXPECT_NEAR(count, mean, 4 * std::sqrt(mean)) << "cable link " << cable;
+  }
+}
+
+TEST(TopologyGraph, EcmpRoutesAreDeterministicAndTheSeedRehashesThem) {
+  config::Topology topology = load_fixture("fat-tree-ecmp");
+  const TopologyGraph a(topology);
+  const TopologyGraph b(topology);
+  topology.fabric.ecmp_seed = 1;
+  const TopologyGraph reseeded(topology);
+  int moved = 0;
+  for (int src = 0; src < a.gpu_count(); ++src) {
+    for (int dst = 0; dst < a.gpu_count(); ++dst) {
+      const std::vector<Link> first = fabric_hops(a, src, dst);
+      const std::vector<Link> again = fabric_hops(b, src, dst);
+      const std::vector<Link> other = fabric_hops(reseeded, src, dst);
+      ASSERT_EQ(first.size(), again.size());
+      for (size_t h = 0; h < first.size(); ++h) EXPECT_EQ(first[h].index, again[h].index);
+      if (!first.empty() && first[0].index != other[0].index) ++moved;
+    }
+  }
+  // 32 pairs cross leaves; with 4 cables a new seed moves about three quarters of them.
+  EXPECT_GE(moved, 12);
 }
 
 TEST(TopologyGraph, RailOptimizedKeepsTrafficOnTheDestinationRail) {

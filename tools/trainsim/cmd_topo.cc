@@ -45,7 +45,9 @@ void print_table(const config::Topology& topology, const platform::TopologySumma
              "latency");
   for (size_t i = 0; i < path->hops.size(); ++i) {
     const platform::PathHop& h = path->hops[i];
-    const std::string cables = h.cables > 1 ? fmt::format(" ({} cables)", h.cables) : "";
+    const std::string cables = h.cables > 1   ? fmt::format(" ({} cables)", h.cables)
+                               : h.cable >= 0 ? fmt::format(" (cable {})", h.cable)
+                                              : "";
     fmt::print("{:>5}  {:<24}  {:<24}  {:<12}  {:>14}  {:>10}{}\n", i + 1, h.from, h.to,
                platform::to_string(h.kind), gb_per_s(h.bandwidth_bytes_per_s), microseconds(h.latency_s),
                cables);
@@ -79,6 +81,7 @@ nlohmann::ordered_json to_json(const config::Topology& topology, const platform:
                       {"bandwidth_bytes_per_s", h.bandwidth_bytes_per_s},
                       {"latency_s", h.latency_s},
                       {"cables", h.cables}});
+      if (h.cable >= 0) hops.back()["cable"] = h.cable;
     }
     j["path"] = {{"from", path->from},
                  {"to", path->to},

@@ -42,9 +42,10 @@ inline constexpr int64_t kMaxModelDimension = int64_t{1} << 20;
 // NICs) are 1,000 times below.
 inline constexpr double kMaxLinkBandwidthBytesPerS = 1e15;
 
-// Cables of a fabric with routing: ecmp, where each is a link of the platform (a few KiB each, like
-// a GPU's): 2^22 is what kMaxGpus GPUs with one NIC each need on a non-blocking three-level tree.
-inline constexpr int64_t kMaxEcmpCables = int64_t{1} << 22;
+// Cables of a fabric whose routing picks cables (ecmp, d-mod-k), where each is a link of the
+// platform (a few KiB each, like a GPU's): 2^22 is what kMaxGpus GPUs with one NIC each need on a
+// non-blocking three-level tree.
+inline constexpr int64_t kMaxFabricCables = int64_t{1} << 22;
 
 }  // namespace trainsim::config
 

@@ -64,7 +64,7 @@ struct Fabric {
   double switch_latency_s = 0;
   int levels = 2;
   double oversubscription = 1.0;  // downlink : uplink bandwidth at each leaf (1 = non-blocking)
-  FabricRouting routing = FabricRouting::kAdaptive;  // tree fabrics only
+  FabricRouting routing = FabricRouting::kAdaptive;  // fat-tree and rail-optimized only
   int64_t ecmp_seed = 0;                             // the ECMP hash's seed (routing ecmp)
   int64_t groups = 0;
   int64_t routers_per_group = 0;

@@ -103,19 +103,19 @@ void decode_tree_routing(MapReader& m, Fabric& out) {
   const Node seed = m.child("ecmp_seed");
   if (!seed.defined()) return;
   if (out.routing != FabricRouting::kEcmp) {
-    seed.error(
-        "ecmp_seed seeds the ECMP hash and has no effect with routing: adaptive; set routing: ecmp "
-        "or remove it");
+    seed.error(fmt::format(
+        "ecmp_seed seeds the ECMP hash and has no effect with routing: {}; set routing: ecmp or remove it",
+        to_string(out.routing)));
     return;
   }
   decode(seed, out.ecmp_seed, kNonNegative);
 }
 
-// ECMP makes every cable above the leaves a link of its own. Their number is at most, per level
-// above the leaves, the NIC bandwidth of all nodes over (oversubscription x link bandwidth), plus one
-// partial cable per trunk (at most one trunk per NIC).
-void check_ecmp_cables(MapReader& m, const Fabric& fabric, const NodeSpec& node) {
-  if (fabric.routing != FabricRouting::kEcmp || fabric.link.bandwidth_bytes_per_s <= 0 ||
+// A routing that picks cables makes every cable above the leaves a link of its own. Their number is
+// at most, per level above the leaves, the NIC bandwidth of all nodes over (oversubscription x link
+// bandwidth), plus one partial cable per trunk (at most one trunk per NIC).
+void check_fabric_cables(MapReader& m, const Fabric& fabric, const NodeSpec& node) {
+  if (fabric.routing == FabricRouting::kAdaptive || fabric.link.bandwidth_bytes_per_s <= 0 ||
       node.nics.link.bandwidth_bytes_per_s <= 0 || fabric.levels < 2) {
     return;
   }
@@ -124,15 +124,15 @@ void check_ecmp_cables(MapReader& m, const Fabric& fabric, const NodeSpec& node)
                                (fabric.oversubscription * fabric.link.bandwidth_bytes_per_s) +
                            nics;
   const double cables = (fabric.levels - 1) * per_level;
-  if (cables > static_cast<double>(kMaxEcmpCables)) {
+  if (cables > static_cast<double>(kMaxFabricCables)) {
     m.child("routing").error(fmt::format(
-        "ECMP makes every cable between switch levels a link of its own; {} nodes x {} NICs of {} over "
-        "fabric links of {} need up to {:.0f} cables, above the limit of {}; give fabric.link the "
+        "routing {} makes every cable between switch levels a link of its own; {} nodes x {} NICs of {} "
+        "over fabric links of {} need up to {:.0f} cables, above the limit of {}; give fabric.link the "
         "bandwidth of one real cable, or use routing: adaptive",
-        fabric.nodes, node.nics.count,
+        to_string(fabric.routing), fabric.nodes, node.nics.count,
         format_quantity(node.nics.link.bandwidth_bytes_per_s, QuantityKind::kBandwidth),
         format_quantity(fabric.link.bandwidth_bytes_per_s, QuantityKind::kBandwidth), cables,
-        kMaxEcmpCables));
+        kMaxFabricCables));
   }
 }
 
@@ -235,7 +235,7 @@ void decode_fabric(MapReader& m, Fabric& out, const NodeSpec& node) {
     m.node().error(fmt::format("a {} fabric needs NICs: add node.nics {{count, bandwidth, latency}}",
                                to_string(out.kind)));
   }
-  check_ecmp_cables(m, out, node);
+  check_fabric_cables(m, out, node);
   if (out.kind == FabricKind::kRailOptimized && node.nics.count != node.gpus && node.nics.count > 0) {
     m.node().error(
         fmt::format("a rail-optimized fabric puts NIC i of every node on rail i and needs one NIC "

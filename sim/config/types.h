@@ -36,9 +36,10 @@ enum class Optimizer { kAdam, kSgd };
 enum class IntraNodeKind { kNvSwitch, kNvLinkMesh, kPcie };
 enum class FabricKind { kSingleNode, kFatTree, kRailOptimized, kDragonfly, kTorus };
 // How a tree fabric spreads traffic over the parallel cables between two switch levels: adaptive
-// (the trunk's bandwidth shared by all flows, as adaptive routing or packet spraying approach) or
-// ecmp (each GPU pair's flow hashed onto one cable, so flows that collide share it).
-enum class FabricRouting { kAdaptive, kEcmp };
+// (the trunk's bandwidth shared by all flows, as adaptive routing or packet spraying approach), ecmp
+// (each GPU pair's flow hashed onto one cable, so flows that collide share it) or d-mod-k (the
+// cable picked by the destination, as InfiniBand's static fat-tree routing does).
+enum class FabricRouting { kAdaptive, kEcmp, kDModK };
 enum class ProvenanceKind { kCited, kMeasured, kImported, kDerived };
 // Collectives as nccl-tests names them (all_reduce_perf, ...), for measured tables in profiles.
 enum class CollectiveKind {
@@ -92,7 +93,8 @@ TRAINSIM_ENUM_NAMES(IntraNodeKind, {IntraNodeKind::kNvSwitch, "nvswitch"},
 TRAINSIM_ENUM_NAMES(FabricKind, {FabricKind::kSingleNode, "single-node"}, {FabricKind::kFatTree, "fat-tree"},
                     {FabricKind::kRailOptimized, "rail-optimized"}, {FabricKind::kDragonfly, "dragonfly"},
                     {FabricKind::kTorus, "torus"});
-TRAINSIM_ENUM_NAMES(FabricRouting, {FabricRouting::kAdaptive, "adaptive"}, {FabricRouting::kEcmp, "ecmp"});
+TRAINSIM_ENUM_NAMES(FabricRouting, {FabricRouting::kAdaptive, "adaptive"}, {FabricRouting::kEcmp, "ecmp"},
+                    {FabricRouting::kDModK, "d-mod-k"});
 TRAINSIM_ENUM_NAMES(ProvenanceKind, {ProvenanceKind::kCited, "cited"},
                     {ProvenanceKind::kMeasured, "measured"}, {ProvenanceKind::kImported, "imported"},
                     {ProvenanceKind::kDerived, "derived"});

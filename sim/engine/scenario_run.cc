@@ -4,6 +4,8 @@
 #include <chrono>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "sim/cost/compute_model.h"
 #include "sim/engine/ideal_transport.h"
 #include "sim/engine/simgrid_transport.h"
@@ -61,16 +63,23 @@ Prepared prepare(const config::Scenario& scenario, const RunOptions& options) {
                      "collapsed run with stragglers: each pipeline stage runs at the speed of its slowest "
                      "GPU (its members move in lockstep); --full simulates every GPU at its own speed");
   }
-  const bool ecmp = scenario.cluster.topology.fabric.routing == config::FabricRouting::kEcmp;
-  if (ecmp && options.network == NetworkModel::kIdeal) {
-    run.warnings.add("ecmp-ideal",
-                     "fabric.routing ecmp has no effect on the ideal network (no links are shared, so no "
-                     "flows collide); --network simgrid models the collisions");
-  } else if (ecmp && collapsed) {
-    run.warnings.add("ecmp-collapsed",
-                     "collapsed run with ECMP routing: flows collide only with the simulated ranks' flows, "
-                     "and the simulated replica's hashes stand for every replica's; --full hashes every "
-                     "rank's flows");
+  // Routings that put each flow on one cable: where flows collide depends on every rank's flows.
+  const config::FabricRouting routing = scenario.cluster.topology.fabric.routing;
+  if (routing != config::FabricRouting::kAdaptive) {
+    if (options.network == NetworkModel::kIdeal) {
+      run.warnings.add(
+          "routing-ideal",
+          fmt::format("fabric.routing {} has no effect on the ideal network (no links are shared, "
+                      "so no flows collide); --network simgrid models the collisions",
+                      to_string(routing)));
+    } else if (collapsed) {
+      run.warnings.add(
+          "routing-collapsed",
+          fmt::format("collapsed run with routing {}: flows collide only with the simulated ranks' "
+                      "flows, and the simulated replica's paths stand for every replica's; --full "
+                      "routes every rank's flows",
+                      to_string(routing)));
+    }
   }
   if (collapsed && !scenario.stragglers.slow_nics.empty()) {
     run.warnings.add("slow-nics-collapsed",

@@ -3,13 +3,16 @@
 // from a switch to its parent is one trunk whose bandwidth is the sum of what it aggregates (divided
 // by the oversubscription at the leaf; non-blocking above). With routing adaptive a trunk stands for
 // the parallel cables of a folded Clos with perfect load balancing: every flow crossing it shares
-// its whole bandwidth. With routing ecmp the trunk is its cables, each a link of its own (the
-// trunk's bandwidth split evenly, so both routings have the same capacity), and a flow takes the
-// cable its hash picks: hash(seed, source and destination endpoint, level) modulo the cables. A
-// flow going up cable j at a level comes down cable j of the destination's trunk at that level
-// (cable j of every switch below leads to the same parent switch j of a folded Clos), so two flows
-// collide on a cable when their hashes agree, and then share it, as ECMP's do. One flow per GPU
-// pair: a connection's queue pairs all take the same path.
+// its whole bandwidth. With ecmp or d-mod-k the trunk is its cables, each a link of its own (the
+// trunk's bandwidth split evenly, so every routing has the same capacity), and a flow takes one
+// cable per level: ecmp the one hash(seed, source and destination endpoint, level) picks, modulo
+// the cables; d-mod-k (Zahavi's destination-mod-k) cable (d / w_1 / ... / w_{l-1}) mod w_l at level
+// l, for the destination NIC's index d (within its rail on a rail-optimized fabric) and w_i cables
+// per trunk at level i, so the NICs of one leaf are reached over distinct cables. A flow going up
+// cable j at a level comes down cable j of the destination's trunk at that level (cable j of every
+// switch below leads to the same parent switch j of a folded Clos), so two flows collide on a cable
+// when their picks agree, and then share it. One path per GPU pair: a connection's queue pairs all
+// take the same path.
 //
 // The file gives the number of levels L but not the switch radix, so k is the smallest integer
 // with k^L >= nodes (one switch at the top level).
@@ -66,10 +69,15 @@ class TreeFabric : public FabricRouting {
   }
   void connect(GraphStore& store, int child, int parent, const config::Fabric& fabric);
 
+  // The cable of the level-`level` trunk `up` that a flow takes, from its ECMP hash and the
+  // destination's index over the product of the cables of the levels below (d-mod-k).
+  uint64_t pick(const Switch& up, uint64_t level, uint64_t flow_hash, uint64_t destination) const;
+
   int nics_ = 0;
-  bool ecmp_ = false;
+  bool rails_ = false;
+  config::FabricRouting routing_ = config::FabricRouting::kAdaptive;
   uint64_t ecmp_seed_ = 0;
-  int64_t ecmp_cables_ = 0;
+  int64_t cable_links_ = 0;  // with a routing that picks cables
   std::vector<Switch> switches_;
   std::vector<int> leaf_of_nic_;    // [node * nics + nic]
   std::vector<int> attach_of_nic_;  // link NIC -> leaf, NIC first
@@ -84,7 +92,8 @@ TreeFabric::TreeFabric(const config::Topology& topology, const NodeLayout& layou
   const int levels = fabric.levels;
   const int64_t k = nodes_per_leaf(nodes, levels);
   nics_ = layout.nics();
-  ecmp_ = fabric.routing == config::FabricRouting::kEcmp;
+  rails_ = rails;
+  routing_ = fabric.routing;
   ecmp_seed_ = static_cast<uint64_t>(fabric.ecmp_seed);
   const int64_t rail_count = rails ? nics_ : 1;
   const int64_t leaves_per_rail = ceil_div(nodes, k);
@@ -153,9 +162,11 @@ TreeFabric::TreeFabric(const config::Topology& topology, const NodeLayout& layou
                              plural(levels, "level", "levels"), plural(k, "node", "nodes"),
                              plural(static_cast<int64_t>(switches_.size()), "switch", "switches"),
                              fabric.oversubscription);
-  if (ecmp_) {
+  if (routing_ == config::FabricRouting::kEcmp) {
     description_ +=
-        fmt::format(", ECMP over {} (seed {})", plural(ecmp_cables_, "cable", "cables"), fabric.ecmp_seed);
+        fmt::format(", ECMP over {} (seed {})", plural(cable_links_, "cable", "cables"), fabric.ecmp_seed);
+  } else if (routing_ == config::FabricRouting::kDModK) {
+    description_ += fmt::format(", D-mod-K over {}", plural(cable_links_, "cable", "cables"));
   }
 }
 
@@ -169,11 +180,11 @@ void TreeFabric::connect(GraphStore& store, int child, int parent, const config:
   const VertexId up = switches_[static_cast<size_t>(parent)].vertex;
   const double latency = fabric.link.latency_s + fabric.switch_latency_s;
   c.parent = parent;
-  if (ecmp_) {
-    ecmp_cables_ += cables;
-    TRAINSIM_PLATFORM_CHECK(ecmp_cables_ <= config::kMaxEcmpCables,
-                            "ECMP needs more than {} cables (the topology loader bounds them)",
-                            config::kMaxEcmpCables);
+  if (routing_ != config::FabricRouting::kAdaptive) {
+    cable_links_ += cables;
+    TRAINSIM_PLATFORM_CHECK(cable_links_ <= config::kMaxFabricCables,
+                            "routing needs more than {} cables (the topology loader bounds them)",
+                            config::kMaxFabricCables);
     c.uplinks = cables;
     for (int j = 0; j < cables; ++j) {
       const int link = store.add_link(c.vertex, up, LinkKind::kFabric, bandwidth / cables, latency, 1, j);
@@ -194,21 +205,36 @@ void TreeFabric::append_route(int src_node, int src_nic, int dst_node, int dst_n
   std::vector<Hop> down;
   int a = leaf_of_nic_[src];
   int b = leaf_of_nic_[dst];
-  const uint64_t flow_hash = ecmp_ ? splitmix64(ecmp_seed_ ^ splitmix64(flow_key)) : 0;
+  const uint64_t flow_hash =
+      routing_ == config::FabricRouting::kEcmp ? splitmix64(ecmp_seed_ ^ splitmix64(flow_key)) : 0;
+  uint64_t destination = static_cast<uint64_t>(rails_ ? dst_node : dst_node * nics_ + dst_nic);
   for (uint64_t level = 1; a != b; ++level) {
     const Switch& up = switches_[static_cast<size_t>(a)];
     const Switch& other = switches_[static_cast<size_t>(b)];
     TRAINSIM_PLATFORM_CHECK(up.parent >= 0 && other.parent >= 0,
                             "no common switch between NIC {} of node {} and NIC {} of node {}", src_nic,
                             src_node, dst_nic, dst_node);
-    const uint64_t pick = ecmp_ ? splitmix64(flow_hash + level) : 0;
-    out.push_back(Hop{up.uplink + static_cast<int>(pick % static_cast<uint64_t>(up.uplinks)), true});
-    down.push_back(Hop{other.uplink + static_cast<int>(pick % static_cast<uint64_t>(other.uplinks)), true});
+    const uint64_t cable = pick(up, level, flow_hash, destination);
+    out.push_back(Hop{up.uplink + static_cast<int>(cable % static_cast<uint64_t>(up.uplinks)), true});
+    down.push_back(Hop{other.uplink + static_cast<int>(cable % static_cast<uint64_t>(other.uplinks)), true});
+    destination /= static_cast<uint64_t>(up.uplinks);
     a = up.parent;
     b = other.parent;
   }
   append_reversed(down, out);
   out.push_back(Hop{attach_of_nic_[dst], false});
+}
+
+uint64_t TreeFabric::pick(const Switch& up, uint64_t level, uint64_t flow_hash, uint64_t destination) const {
+  switch (routing_) {
+    case config::FabricRouting::kAdaptive:
+      return 0;
+    case config::FabricRouting::kEcmp:
+      return splitmix64(flow_hash + level);
+    case config::FabricRouting::kDModK:
+      return destination % static_cast<uint64_t>(up.uplinks);
+  }
+  return 0;
 }
 
 }  // namespace

@@ -331,10 +331,13 @@ fabric:
   EXPECT_THAT(topology("fat-tree", "  nodes: 4\n  routing: ecmp\n  ecmp_seed: 3\n"), ElementsAre());
   EXPECT_THAT(topology("fat-tree", "  nodes: 4\n  routing: emcp\n"),
               ElementsAre("t.yaml:13:12: error: fabric.routing: unknown value \"emcp\" (did you mean "
-                          "\"ecmp\"?); expected one of: adaptive, ecmp"));
+                          "\"ecmp\"?); expected one of: adaptive, ecmp, d-mod-k"));
   EXPECT_THAT(topology("rail-optimized", "  nodes: 4\n  ecmp_seed: 3\n"),
               ElementsAre("t.yaml:13:14: error: fabric.ecmp_seed: ecmp_seed seeds the ECMP hash and has no "
                           "effect with routing: adaptive; set routing: ecmp or remove it"));
+  EXPECT_THAT(topology("fat-tree", "  nodes: 4\n  routing: d-mod-k\n  ecmp_seed: 3\n"),
+              ElementsAre("t.yaml:14:14: error: fabric.ecmp_seed: ecmp_seed seeds the ECMP hash and has no "
+                          "effect with routing: d-mod-k; set routing: ecmp or remove it"));
   EXPECT_THAT(
       topology("torus", "  dims: [2, 2]\n  routing: ecmp\n"),
       ElementsAre("t.yaml:13:12: error: fabric.routing: routing applies to fat-tree and rail-optimized "
@@ -343,8 +346,8 @@ fabric:
   // trunk at most) on each of the two levels above the leaves.
   EXPECT_THAT(
       topology("fat-tree", "  nodes: 131072\n  levels: 3\n  routing: ecmp\n", "100Gbps"),
-      ElementsAre("t.yaml:14:12: error: fabric.routing: ECMP makes every cable between switch levels a "
-                  "link of its own; 131072 nodes x 8 NICs of 50GB/s over fabric links of 12.5GB/s need up "
+      ElementsAre("t.yaml:14:12: error: fabric.routing: routing ecmp makes every cable between switch levels "
+                  "a link of its own; 131072 nodes x 8 NICs of 50GB/s over fabric links of 12.5GB/s need up "
                   "to 10485760 cables, above the limit of 4194304; give fabric.link the bandwidth of one "
                   "real cable, or use routing: adaptive"));
 }

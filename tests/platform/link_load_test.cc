@@ -250,6 +250,27 @@ TEST_F(LinkLoadTest, AdaptiveRoutingSharesTheWholeTrunk) {
   EXPECT_NEAR(find(s, "fabric/l1/sw0 -> fabric/l2/sw0").utilization_when_busy, 0.5, 1e-9);
 }
 
+// D-mod-K on the 256-GPU DGX H100 cluster (NICs and cables of 50 GB/s): flows from leaf 0 to the
+// same position in two other leaves (node 6 and node 12, GPU 0) share an uplink cable and take
+// twice as long; to different positions (node 6 GPU 0, node 13 GPU 0) they run at the NICs' speed.
+TEST_F(LinkLoadTest, DModKFlowsToTheSamePlaceInOtherLeavesShareACable) {
+  config::Topology topology = load_fixture("topologies/dgx-h100-cluster.yaml");
+  topology.fabric.routing = config::FabricRouting::kDModK;
+  build(topology);
+  double same_place_s = 0;
+  double different_places_s = 0;
+  run([&](const FlowRunner& runner) {
+    runner.run(one_phase({Flow{0, 6 * 8, 2.5e9}, Flow{8, 12 * 8, 2.5e9}}), 0);
+    same_place_s = sg4::Engine::get_clock();
+    runner.run(one_phase({Flow{0, 6 * 8, 2.5e9}, Flow{8, 13 * 8, 2.5e9}}), 0);
+    different_places_s = sg4::Engine::get_clock() - same_place_s;
+  });
+  EXPECT_NEAR(same_place_s, 0.1, 1e-9);
+  EXPECT_NEAR(different_places_s, 0.05, 1e-9);
+  const LinkDirectionLoad& cable = find(summary(), "fabric/l1/sw0 -> fabric/l2/sw0 cable 0");
+  EXPECT_DOUBLE_EQ(cable.bytes, 3 * 2.5e9);  // both flows of the first phase, one of the second
+}
+
 // The member side (a helper actor per GPU, mailbox flows) records every flow of the schedule on its
 // route, as adding them one by one does.
 TEST_F(LinkLoadTest, MemberSideRecordsEveryFlowOfTheSchedule) {

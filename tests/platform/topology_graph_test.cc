@@ -181,6 +181,24 @@ TEST(TopologyGraph, EcmpRoutesAreDeterministicAndTheSeedRehashesThem) {
   EXPECT_GE(moved, 12);
 }
 
+TEST(TopologyGraph, DModKPicksTheCableByTheDestination) {
+  // The 256-GPU DGX H100 cluster: leaves of 6 nodes x 8 NICs, 48 cables up from each full leaf. The
+  // destination NIC's index d (GPU i uses NIC i) picks cable d mod 48 from every source, so the 48
+  // NICs of a leaf are reached over its 48 distinct cables.
+  config::Topology topology = load_fixture("topologies/dgx-h100-cluster.yaml");
+  topology.fabric.routing = config::FabricRouting::kDModK;
+  const TopologyGraph graph(topology);
+  EXPECT_THAT(graph.fabric_description(), ::testing::EndsWith(", D-mod-K over 256 cables"));
+  for (int src = 0; src < 6 * 8; src += 5) {
+    for (int dst = 6 * 8; dst < 30 * 8; ++dst) {  // the full leaves 1-4
+      const std::vector<Link> hops = fabric_hops(graph, src, dst);
+      ASSERT_EQ(hops.size(), 2u);
+      EXPECT_EQ(hops[0].cable, dst % 48) << src << " -> " << dst;
+      EXPECT_EQ(hops[1].cable, dst % 48) << src << " -> " << dst;
+    }
+  }
+}
+
 TEST(TopologyGraph, RailOptimizedKeepsTrafficOnTheDestinationRail) {
   const TopologyGraph graph(load_fixture("rail"));
   EXPECT_EQ(

@@ -219,8 +219,9 @@ std::pair<std::vector<Flow>, std::string> ecmp_pair(const TopologyGraph& graph, 
 // as long, and the cable shows both at full bandwidth.
 TEST_F(LinkLoadTest, EcmpFlowsHashedOntoOneCableShareIt) {
   build("fat-tree-ecmp");
-  const auto [flows, cable] = ecmp_pair(*graph_, true, 2.5e9);
-  run([&](const FlowRunner& runner) { runner.run(one_phase(flows), 0); });
+  const std::pair<std::vector<Flow>, std::string> pair = ecmp_pair(*graph_, true, 2.5e9);
+  const std::string& cable = pair.second;
+  run([&](const FlowRunner& runner) { runner.run(one_phase(pair.first), 0); });
   const LinkLoadSummary s = summary();
   EXPECT_NEAR(s.window_s, 0.2, 1e-9);
   const LinkDirectionLoad& l = find(s, cable);

@@ -268,7 +268,8 @@ TEST_F(LinkLoadTest, DModKFlowsToTheSamePlaceInOtherLeavesShareACable) {
   });
   EXPECT_NEAR(same_place_s, 0.1, 1e-9);
   EXPECT_NEAR(different_places_s, 0.05, 1e-9);
-  const LinkDirectionLoad& cable = find(summary(), "fabric/l1/sw0 -> fabric/l2/sw0 cable 0");
+  const LinkLoadSummary s = summary();
+  const LinkDirectionLoad& cable = find(s, "fabric/l1/sw0 -> fabric/l2/sw0 cable 0");
   EXPECT_DOUBLE_EQ(cable.bytes, 3 * 2.5e9);  // both flows of the first phase, one of the second
 }
 

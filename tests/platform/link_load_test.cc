@@ -67,13 +67,14 @@ class LinkLoadTest : public ::testing::Test {
     }
     return out;
   }
-  static const LinkDirectionLoad& find(const LinkLoadSummary& s, const std::string& name) {
+  // By value: a reference into a temporary summary would dangle.
+  static LinkDirectionLoad find(const LinkLoadSummary& s, const std::string& name) {
     const auto it = std::find_if(s.busiest.begin(), s.busiest.end(),
                                  [&](const LinkDirectionLoad& l) { return l.name == name; });
     if (it == s.busiest.end()) throw std::out_of_range("no loaded direction " + name);
     return *it;
   }
-  static const LinkTierLoad& tier(const LinkLoadSummary& s, const std::string& name) {
+  static LinkTierLoad tier(const LinkLoadSummary& s, const std::string& name) {
     const auto it =
         std::find_if(s.tiers.begin(), s.tiers.end(), [&](const LinkTierLoad& t) { return t.tier == name; });
     if (it == s.tiers.end()) throw std::out_of_range("no tier " + name);

@@ -46,7 +46,7 @@ struct PathHop {
   double bandwidth_bytes_per_s = 0;
   double latency_s = 0;
   int cables = 1;
-  int cable = -1;  // which parallel cable the route takes (ECMP); -1 for a link without twins
+  int cable = -1;  // which parallel cable the route takes (ecmp, d-mod-k); -1 for a link without twins
 };
 
 struct PathReport {

@@ -59,7 +59,7 @@ class TreeFabric : public FabricRouting {
     VertexId vertex = 0;
     int parent = -1;
     int uplink = -1;  // the first link to the parent, child first
-    int uplinks = 0;  // links to the parent, consecutive: 1 trunk, or its cables with ECMP
+    int uplinks = 0;  // links to the parent, consecutive: 1 trunk, or its cables (ecmp, d-mod-k)
     double up_bandwidth_bytes_per_s = 0;
   };
 
@@ -69,9 +69,9 @@ class TreeFabric : public FabricRouting {
   }
   void connect(GraphStore& store, int child, int parent, const config::Fabric& fabric);
 
-  // The cable of the level-`level` trunk `up` that a flow takes, from its ECMP hash and the
-  // destination's index over the product of the cables of the levels below (d-mod-k).
-  uint64_t pick(const Switch& up, uint64_t level, uint64_t flow_hash, uint64_t destination) const;
+  // The cable a flow takes at level `level`, before the modulo by the trunk's cables: from its ECMP
+  // hash, or the destination's index over the product of the cables of the levels below (d-mod-k).
+  uint64_t pick(uint64_t level, uint64_t flow_hash, uint64_t destination) const;
 
   int nics_ = 0;
   bool rails_ = false;
@@ -214,7 +214,7 @@ void TreeFabric::append_route(int src_node, int src_nic, int dst_node, int dst_n
     TRAINSIM_PLATFORM_CHECK(up.parent >= 0 && other.parent >= 0,
                             "no common switch between NIC {} of node {} and NIC {} of node {}", src_nic,
                             src_node, dst_nic, dst_node);
-    const uint64_t cable = pick(up, level, flow_hash, destination);
+    const uint64_t cable = pick(level, flow_hash, destination);
     out.push_back(Hop{up.uplink + static_cast<int>(cable % static_cast<uint64_t>(up.uplinks)), true});
     down.push_back(Hop{other.uplink + static_cast<int>(cable % static_cast<uint64_t>(other.uplinks)), true});
     destination /= static_cast<uint64_t>(up.uplinks);
@@ -225,14 +225,14 @@ void TreeFabric::append_route(int src_node, int src_nic, int dst_node, int dst_n
   out.push_back(Hop{attach_of_nic_[dst], false});
 }
 
-uint64_t TreeFabric::pick(const Switch& up, uint64_t level, uint64_t flow_hash, uint64_t destination) const {
+uint64_t TreeFabric::pick(uint64_t level, uint64_t flow_hash, uint64_t destination) const {
   switch (routing_) {
     case config::FabricRouting::kAdaptive:
       return 0;
     case config::FabricRouting::kEcmp:
       return splitmix64(flow_hash + level);
     case config::FabricRouting::kDModK:
-      return destination % static_cast<uint64_t>(up.uplinks);
+      return destination;
   }
   return 0;
 }

@@ -53,7 +53,7 @@ struct Link {
   double bandwidth_bytes_per_s = 0;
   double latency_s = 0;
   int cables = 1;  // physical links this edge stands for (a trunk of parallel cables > 1)
-  int cable = -1;  // which of the parallel cables between the same two switches (ECMP); -1 for none
+  int cable = -1;  // which of the parallel cables between two switches (ecmp, d-mod-k); -1 for none
 };
 
 // listS edges: descriptors (kept in GraphStore) stay valid as links are added.

@@ -188,12 +188,31 @@ bool load_job(const Entry& e, const ClusterFile& file, config::Diagnostics& diag
         "a cluster file does not take them");
     return false;
   }
+  struct Part {
+    const std::vector<config::WhatIf>* what_if;
+    const char* key;   // cluster.<key>_set
+    const char* file;  // as messages name it
+  };
+  for (const Part& part : {Part{&written.cluster.topology.what_if, "topology", "topology"},
+                           Part{&written.cluster.hardware.what_if, "hardware", "hardware profile"}}) {
+    if (part.what_if->empty()) continue;
+    const config::WhatIf& first = part.what_if->front();
+    e.scenario_key.error(fmt::format(
+        "the scenario sets cluster.{}_set ({} at {}:{}:{}), but a job runs on the cluster file's {}; move "
+        "the setting to the cluster file's {}_set, where it holds for every job",
+        part.key, first.key, first.where.file, first.where.line, first.where.column, part.file, part.key));
+    return false;
+  }
   const int64_t gpus = job_gpus(e, written, file.topology);
   if (gpus == 0) return false;
   const Location at = (e.gpus > 0 ? e.gpus_key : e.scenario_key).location();
   std::vector<config::Setting> settings = {{"cluster.gpus", std::to_string(gpus), at},
                                            {"cluster.topology", file.topology.path.string(), at},
                                            {"cluster.hardware", file.hardware.path.string(), at}};
+  for (const auto& [prefix, what_if] : {std::pair{"cluster.topology_set.", &file.topology.what_if},
+                                        std::pair{"cluster.hardware_set.", &file.hardware.what_if}}) {
+    for (const config::WhatIf& w : *what_if) settings.push_back({prefix + w.key, w.value, w.where});
+  }
   settings.insert(settings.end(), e.set.begin(), e.set.end());
   try {
     out.scenario =
@@ -328,12 +347,14 @@ ClusterFile load_cluster(const std::filesystem::path& path, const std::vector<co
   const Node hardware = r.child("hardware");
   if (!topology.defined()) r.missing("topology");
   if (!hardware.defined()) r.missing("hardware");
+  const Node topology_set = r.child("topology_set");  // what-ifs over the files, for every job
+  const Node hardware_set = r.child("hardware_set");
   const bool have_topology = load_part(
-      topology, "topology", [](const auto& p) { return config::load_topology(p); }, diagnostics,
-      out.topology);
+      topology, "topology", [&](const auto& p) { return config::load_topology(p, topology_set); },
+      diagnostics, out.topology);
   const bool have_hardware = load_part(
-      hardware, "hardware profile", [](const auto& p) { return config::load_hardware(p); }, diagnostics,
-      out.hardware);
+      hardware, "hardware profile", [&](const auto& p) { return config::load_hardware(p, hardware_set); },
+      diagnostics, out.hardware);
   r.read("placement", out.placement);
   auto seed = static_cast<int64_t>(out.seed);
   if (r.read("seed", seed, config::kNonNegative)) out.seed = static_cast<uint64_t>(seed);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "sim/common/version.h"
+#include "sim/report/inputs.h"
 #include "sim/report/link_report.h"
 
 namespace trainsim::cluster {
@@ -159,8 +160,8 @@ json make_cluster_report(const ClusterFile& file, const ClusterRuns& cluster_run
   }
   json provenance = trainsim::provenance(context.command_line);
   provenance["inputs"] = {{"cluster", {{"path", file.path.filename().string()}, {"hash", file.content_hash}}},
-                          {"topology", {{"name", file.topology.name}, {"hash", file.topology.content_hash}}},
-                          {"hardware", {{"name", file.hardware.name}, {"hash", file.hardware.content_hash}}},
+                          {"topology", report::topology_input(file.topology)},
+                          {"hardware", report::hardware_input(file.hardware)},
                           {"scenarios", scenarios}};
   provenance["options"] = {
       {"network", context.network}, {"full", context.full}, {"iterations", context.iterations}};
@@ -224,6 +225,7 @@ std::string render_cluster_table(const json& report) {
       "after its first; every job had run {} iteration{} by {:.4f} s; tokens/s and MFU are the shared "
       "run's\n",
       iterations, iterations == 1 ? "" : "s", report.at("window_s").get<double>());
+  out += report::render_what_if(report.at("provenance").at("inputs"));
 
   out +=
       fmt::format("\n# where the time went (critical rank, iteration {}; s, alone -> shared)\n", iterations);

@@ -1,5 +1,9 @@
 #include "sim/config/emit.h"
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -137,6 +141,38 @@ void emit_campaign(YAML::Emitter& out, const Campaign& c) {
 
 }  // namespace
 
+// What-if values (what_if.h) as the nested map a scenario writes under `key`.
+void emit_what_if(YAML::Emitter& out, const char* key, const std::vector<WhatIf>& what_if) {
+  if (what_if.empty()) return;
+  struct Branch {
+    std::map<std::string, Branch> children;
+    const WhatIf* leaf = nullptr;
+  };
+  Branch root;
+  for (const WhatIf& w : what_if) {
+    Branch* at = &root;
+    for (size_t start = 0, dot = 0; dot != std::string::npos; start = dot + 1) {
+      dot = w.key.find('.', start);
+      at = &at->children[w.key.substr(start, dot == std::string::npos ? dot : dot - start)];
+    }
+    at->leaf = &w;
+  }
+  const auto emit = [&out](const Branch& branch, const auto& self) -> void {
+    out << YAML::BeginMap;
+    for (const auto& [name, child] : branch.children) {
+      out << YAML::Key << name << YAML::Value;
+      if (child.leaf != nullptr) {
+        out << YAML::Load(child.leaf->value);
+      } else {
+        self(child, self);
+      }
+    }
+    out << YAML::EndMap;
+  };
+  out << YAML::Key << key << YAML::Value;
+  emit(root, emit);
+}
+
 std::string to_yaml(const Scenario& s) {
   YAML::Emitter out;
   out.SetBoolFormat(YAML::TrueFalseBool);
@@ -157,6 +193,8 @@ std::string to_yaml(const Scenario& s) {
   out << YAML::Key << "topology" << YAML::Value << s.cluster.topology_path.lexically_relative(dir).string();
   out << YAML::Key << "hardware" << YAML::Value << s.cluster.hardware_path.lexically_relative(dir).string();
   out << YAML::Key << "gpus" << YAML::Value << s.cluster.gpus;
+  emit_what_if(out, "topology_set", s.cluster.topology.what_if);
+  emit_what_if(out, "hardware_set", s.cluster.hardware.what_if);
   if (s.cluster.price_per_gpu_hour_usd) {
     out << YAML::Key << "cost" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
         << "price_per_gpu_hour" << YAML::Value << fmt::format("{}USD", *s.cluster.price_per_gpu_hour_usd)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/config/types.h"
+#include "sim/config/what_if.h"
 
 namespace trainsim::config {
 
@@ -167,6 +168,9 @@ struct HardwareProfile {
   Provenance provenance;
   std::map<std::string, std::string> sources;  // dotted key prefix -> citation or "measured"
   std::string content_hash;                    // of the file's bytes, for provenance
+  // The values a scenario, cluster file or --set put over the file's (what_if.h); they need no entry
+  // in `sources`: the reports name them, and where they were written, instead.
+  std::vector<WhatIf> what_if;
 
   // The dense peak for `dtype`, if the profile has one.
   std::optional<double> peak_flops_per_s(Dtype dtype) const;

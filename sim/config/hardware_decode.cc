@@ -280,7 +280,7 @@ void check_sources(const Node& root, const Node& sources, HardwareProfile& out) 
   std::set<std::string> reported;
   for (const Node& leaf : leaves) {
     const std::string& path = leaf.path();
-    if (!out.source_of(path).empty()) continue;
+    if (!out.source_of(path).empty() || set_by_what_if(out.what_if, path)) continue;
     std::string ancestor = path;
     for (size_t cut = path.find_first_of(".["); cut != std::string::npos;
          cut = path.find_first_of(".[", cut + 1)) {

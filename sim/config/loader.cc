@@ -172,45 +172,76 @@ std::vector<Layer> override_layers(const std::vector<Override>& overrides, Diagn
   return std::vector<Layer>(layers.rbegin(), layers.rend());
 }
 
-// Loads one file (plus overrides) into a root Node, or returns nullopt when it could not be read.
-// `text`, when given, is the file's content (the file is then not read).
+// Loads one file (with `above` stacked over it) into a root Node, or returns nullopt when it could not
+// be read. `text`, when given, is the file's content (the file is then not read).
 std::optional<Node> load_root(const std::filesystem::path& path, const std::string* text,
-                              const std::vector<Override>& overrides, Diagnostics& diagnostics,
-                              const Location& referrer, const std::string& referrer_path,
-                              std::string* content_hash) {
+                              std::vector<Layer> above, Diagnostics& diagnostics, const Location& referrer,
+                              const std::string& referrer_path, std::string* content_hash) {
   Document document;
   DocumentLoader loader(&diagnostics);
   const bool loaded = text != nullptr ? loader.load_text(normalised(path), *text, document)
                                       : loader.load(path, referrer, referrer_path, document);
   if (!loaded) return std::nullopt;
-  std::vector<Layer> layers = override_layers(overrides, diagnostics);
+  std::vector<Layer> layers = std::move(above);
   layers.insert(layers.end(), document.layers.begin(), document.layers.end());
   if (content_hash != nullptr) *content_hash = document.content_hash;
   return Node(std::move(layers), "", &diagnostics, Location{document.layers.front().source->name, 1, 1});
 }
 
-bool load_topology_into(const std::filesystem::path& path, const std::string* text,
-                        const std::vector<Override>& overrides, Diagnostics& diagnostics,
-                        const Location& referrer, const std::string& referrer_path, Topology& out) {
+// What differs between the two kinds of file a scenario names: what a what-if error calls them,
+// the example it shows, and their decoder.
+template <class T>
+struct FileTraits;
+template <>
+struct FileTraits<Topology> {
+  static constexpr std::string_view kName = "topology";
+  static constexpr std::string_view kSetExample = "topology_set: {fabric: {oversubscription: 2}}";
+  static void decode(const Node& root, Topology& out) { internal::decode_topology(root, out); }
+};
+template <>
+struct FileTraits<HardwareProfile> {
+  static constexpr std::string_view kName = "hardware profile";
+  static constexpr std::string_view kSetExample = "hardware_set: {gpu: {hbm: {capacity: 141GB}}}";
+  static void decode(const Node& root, HardwareProfile& out) { internal::decode_hardware(root, out); }
+};
+
+// Loads a topology or hardware profile with `above` (what-if layers: --set overrides, a scenario's or
+// cluster file's set) stacked over the file, recording what they set in out.what_if.
+template <class T>
+bool load_into(const std::filesystem::path& path, const std::string* text, std::vector<Layer> above,
+               Diagnostics& diagnostics, const Location& referrer, const std::string& referrer_path, T& out) {
+  out.what_if = internal::collect_what_ifs(above);
   const std::optional<Node> root =
-      load_root(path, text, overrides, diagnostics, referrer, referrer_path, &out.content_hash);
+      load_root(path, text, std::move(above), diagnostics, referrer, referrer_path, &out.content_hash);
   if (!root) return false;
   const size_t before = diagnostics.count();
   out.path = normalised(path);
-  internal::decode_topology(*root, out);
+  FileTraits<T>::decode(*root, out);
   return diagnostics.count() == before;
 }
 
-bool load_hardware_into(const std::filesystem::path& path, const std::string* text,
-                        const std::vector<Override>& overrides, Diagnostics& diagnostics,
-                        const Location& referrer, const std::string& referrer_path, HardwareProfile& out) {
-  const std::optional<Node> root =
-      load_root(path, text, overrides, diagnostics, referrer, referrer_path, &out.content_hash);
-  if (!root) return false;
-  const size_t before = diagnostics.count();
-  out.path = normalised(path);
-  internal::decode_hardware(*root, out);
-  return diagnostics.count() == before;
+// `set` (a what-if map read from a scenario or cluster file, possibly undefined) as layers over a file
+// of kind T, its mistakes reported to `diagnostics`.
+template <class T>
+std::vector<Layer> set_layers(const Node& set, Diagnostics& diagnostics) {
+  return internal::what_if_layers(Node(set.layers(), set.path(), &diagnostics, set.location()),
+                                  FileTraits<T>::kName, FileTraits<T>::kSetExample);
+}
+
+// A topology or hardware profile on its own (`trainsim topo`, `check`, a cluster file's), with the
+// --set `overrides` and the what-if map `set` (may be null) over it. Throws ConfigError.
+template <class T>
+T load_from(const std::filesystem::path& path, const std::string* text,
+            const std::vector<Override>& overrides, const Node* set) {
+  Diagnostics diagnostics;
+  T out;
+  std::vector<Layer> above = override_layers(overrides, diagnostics);
+  if (set != nullptr) {
+    for (Layer& layer : set_layers<T>(*set, diagnostics)) above.push_back(std::move(layer));
+  }
+  load_into(path, text, std::move(above), diagnostics, {}, "", out);
+  diagnostics.throw_if_any();
+  return out;
 }
 
 }  // namespace
@@ -238,7 +269,7 @@ std::string display_name(const std::filesystem::path& path) {
 
 std::optional<Node> load_input_file(const std::filesystem::path& path, const std::vector<Override>& overrides,
                                     Diagnostics& diagnostics, std::string* content_hash) {
-  return load_root(path, nullptr, overrides, diagnostics, {}, "", content_hash);
+  return load_root(path, nullptr, override_layers(overrides, diagnostics), diagnostics, {}, "", content_hash);
 }
 
 FileKind detect_file_kind(const std::filesystem::path& path) {
@@ -267,39 +298,23 @@ Scenario load_scenario_from(const std::filesystem::path& path, const std::string
                             const std::vector<Override>& overrides) {
   Diagnostics diagnostics;
   Scenario scenario;
-  const std::optional<Node> root =
-      load_root(path, text, overrides, diagnostics, {}, "", &scenario.content_hash);
+  const std::optional<Node> root = load_root(path, text, override_layers(overrides, diagnostics), diagnostics,
+                                             {}, "", &scenario.content_hash);
   if (root) {
     scenario.path = normalised(path);
     internal::decode_scenario(
         *root, scenario,
-        [&](const Node& ref, const std::filesystem::path& file, Topology& out) {
-          return load_topology_into(file, nullptr, {}, diagnostics, ref.location(), ref.path(), out);
+        [&](const Node& ref, const Node& set, const std::filesystem::path& file, Topology& out) {
+          return load_into(file, nullptr, set_layers<Topology>(set, diagnostics), diagnostics, ref.location(),
+                           ref.path(), out);
         },
-        [&](const Node& ref, const std::filesystem::path& file, HardwareProfile& out) {
-          return load_hardware_into(file, nullptr, {}, diagnostics, ref.location(), ref.path(), out);
+        [&](const Node& ref, const Node& set, const std::filesystem::path& file, HardwareProfile& out) {
+          return load_into(file, nullptr, set_layers<HardwareProfile>(set, diagnostics), diagnostics,
+                           ref.location(), ref.path(), out);
         });
   }
   diagnostics.throw_if_any();
   return scenario;
-}
-
-Topology load_topology_from(const std::filesystem::path& path, const std::string* text,
-                            const std::vector<Override>& overrides) {
-  Diagnostics diagnostics;
-  Topology topology;
-  load_topology_into(path, text, overrides, diagnostics, {}, "", topology);
-  diagnostics.throw_if_any();
-  return topology;
-}
-
-HardwareProfile load_hardware_from(const std::filesystem::path& path, const std::string* text,
-                                   const std::vector<Override>& overrides) {
-  Diagnostics diagnostics;
-  HardwareProfile profile;
-  load_hardware_into(path, text, overrides, diagnostics, {}, "", profile);
-  diagnostics.throw_if_any();
-  return profile;
 }
 
 }  // namespace
@@ -309,11 +324,19 @@ Scenario load_scenario(const std::filesystem::path& path, const std::vector<Over
 }
 
 Topology load_topology(const std::filesystem::path& path, const std::vector<Override>& overrides) {
-  return load_topology_from(path, nullptr, overrides);
+  return load_from<Topology>(path, nullptr, overrides, nullptr);
 }
 
 HardwareProfile load_hardware(const std::filesystem::path& path, const std::vector<Override>& overrides) {
-  return load_hardware_from(path, nullptr, overrides);
+  return load_from<HardwareProfile>(path, nullptr, overrides, nullptr);
+}
+
+Topology load_topology(const std::filesystem::path& path, const Node& set) {
+  return load_from<Topology>(path, nullptr, {}, &set);
+}
+
+HardwareProfile load_hardware(const std::filesystem::path& path, const Node& set) {
+  return load_from<HardwareProfile>(path, nullptr, {}, &set);
 }
 
 Scenario load_scenario_text(const std::string& text, const std::filesystem::path& path,
@@ -323,12 +346,12 @@ Scenario load_scenario_text(const std::string& text, const std::filesystem::path
 
 Topology load_topology_text(const std::string& text, const std::filesystem::path& path,
                             const std::vector<Override>& overrides) {
-  return load_topology_from(path, &text, overrides);
+  return load_from<Topology>(path, &text, overrides, nullptr);
 }
 
 HardwareProfile load_hardware_text(const std::string& text, const std::filesystem::path& path,
                                    const std::vector<Override>& overrides) {
-  return load_hardware_from(path, &text, overrides);
+  return load_from<HardwareProfile>(path, &text, overrides, nullptr);
 }
 
 }  // namespace trainsim::config

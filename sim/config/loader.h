@@ -40,11 +40,18 @@ enum class FileKind { kScenario, kTopology, kHardware, kCluster };
 // it cannot be read, is not YAML, or matches no kind.
 FileKind detect_file_kind(const std::filesystem::path& path);
 
-// Loads a scenario and the topology and hardware profile it references. `overrides` apply on top
-// of the file (and of what it extends) and are checked like file content.
+// Loads a scenario and the topology and hardware profile it references, with the scenario's what-if
+// maps (cluster.topology_set, cluster.hardware_set) over those. `overrides` apply on top of each file
+// (and of what it extends) and are checked like file content; on a topology or hardware profile they
+// are what-ifs too (listed in its `what_if`).
 Scenario load_scenario(const std::filesystem::path& path, const std::vector<Override>& overrides = {});
 Topology load_topology(const std::filesystem::path& path, const std::vector<Override>& overrides = {});
 HardwareProfile load_hardware(const std::filesystem::path& path, const std::vector<Override>& overrides = {});
+
+// The same with `set`, a what-if map read from another file (a cluster file's topology_set or
+// hardware_set; what_if.h), over the file instead of overrides. `set` may be undefined.
+Topology load_topology(const std::filesystem::path& path, const Node& set);
+HardwareProfile load_hardware(const std::filesystem::path& path, const Node& set);
 
 // The same, from `text` held in memory instead of a file. `path` stands for the file: messages name
 // it, and relative references (extends, cluster.topology, cluster.hardware) resolve against its

@@ -504,12 +504,14 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
   section("cluster", a.cluster, a.cluster_ok, [&](MapReader& m) {
     const Node topology = m.child("topology");
     const Node hardware = m.child("hardware");
+    const Node topology_set = m.child("topology_set");  // what-ifs over the files (what_if.h)
+    const Node hardware_set = m.child("hardware_set");
     bool loaded = true;
     if (!topology.defined()) {
       m.missing("topology");
       loaded = false;
     } else if (decode(topology, out.cluster.topology_path)) {
-      loaded &= load_topology(topology, out.cluster.topology_path, out.cluster.topology);
+      loaded &= load_topology(topology, topology_set, out.cluster.topology_path, out.cluster.topology);
     } else {
       loaded = false;
     }
@@ -517,7 +519,7 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
       m.missing("hardware");
       loaded = false;
     } else if (decode(hardware, out.cluster.hardware_path)) {
-      loaded &= load_hardware(hardware, out.cluster.hardware_path, out.cluster.hardware);
+      loaded &= load_hardware(hardware, hardware_set, out.cluster.hardware_path, out.cluster.hardware);
     } else {
       loaded = false;
     }

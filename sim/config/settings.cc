@@ -78,15 +78,34 @@ class TemporaryFile {
   std::filesystem::path path_;
 };
 
-// The setting a diagnostic about `path` concerns: the one at that key, inside it, or below it.
-const Setting* setting_for(const std::string& path, const std::vector<Setting>& settings) {
+// The setting at the scenario key `path`, inside it, or below it; null when none is.
+const Setting* setting_at(const std::string& path, const std::vector<Setting>& settings) {
   for (const Setting& s : settings) {
     if (s.key == path) return &s;
   }
   for (const Setting& s : settings) {
     if (s.key.rfind(path + ".", 0) == 0 || path.rfind(s.key + ".", 0) == 0) return &s;
   }
+  return nullptr;
+}
+
+// The setting a diagnostic about `path` concerns: the one at that key, inside it, or below it; for a
+// key of the topology or hardware profile, the what-if setting that wrote it; else the first.
+const Setting* setting_for(const std::string& path, const std::vector<Setting>& settings) {
+  for (const std::string& key : {path, "cluster.topology_set." + path, "cluster.hardware_set." + path}) {
+    if (const Setting* s = setting_at(key, settings)) return s;
+  }
   return settings.empty() ? nullptr : &settings.front();
+}
+
+// Locates the what-ifs that `file` wrote at the settings they came from (`prefix` + their key).
+void relocate(std::vector<WhatIf>& what_if, const std::string& prefix, const std::filesystem::path& file,
+              const std::vector<Setting>& settings, const std::string& referrer) {
+  for (WhatIf& w : what_if) {
+    if (std::filesystem::path(w.where.file).filename() != file.filename()) continue;
+    const Setting* s = setting_at(prefix + w.key, settings);
+    w.where = s != nullptr ? s->location : Location{referrer};
+  }
 }
 
 }  // namespace
@@ -130,7 +149,10 @@ Scenario load_scenario_with(const std::filesystem::path& base, const std::vector
   }
   const TemporaryFile file(text);
   try {
-    return load_scenario(file.path());
+    Scenario scenario = load_scenario(file.path());
+    relocate(scenario.cluster.topology.what_if, "cluster.topology_set.", file.path(), settings, referrer);
+    relocate(scenario.cluster.hardware.what_if, "cluster.hardware_set.", file.path(), settings, referrer);
+    return scenario;
   } catch (const ConfigError& e) {
     std::vector<Diagnostic> located = e.diagnostics();
     for (Diagnostic& d : located) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/config/types.h"
+#include "sim/config/what_if.h"
 
 namespace trainsim::config {
 
@@ -80,6 +81,9 @@ struct Topology {
   std::string content_hash;  // of the file (and what it extends), for provenance
   NodeSpec node;
   Fabric fabric;
+  // The values a scenario, cluster file or --set put over the file's (what_if.h); empty for the file
+  // as it is.
+  std::vector<WhatIf> what_if;
 
   int64_t total_gpus() const { return node.gpus * fabric.nodes; }
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <initializer_list>
 #include <stdexcept>
 #include <vector>
 
@@ -65,7 +66,27 @@ ComputeModel::ComputeModel(const config::HardwareProfile& profile, WarningLog* w
     : profile_(profile),
       warnings_(warnings),
       launch_s_(profile.compute.kernel_launch_s),
-      host_sync_s_(profile.compute.host_sync_s) {}
+      host_sync_s_(profile.compute.host_sync_s) {
+  // Measured samples are times: a what-if on a rate does not reach the shapes they cover.
+  const auto warn_shadowed = [&](size_t samples, const char* table,
+                                 std::initializer_list<const char*> rates) {
+    for (const char* rate : rates) {
+      if (samples == 0 || !config::what_if_touches(profile.what_if, rate)) continue;
+      warnings_->add(
+          fmt::format("what-if-shadowed-{}", table),
+          fmt::format("the what-if on {} does not change the {} measured {} of hardware profile {}, "
+                      "which time the shapes they cover; set hardware_set: {{{}: []}} to price every "
+                      "shape from the rates",
+                      rate, samples, table, profile.name, table));
+      return;
+    }
+  };
+  warn_shadowed(profile.gemm_samples.size(), "gemm_samples",
+                {"gpu.peak_flops", "compute.gemm_efficiency", "compute.gemm_efficiency_fp8"});
+  warn_shadowed(
+      profile.attention_samples.size(), "attention_samples",
+      {"gpu.peak_flops", "compute.attention_forward_efficiency", "compute.attention_backward_efficiency"});
+}
 
 double ComputeModel::peak_flops_per_s(Dtype dtype) const {
   const std::optional<double> peak = profile_.peak_flops_per_s(dtype);

@@ -10,6 +10,7 @@
 #include "sim/common/version.h"
 #include "sim/report/breakdown.h"
 #include "sim/report/campaign.h"
+#include "sim/report/inputs.h"
 #include "sim/report/link_report.h"
 #include "sim/workload/builder.h"
 #include "sim/workload/memory.h"
@@ -216,10 +217,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   for (const std::string& w : run.warnings.messages()) warnings.push_back(w);
 
   json provenance = trainsim::provenance(context.command_line);
-  provenance["inputs"] = {
-      {"scenario", {{"path", s.path.filename().string()}, {"hash", s.content_hash}}},
-      {"topology", {{"name", s.cluster.topology.name}, {"hash", s.cluster.topology.content_hash}}},
-      {"hardware", {{"name", s.cluster.hardware.name}, {"hash", s.cluster.hardware.content_hash}}}};
+  provenance["inputs"] = scenario_inputs(s);
   provenance["options"] = {
       {"network", context.network}, {"full", context.full}, {"iterations", context.iterations}};
   json report = {
@@ -315,6 +313,7 @@ std::string render_table(const json& report) {
   out += fmt::format("{:<26} {:>13.1f}%   (+ recomputation)\n", "HFU", 100 * report.at("hfu").get<double>());
   out += fmt::format("{:<26} {:>13.1f}%   (FLOPs the kernels run: causal tiles skipped)\n",
                      "executed FLOPs of peak", 100 * report.at("executed_flops_utilization").get<double>());
+  out += render_what_if(report.at("provenance").at("inputs"));
   out += fmt::format("\n# breakdown of rank {} (critical)\n", report.at("critical_rank").get<int64_t>());
   for (const char* key : {"compute_s", "exposed_comm_s", "bubble_s", "offload_stall_s", "idle_s"}) {
     const double v = b.at(key).get<double>();

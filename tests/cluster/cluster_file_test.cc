@@ -1,6 +1,7 @@
 // Cluster files: the jobs' scenarios on the cluster, their nodes, and every mistake located.
 #include "sim/cluster/cluster_file.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -151,6 +152,29 @@ TEST_F(ClusterFileTest, TheClusterIsOneTopologyAndOneGpuKind) {
       errors("  - {scenario: slow.yaml}\n"),
       ElementsAre("c.yaml:6:16: error: jobs[0].scenario: the scenario has stragglers.slow_nics, which "
                   "belong to nodes of the cluster, not to one job; a cluster file does not take them"));
+}
+
+TEST_F(ClusterFileTest, TheClustersWhatIfsHoldForEveryJob) {
+  const ClusterFile c = load("  - {scenario: s.yaml, name: a}\n  - {scenario: s.yaml, name: b}\n",
+                             "topology_set: {fabric: {oversubscription: 2}}\nhardware_set: {gpu: {hbm: "
+                             "{capacity: 40GiB}}}\n");
+  EXPECT_DOUBLE_EQ(c.topology.fabric.oversubscription, 2);
+  ASSERT_EQ(c.jobs.size(), 2u);
+  for (const ClusterJob& job : c.jobs) {
+    EXPECT_DOUBLE_EQ(job.scenario.cluster.topology.fabric.oversubscription, 2);
+    EXPECT_DOUBLE_EQ(job.scenario.cluster.hardware.gpu.hbm_capacity_bytes, 40.0 * (1 << 30));
+    ASSERT_EQ(job.scenario.cluster.topology.what_if.size(), 1u);
+    const config::Location& where = job.scenario.cluster.topology.what_if[0].where;
+    EXPECT_EQ(fmt::format("{}:{}:{}", where.file, where.line, where.column), "c.yaml:5:43");
+  }
+  dir_.write(
+      "tapered.yaml",
+      "schema_version: 1\nextends: s.yaml\ncluster: {topology_set: {fabric: {oversubscription: 4}}}\n");
+  EXPECT_THAT(errors("  - {scenario: tapered.yaml}\n"),
+              ElementsAre("c.yaml:6:16: error: jobs[0].scenario: the scenario sets cluster.topology_set "
+                          "(fabric.oversubscription at tapered.yaml:3:53), but a job runs on the cluster "
+                          "file's topology; move the setting to the cluster file's topology_set, where it "
+                          "holds for every job"));
 }
 
 }  // namespace

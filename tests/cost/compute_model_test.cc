@@ -146,5 +146,24 @@ TEST(ComputeModel, MissingEfficiencyAssumesIdealAndSaysSo) {
   EXPECT_THROW(model.gemm_s(8, 8, 8, Dtype::kFp8), std::invalid_argument);
 }
 
+// Measured samples are times: a what-if on a rate cannot reach the shapes they cover, and says so.
+TEST(ComputeModel, WhatIfOnARateThatSamplesShadowIsWarned) {
+  config::HardwareProfile p = profile();
+  p.what_if = {{"gpu.peak_flops.bf16", "400TFLOP/s", {"s.yaml", 3, 5}}};
+  {
+    WarningLog warnings;
+    const ComputeModel model(p, &warnings);
+    EXPECT_EQ(warnings.size(), 0u);  // no samples: the roofline takes the new rate
+  }
+  p.gemm_samples.push_back({Dtype::kBf16, 4096, 4096, 4096, 1e-3, {}});
+  WarningLog warnings;
+  const ComputeModel model(p, &warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings.messages()[0],
+            "the what-if on gpu.peak_flops does not change the 1 measured gemm_samples of hardware profile "
+            "test, which time the shapes they cover; set hardware_set: {gemm_samples: []} to price every "
+            "shape from the rates");
+}
+
 }  // namespace
 }  // namespace trainsim::cost

@@ -29,6 +29,8 @@ std::string CandidateBuilder::yaml(const PlanChoice& choice, int64_t gpus) const
   s.campaign = base_.campaign;
   s.cluster.topology_path = base_.cluster.topology_path;
   s.cluster.hardware_path = base_.cluster.hardware_path;
+  s.cluster.topology.what_if = base_.cluster.topology.what_if;  // written as topology_set, hardware_set
+  s.cluster.hardware.what_if = base_.cluster.hardware.what_if;
   s.cluster.price_per_gpu_hour_usd = base_.cluster.price_per_gpu_hour_usd;
   choice.apply(gpus, s);
   return config::to_yaml(s);
@@ -44,11 +46,13 @@ CandidateCheck CandidateBuilder::check(const PlanChoice& choice, int64_t gpus) c
   config::Scenario s;
   config::internal::decode_scenario(
       root, s,
-      [this](const config::Node&, const std::filesystem::path&, config::Topology& topology) {
+      [this](const config::Node&, const config::Node&, const std::filesystem::path&,
+             config::Topology& topology) {
         topology = base_.cluster.topology;
         return true;
       },
-      [this](const config::Node&, const std::filesystem::path&, config::HardwareProfile& hardware) {
+      [this](const config::Node&, const config::Node&, const std::filesystem::path&,
+             config::HardwareProfile& hardware) {
         hardware = base_.cluster.hardware;
         return true;
       });

@@ -97,7 +97,8 @@ json to_json(const SearchResult& r) {
   };
 }
 
-std::string render_table(const SearchResult& r, const std::string& scenario_path) {
+std::string render_table(const SearchResult& r, const std::string& scenario_path,
+                         const std::vector<std::string>& user_overrides) {
   std::string out = fmt::format("# trainsim search: {} on {} GPUs, objective {}, network {}\n", r.scenario,
                                 r.gpus, objective_name(r.objective), r.network);
   out += fmt::format("{:<34} {:>10}\n", "plans enumerated", r.enumerated);
@@ -176,6 +177,7 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
   }
   if (!r.best.empty()) {
     out += "\n# the best plan: trainsim run " + shell_word(scenario_path);
+    for (const std::string& o : user_overrides) out += " --set " + shell_word(o);
     for (const std::string& o : r.best.front().overrides) out += " --set " + shell_word(o);
     out += "\n# (or save best[0].scenario_yaml of --format json next to the scenario)\n";
   }

@@ -3,6 +3,7 @@
 #define TRAINSIM_SIM_SEARCH_REPORT_H_
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,8 +19,10 @@ namespace trainsim::search {
 nlohmann::json to_json(const SearchResult& result);
 
 // Counts, timing, invalid plans by rule, the best plans with their breakdowns and the command that
-// reproduces the best one. `scenario_path` is the scenario as the user named it.
-std::string render_table(const SearchResult& result, const std::string& scenario_path);
+// reproduces the best one. `scenario_path` is the scenario as the user named it, `user_overrides`
+// the --set arguments the search was given (the command repeats them before the plan's).
+std::string render_table(const SearchResult& result, const std::string& scenario_path,
+                         const std::vector<std::string>& user_overrides = {});
 
 }  // namespace trainsim::search
 

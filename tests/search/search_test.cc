@@ -183,6 +183,24 @@ TEST(Candidate, KeepsTheScenariosPrice) {
   EXPECT_NE(builder.yaml(c, 2).find("price_per_gpu_hour: 3USD"), std::string::npos);
 }
 
+// A candidate runs on the base's cluster, what-ifs included, and its YAML (best[].scenario_yaml) says so.
+TEST(Candidate, KeepsTheWhatIfs) {
+  std::vector<config::Override> overrides = {
+      config::parse_override("cluster.hardware_set.gpu.hbm.capacity=40GiB"),
+      config::parse_override("cluster.topology_set.node.intra.bandwidth=100GB/s")};
+  const CandidateBuilder builder(config::load_scenario(fixture("tiny.yaml"), overrides));
+  PlanChoice c;
+  c.dp = 2;
+  const CandidateCheck check = builder.check(c, 2);
+  ASSERT_TRUE(check.scenario) << check.rejection.message;
+  EXPECT_DOUBLE_EQ(check.scenario->cluster.hardware.gpu.hbm_capacity_bytes, 40.0 * (1 << 30));
+  EXPECT_DOUBLE_EQ(check.scenario->cluster.topology.node.intra.link.bandwidth_bytes_per_s, 100e9);
+  const std::string yaml = builder.yaml(c, 2);
+  EXPECT_THAT(yaml,
+              testing::HasSubstr("topology_set:\n    node:\n      intra:\n        bandwidth: 100GB/s\n"));
+  EXPECT_THAT(yaml, testing::HasSubstr("hardware_set:\n    gpu:\n      hbm:\n        capacity: 40GiB\n"));
+}
+
 TEST(Search, TokensPerDollarWithoutAPriceNamesTheProfileAndKey) {
   SearchOptions options;
   options.gpus = 2;

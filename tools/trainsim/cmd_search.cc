@@ -48,7 +48,7 @@ int run(const SearchArgs& args, const Context& context) {
   if (args.format == "json") {
     std::cout << search::to_json(result).dump(2) << '\n';
   } else {
-    std::cout << search::render_table(result, args.scenario.file.string());
+    std::cout << search::render_table(result, args.scenario.file.string(), args.scenario.overrides);
   }
   if (result.best.empty()) {
     spdlog::error("no plan of {} fits on {} GPUs", result.scenario, result.gpus);

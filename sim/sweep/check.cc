@@ -42,15 +42,16 @@ std::vector<size_t> draw(const std::vector<size_t>& population, size_t k, uint64
 }
 
 std::vector<CheckRow> check_analytic(const SweepFile& sweep, const std::vector<const Point*>& points,
-                                     engine::NetworkModel network, int jobs, double time_limit_s) {
+                                     const EvaluateOptions& simulation, int jobs, double time_limit_s) {
   std::vector<CheckRow> rows(points.size());
   run_isolated(
       points.size(), {std::max(1, jobs), time_limit_s},
       [&](size_t i) {
         ::signal(SIGINT, SIG_DFL);
         ::signal(SIGTERM, SIG_DFL);
-        const json analytic = evaluate_point(sweep, *points[i], {Mode::kAnalytic, network});
-        const json simulated = evaluate_point(sweep, *points[i], {Mode::kSimulate, network});
+        const json analytic = evaluate_point(sweep, *points[i], {Mode::kAnalytic, simulation.network});
+        const json simulated =
+            evaluate_point(sweep, *points[i], {Mode::kSimulate, simulation.network, simulation.full});
         return json{{"analytic", analytic}, {"simulated", simulated}};
       },
       [&](size_t i, IsolatedResult r) {

@@ -27,10 +27,11 @@ struct CheckRow {
   std::string note;                               // a status's reason when not compared
 };
 
-// Estimates and simulates each of `points` (`network` for the simulation), `jobs` at a time, each
-// point's two evaluations in one child limited to `time_limit_s` (0: none). Rows in `points` order.
+// Estimates and simulates each of `points` (the simulation as `simulation` says: network, every rank),
+// `jobs` at a time, each point's two evaluations in one child limited to `time_limit_s` (0: none). Rows
+// in `points` order.
 std::vector<CheckRow> check_analytic(const SweepFile& sweep, const std::vector<const Point*>& points,
-                                     engine::NetworkModel network, int jobs, double time_limit_s);
+                                     const EvaluateOptions& simulation, int jobs, double time_limit_s);
 
 // The table (point, axis values, closed form, simulated, error) and a last line with the median and
 // maximum absolute relative error over the compared points.

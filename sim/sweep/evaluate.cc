@@ -5,6 +5,7 @@
 #include "sim/common/version.h"
 #include "sim/estimate/iteration_time.h"
 #include "sim/report/campaign.h"
+#include "sim/report/inputs.h"
 #include "sim/report/run_report.h"
 #include "sim/workload/errors.h"
 
@@ -53,10 +54,7 @@ json analytic_report(const config::Scenario& s, const estimate::IterationTimeEst
         {"version", version()},
         {"git_sha", git_sha()},
         {"command_line", command_line},
-        {"inputs",
-         {{"scenario", {{"path", s.path.filename().string()}, {"hash", s.content_hash}}},
-          {"topology", {{"name", s.cluster.topology.name}, {"hash", s.cluster.topology.content_hash}}},
-          {"hardware", {{"name", s.cluster.hardware.name}, {"hash", s.cluster.hardware.content_hash}}}}},
+        {"inputs", report::scenario_inputs(s)},
         {"options", {{"network", "analytic"}}}}},
       {"scenario", s.name},
       {"gpus", s.cluster.gpus},
@@ -88,6 +86,7 @@ std::string run_command(const SweepFile& sweep, const Point& point, const Evalua
   std::string out = "trainsim run " + sweep.base_text;
   for (const Setting& s : point.settings(sweep)) out += fmt::format(" --set {}={}", s.key, s.value);
   if (options.network == engine::NetworkModel::kIdeal) out += " --network ideal";
+  if (options.full) out += " --full";
   return out + " --format json";
 }
 
@@ -114,9 +113,10 @@ json evaluate_point(const SweepFile& sweep, const Point& point, const EvaluateOp
     } else {
       engine::RunOptions run_options;
       run_options.network = options.network;
+      run_options.engine.full = options.full;
       const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(scenario, run_options);
-      result =
-          report::make_run_report(scenario, *run, {command, engine::to_string(options.network), false, 1});
+      result = report::make_run_report(scenario, *run,
+                                       {command, engine::to_string(options.network), options.full, 1});
       why = report::infeasibility(result);
     }
     return with_status(std::move(result), point, options, why.empty() ? "ok" : "infeasible", why);

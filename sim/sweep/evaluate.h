@@ -30,6 +30,9 @@ enum class Mode {
 struct EvaluateOptions {
   Mode mode = Mode::kSimulate;
   engine::NetworkModel network = engine::NetworkModel::kSimgrid;
+  // Simulate every rank instead of one per symmetry class (kSimulate only): the traffic of every
+  // replica then shares the fabric, which a what-if on it (tapering, ECMP) needs to show.
+  bool full = false;
 };
 
 // "simulated" / "analytic".

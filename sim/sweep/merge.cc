@@ -28,10 +28,10 @@ MergeSummary merge_sweeps(const std::vector<std::filesystem::path>& dirs, const 
           fmt::format("{} and {} hold different sweeps (hash {} vs {}); merge the shards of one sweep",
                       dirs.front().string(), dirs[i].string(), first.hash, m.hash));
     }
-    if (m.mode != first.mode || m.network != first.network) {
-      throw SweepError(fmt::format("{} holds {} results ({}) but {} holds {} results ({}); rerun the odd one",
-                                   dirs.front().string(), first.mode, first.network, dirs[i].string(), m.mode,
-                                   m.network));
+    if (m.evaluation() != first.evaluation()) {
+      throw SweepError(fmt::format("{} holds {} results but {} holds {} results; rerun the odd one",
+                                   dirs.front().string(), first.evaluation(), dirs[i].string(),
+                                   m.evaluation()));
     }
   }
   std::map<size_t, std::pair<json, size_t>> by_index;  // point index -> (result, directory)

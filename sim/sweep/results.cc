@@ -80,7 +80,13 @@ json SweepManifest::to_json() const {
           {"points", points},
           {"mode", mode},
           {"network", network},
+          {"full", full},
           {"shard", {{"index", shard_index}, {"count", shard_count}}}};
+}
+
+std::string SweepManifest::evaluation() const {
+  if (mode == "analytic") return mode;
+  return fmt::format("{} ({} network{})", mode, network, full ? ", every rank" : "");
 }
 
 SweepManifest SweepManifest::from_json(const json& j, const std::string& source) {
@@ -93,6 +99,7 @@ SweepManifest SweepManifest::from_json(const json& j, const std::string& source)
     m.points = j.at("points").get<size_t>();
     m.mode = j.at("mode").get<std::string>();
     m.network = j.at("network").get<std::string>();
+    m.full = j.value("full", false);  // absent from manifests written before sweep --full
     m.shard_index = j.at("shard").at("index").get<size_t>();
     m.shard_count = j.at("shard").at("count").get<size_t>();
     return m;

@@ -38,7 +38,12 @@ struct SweepManifest {
   size_t points = 0;  // in the whole sweep, every shard together
   std::string mode;   // "simulated" | "analytic"
   std::string network;
+  bool full = false;  // simulated with every rank (sweep --full)
   size_t shard_index = 0, shard_count = 1;
+
+  // How the points were evaluated, as messages say it: "analytic", "simulated (simgrid network)",
+  // "simulated (simgrid network, every rank)". Results evaluated differently do not mix.
+  std::string evaluation() const;
 
   nlohmann::json to_json() const;
   // Throws SweepError naming `source` when a key is missing or mistyped.

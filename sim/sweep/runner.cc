@@ -23,6 +23,7 @@ SweepManifest manifest_of(const SweepFile& sweep, const ExpandedSweep& expanded,
   m.points = expanded.points.size();
   m.mode = mode_name(o.evaluate.mode);
   m.network = o.evaluate.mode == Mode::kAnalytic ? "analytic" : engine::to_string(o.evaluate.network);
+  m.full = o.evaluate.mode == Mode::kSimulate && o.evaluate.full;
   m.shard_index = o.shard_index;
   m.shard_count = o.shard_count;
   return m;
@@ -44,11 +45,8 @@ std::set<std::string> prepare_directory(const std::filesystem::path& dir, const 
     if (found.hash != wanted.hash) {
       differs =
           fmt::format("the results of another sweep (hash {}, this one is {})", found.hash, wanted.hash);
-    } else if (found.mode != wanted.mode || found.network != wanted.network) {
-      const auto what = [](const SweepManifest& m) {
-        return m.mode == "analytic" ? m.mode : fmt::format("{} ({} network)", m.mode, m.network);
-      };
-      differs = fmt::format("{} results, this run is {}", what(found), what(wanted));
+    } else if (found.evaluation() != wanted.evaluation()) {
+      differs = fmt::format("{} results, this run is {}", found.evaluation(), wanted.evaluation());
     } else if (shard_text(found) != shard_text(wanted)) {
       differs =
           fmt::format("the results of shard {}, this run is shard {}", shard_text(found), shard_text(wanted));

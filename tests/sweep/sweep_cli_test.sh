@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of `trainsim sweep` and `trainsim merge` on a small sweep file.
 #   sweep_cli_test.sh CHECK TRAINSIM SWEEP.yaml
-# CHECK: jobs | resume | kill | shards | statuses | refusals | same_as_run | check
+# CHECK: jobs | resume | kill | shards | statuses | refusals | same_as_run | check | full
 set -euo pipefail
 
 check=$1
@@ -167,6 +167,34 @@ EOF
     [[ $(grep -c '^  [0-9a-f]\{12\} ' "$work/t1") == 6 ]] || fail "expected 6 rows: $(cat "$work/t1")"
     grep -qE '^# \|error\| over [1-6] points: median [0-9.]+%, max [0-9.]+% \(point [0-9a-f]{12}\)$' "$work/t1" ||
       fail "no error summary: $(cat "$work/t1")"
+    ;;
+
+  full)
+    # --full: every rank simulated, recorded in the manifest and in each point's reproducing command,
+    # never mixed with collapsed results; refused beside --analytic.
+    sweep "$work/out" --jobs 2 --full
+    python3 - "$work/out" <<'EOF'
+import json, sys
+manifest = json.load(open(sys.argv[1] + "/sweep.json"))
+assert manifest["full"] is True, manifest
+for line in open(sys.argv[1] + "/results.jsonl"):
+    r = json.loads(line)
+    if r["status"] not in ("ok", "infeasible"):
+        continue
+    assert r["provenance"]["options"]["full"] is True, r["provenance"]
+    assert r["provenance"]["command_line"].endswith(" --network ideal --full --format json"), r["provenance"]
+EOF
+    set +e
+    sweep "$work/out" --resume 2>"$work/log"
+    rc=$?
+    set -e
+    [[ $rc == 3 ]] && grep -q "holds simulated (ideal network, every rank) results, this run is simulated (ideal network)" "$work/log" ||
+      fail "collapsed results were mixed with full ones (exit $rc): $(cat "$work/log")"
+    set +e
+    "$trainsim" sweep "$sweep" --out "$work/never" --analytic --full -q 2>"$work/log"
+    rc=$?
+    set -e
+    [[ $rc == 2 ]] || fail "--full beside --analytic was accepted (exit $rc)"
     ;;
 
   *)

@@ -50,6 +50,7 @@ struct SweepArgs {
   std::string out;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool analytic = false;
+  bool full = false;
   size_t check_analytic = 0;
   uint64_t seed = 1;
   bool resume = false;
@@ -101,6 +102,7 @@ int run(const SweepArgs& args, const Context& context) {
   options.jobs = args.jobs;
   options.evaluate.mode = args.analytic ? sweep::Mode::kAnalytic : sweep::Mode::kSimulate;
   options.evaluate.network = engine::network_model(args.network);
+  options.evaluate.full = args.full;
   options.resume = args.resume;
   if (!args.shard.empty()) std::tie(options.shard_index, options.shard_count) = parse_shard(args.shard);
   options.time_limit_per_point_s = args.time_limit_per_point_s;
@@ -109,7 +111,9 @@ int run(const SweepArgs& args, const Context& context) {
       "sweep {}: {} points ({} combinations, {} dropped by filters){}, {} with {} jobs", file.name,
       expanded.points.size(), expanded.combinations, expanded.combinations - expanded.points.size(),
       options.shard_count > 1 ? fmt::format(", shard {}/{}", options.shard_index, options.shard_count) : "",
-      args.analytic ? "closed form" : "simulated (" + args.network + " network)", options.jobs);
+      args.analytic ? "closed form"
+                    : fmt::format("simulated ({} network{})", args.network, args.full ? ", every rank" : ""),
+      options.jobs);
 
   const StopOnSignal stop_on_signal;
   const bool show_progress = spdlog::should_log(spdlog::level::info);
@@ -140,7 +144,7 @@ int run(const SweepArgs& args, const Context& context) {
     for (const size_t i : drawn) points.push_back(&expanded.points[i]);
     spdlog::info("checking the closed form against {} simulated points", points.size());
     const std::vector<sweep::CheckRow> rows =
-        sweep::check_analytic(file, points, options.evaluate.network, args.jobs, args.time_limit_per_point_s);
+        sweep::check_analytic(file, points, options.evaluate, args.jobs, args.time_limit_per_point_s);
     if (g_signal != 0) return 128 + g_signal;
     std::cout << sweep::render_check(rows, args.seed);
   }
@@ -161,6 +165,10 @@ void register_sweep(CLI::App& app, Context& context) {
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   cmd->add_flag("--analytic", args->analytic, "Closed-form estimate instead of simulation (fast screening)");
+  cmd->add_flag(
+         "--full", args->full,
+         "Simulate every rank instead of one per symmetry class (every replica's traffic on the fabric)")
+      ->excludes("--analytic");
   cmd->add_option("--check-analytic", args->check_analytic,
                   "Afterwards, estimate and simulate K drawn points and print how far apart they are")
       ->type_name("K");

@@ -58,6 +58,7 @@ class Builder {
     host_link();
     compute();
     runtime_memory();
+    power();
     provenance();
     return std::move(doc_);
   }
@@ -456,6 +457,16 @@ class Builder {
           "runtime_memory.context",
           "measured: cudaMemGetInfo total - free on device 0 once the CUDA context and the cuBLASLt handle "
           "exist, before any buffer");
+    }
+  }
+
+  // The base's figures, with its citations: the calibration measures no power.
+  void power() {
+    if (!o_.base || !o_.base->power) return;
+    profile_.power = o_.base->power;
+    for (const char* key : {"limit", "idle", "compute", "memory", "communication"}) {
+      const std::string path = std::string("power.") + key;
+      source(path, from_base(path));
     }
   }
 

@@ -125,6 +125,17 @@ void write_runtime_memory(std::ostream& out, const std::optional<config::Runtime
   }
 }
 
+// The section when the profile has one.
+void write_power(std::ostream& out, const std::optional<config::GpuPower>& p) {
+  if (!p) return;
+  out << "power:\n";
+  for (const auto& [name, watts] :
+       {std::pair{"limit", p->limit_w}, std::pair{"idle", p->idle_w}, std::pair{"compute", p->compute_w},
+        std::pair{"memory", p->memory_w}, std::pair{"communication", p->communication_w}}) {
+    out << "  " << name << ": " << q(watts, QuantityKind::kPower) << '\n';
+  }
+}
+
 void write_tables(std::ostream& out, const ProfileDocument& doc) {
   const config::HardwareProfile& p = doc.profile;
   const auto dtype = [](config::Dtype d) { return std::string(config::to_string(d)); };
@@ -242,6 +253,7 @@ std::string profile_yaml(const ProfileDocument& doc) {
   write_host(out, p);
   write_compute(out, p.compute);
   write_runtime_memory(out, p.runtime_memory);
+  write_power(out, p.power);
   write_tables(out, doc);
   if (p.cost.price_per_gpu_hour_usd) {
     out << "cost:\n  price_per_gpu_hour: " << number(*p.cost.price_per_gpu_hour_usd) << "USD\n";

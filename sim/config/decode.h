@@ -32,6 +32,9 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
 void decode_stragglers(MapReader& m, Stragglers& out, const Cluster* cluster);
 // Decodes a `cost` map (a profile's, or a scenario's cluster.cost): price_per_gpu_hour, "2.50USD".
 void decode_cost(MapReader& m, Cost& out);
+// Decodes a price in US dollars written as a number followed by `unit` ("USD", "USD/kWh"); records
+// an error showing `example` and returns false when it is not a positive one.
+bool decode_usd(const Node& node, std::string_view unit, std::string_view example, double& out);
 // Decodes a scenario's `campaign` map (the whole training run).
 void decode_campaign(MapReader& m, Campaign& out);
 void decode_topology(const Node& root, Topology& out);

@@ -200,6 +200,16 @@ std::string to_yaml(const Scenario& s) {
         << "price_per_gpu_hour" << YAML::Value << fmt::format("{}USD", *s.cluster.price_per_gpu_hour_usd)
         << YAML::EndMap;
   }
+  const Facility& facility = s.cluster.facility;
+  if (facility.pue != 1 || facility.electricity_usd_per_kwh) {
+    out << YAML::Key << "facility" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "pue" << YAML::Value << facility.pue;
+    if (facility.electricity_usd_per_kwh) {
+      out << YAML::Key << "electricity_price" << YAML::Value
+          << fmt::format("{}USD/kWh", *facility.electricity_usd_per_kwh);
+    }
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
   if (s.stragglers.any()) emit_stragglers(out, s.stragglers);
   if (s.campaign.tokens > 0) emit_campaign(out, s.campaign);

@@ -61,6 +61,18 @@ struct RuntimeMemory {
   double p2p_peer_across_nodes_bytes = 0;
 };
 
+// What one GPU draws (board power, in W) in each state a training step passes it through
+// (sim/report/power.h): a tensor-core kernel running (GEMMs, attention), a memory-bound kernel (the
+// element-wise passes, the optimizer step), only communication or host copies (NCCL's kernels on a few
+// SMs, the copy engines), nothing. idle <= every other state <= limit.
+struct GpuPower {
+  double limit_w = 0;          // the board's power limit (TDP)
+  double idle_w = 0;           // nothing running
+  double compute_w = 0;        // tensor-core kernels, sustained
+  double memory_w = 0;         // memory-bound kernels
+  double communication_w = 0;  // only collectives, sends/receives or host copies
+};
+
 // How the repetitions behind a measured median spread (the keys `min`, `p90`, `repetitions` of a
 // sample row). 0 means "not recorded": cited, imported and derived samples, and profiles written
 // before these keys. When recorded, min_s <= the sample's duration_s <= p90_s.
@@ -159,6 +171,7 @@ struct HardwareProfile {
   double host_memory_bytes = 0;  // of the node the profile describes; the topology may override
   ComputeModel compute;
   std::optional<RuntimeMemory> runtime_memory;  // absent: the profile does not say (not counted)
+  std::optional<GpuPower> power;                // absent: the profile does not say (no power report)
   std::vector<GemmSample> gemm_samples;
   std::vector<AttentionSample> attention_samples;
   std::vector<CollectiveSample> collective_samples;

@@ -1,6 +1,7 @@
 // Decoding of hardware-profile files, including the rule that every number names its source.
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <set>
 #include <string_view>
@@ -114,6 +115,30 @@ void decode_runtime_memory(MapReader& m, RuntimeMemory& out) {
   m.read("collective_communicator", out.collective_communicator_bytes, QuantityKind::kBytes, bytes);
   m.read("p2p_peer_in_node", out.p2p_peer_in_node_bytes, QuantityKind::kBytes, bytes);
   m.read("p2p_peer_across_nodes", out.p2p_peer_across_nodes_bytes, QuantityKind::kBytes, bytes);
+  m.finish();
+}
+
+void decode_power(MapReader& m, GpuPower& out) {
+  m.require("limit", out.limit_w, QuantityKind::kPower, kPositiveReal);
+  m.require("idle", out.idle_w, QuantityKind::kPower, kPositiveReal);
+  struct State {
+    const char* key;
+    double* watts;
+  };
+  for (const State& s : {State{"compute", &out.compute_w}, State{"memory", &out.memory_w},
+                         State{"communication", &out.communication_w}}) {
+    const Node value = m.child(s.key);
+    if (!value.defined()) {
+      m.missing(s.key);
+    } else if (decode(value, *s.watts, QuantityKind::kPower, kPositiveReal) && out.limit_w > 0 &&
+               out.idle_w > 0 && (*s.watts < out.idle_w || *s.watts > out.limit_w)) {
+      value.error(fmt::format(
+          "{} must lie between idle ({}) and limit ({}): a busy GPU draws at least what an "
+          "idle one does, and the board caps it at its limit",
+          format_quantity(*s.watts, QuantityKind::kPower), format_quantity(out.idle_w, QuantityKind::kPower),
+          format_quantity(out.limit_w, QuantityKind::kPower)));
+    }
+  }
   m.finish();
 }
 
@@ -301,24 +326,30 @@ void check_sources(const Node& root, const Node& sources, HardwareProfile& out) 
 }  // namespace
 
 // A price in US dollars, written "2.50USD": a positive decimal number directly followed by USD.
+bool decode_usd(const Node& node, std::string_view unit, std::string_view example, double& out) {
+  std::string text;
+  if (!decode(node, text)) return false;
+  const bool has_unit =
+      text.size() > unit.size() && text.compare(text.size() - unit.size(), unit.size(), unit) == 0;
+  const std::string number = has_unit ? text.substr(0, text.size() - unit.size()) : "";
+  double value = 0;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (!has_unit || number.empty() || ec != std::errc() || end != number.data() + number.size() ||
+      !(value > 0) || !std::isfinite(value)) {
+    node.error(fmt::format("expected a positive price in US dollars, e.g. {}; got \"{}\"", example, text));
+    return false;
+  }
+  out = value;
+  return true;
+}
+
 void decode_cost(MapReader& m, Cost& out) {
   const Node price = m.child("price_per_gpu_hour");
-  std::string text;
+  double value = 0;
   if (!price.defined()) {
     m.missing("price_per_gpu_hour");  // only when `cost` itself is given
-  } else if (decode(price, text)) {
-    const std::string_view unit = "USD";
-    const bool has_unit =
-        text.size() > unit.size() && text.compare(text.size() - unit.size(), unit.size(), unit) == 0;
-    const std::string number = has_unit ? text.substr(0, text.size() - unit.size()) : "";
-    double value = 0;
-    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-    if (!has_unit || number.empty() || ec != std::errc() || end != number.data() + number.size() ||
-        !(value > 0)) {
-      price.error(fmt::format("expected a positive price in US dollars, e.g. 2.50USD; got \"{}\"", text));
-    } else {
-      out.price_per_gpu_hour_usd = value;
-    }
+  } else if (decode_usd(price, "USD", "2.50USD", value)) {
+    out.price_per_gpu_hour_usd = value;
   }
   m.finish();
 }
@@ -343,6 +374,10 @@ void decode_hardware(const Node& root, HardwareProfile& out) {
   if (runtime_memory.defined()) {
     MapReader m(runtime_memory);
     decode_runtime_memory(m, out.runtime_memory.emplace());
+  }
+  if (const Node power = r.child("power"); power.defined()) {
+    MapReader m(power);
+    decode_power(m, out.power.emplace());
   }
   decode_samples(r, out);
   MapReader cost(r.child("cost"));

@@ -118,6 +118,13 @@ struct Parallelism {
   bool uneven_stages = false;
 };
 
+// The data center the cluster runs in (cluster.facility): what cooling and power delivery add to the
+// IT load, and what electricity costs.
+struct Facility {
+  double pue = 1;  // power usage effectiveness: facility power / IT power (1: the IT load alone)
+  std::optional<double> electricity_usd_per_kwh;
+};
+
 struct Cluster {
   std::filesystem::path topology_path;  // as resolved (absolute, normalised)
   std::filesystem::path hardware_path;
@@ -127,6 +134,7 @@ struct Cluster {
   // The scenario's own price per GPU-hour (cluster.cost.price_per_gpu_hour: a negotiated or
   // reserved rate), which replaces the profile's in hardware.cost; nullopt: the profile's, if any.
   std::optional<double> price_per_gpu_hour_usd;
+  Facility facility;
 };
 
 // GPUs slower than the hardware profile (stragglers: power capping, thermal throttling, a degraded

@@ -530,6 +530,16 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
       out.cluster.price_per_gpu_hour_usd = price.price_per_gpu_hour_usd;
       if (loaded && price.price_per_gpu_hour_usd) out.cluster.hardware.cost = price;
     }
+    if (const Node facility = m.child("facility"); facility.defined()) {
+      MapReader f(facility);
+      f.read("pue", out.cluster.facility.pue, RealRange{1, 10});
+      double price = 0;
+      const Node electricity = f.child("electricity_price");
+      if (electricity.defined() && decode_usd(electricity, "USD/kWh", "0.08USD/kWh", price)) {
+        out.cluster.facility.electricity_usd_per_kwh = price;
+      }
+      f.finish();
+    }
     const Node gpus = m.child("gpus");
     a.gpus = gpus.location();
     if (gpus.defined()) {

@@ -50,6 +50,9 @@ struct NodeSpec {
   Nics nics;
   double host_memory_bytes = 0;
   double host_memory_bandwidth_bytes_per_s = 0;
+  // What the node draws beyond its GPUs while it trains (CPUs, memory, NICs, NVSwitches, fans, power
+  // supply losses), in W; 0: not given (power reports then count the GPUs alone).
+  double other_power_w = 0;
 };
 
 // How nodes are connected. Which fields matter depends on `kind`:

@@ -94,6 +94,7 @@ void decode_node(MapReader& m, NodeSpec& out) {
   m.require("host_memory", out.host_memory_bytes, QuantityKind::kBytes, kPositiveReal);
   m.read("host_memory_bandwidth", out.host_memory_bandwidth_bytes_per_s, QuantityKind::kBandwidth,
          kPositiveReal);
+  m.read("other_power", out.other_power_w, QuantityKind::kPower, kPositiveReal);
   m.finish();
 }
 

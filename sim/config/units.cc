@@ -76,6 +76,11 @@ constexpr auto kFrequencyUnits = std::to_array<Unit>({
     {"MHz", 1e6},
     {"GHz", 1e9},
 });
+constexpr auto kPowerUnits = std::to_array<Unit>({
+    {"W", 1.0},
+    {"kW", 1e3},
+    {"MW", 1e6},
+});
 
 std::vector<Unit> units_of(QuantityKind kind) {
   switch (kind) {
@@ -89,6 +94,8 @@ std::vector<Unit> units_of(QuantityKind kind) {
       return {kFlopRateUnits.begin(), kFlopRateUnits.end()};
     case QuantityKind::kFrequency:
       return {kFrequencyUnits.begin(), kFrequencyUnits.end()};
+    case QuantityKind::kPower:
+      return {kPowerUnits.begin(), kPowerUnits.end()};
   }
   return {};
 }
@@ -105,6 +112,8 @@ std::string_view example_of(QuantityKind kind) {
       return "312TFLOP/s";
     case QuantityKind::kFrequency:
       return "1410MHz";
+    case QuantityKind::kPower:
+      return "700W";
   }
   return "";
 }
@@ -142,6 +151,8 @@ std::string_view quantity_name(QuantityKind kind) {
       return "FLOP rate";
     case QuantityKind::kFrequency:
       return "frequency";
+    case QuantityKind::kPower:
+      return "power";
   }
   return "quantity";
 }

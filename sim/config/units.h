@@ -1,6 +1,6 @@
 // Strict parsing and canonical formatting of quantities with units, as written in the input files
 // and on the command line. A bare number is never accepted where a unit is needed: "80" is an
-// error, "80GiB" is not. Values are returned in base units: bytes, bytes/s, seconds, FLOP/s, Hz.
+// error, "80GiB" is not. Values are returned in base units: bytes, bytes/s, seconds, FLOP/s, Hz, W.
 #ifndef TRAINSIM_SIM_CONFIG_UNITS_H_
 #define TRAINSIM_SIM_CONFIG_UNITS_H_
 
@@ -17,6 +17,7 @@ enum class QuantityKind {
   kDuration,   // ns, us (or µs), ms, s, min, h, d
   kFlopRate,   // FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s (also spelt GFLOPS, TFLOPS, PFLOPS)
   kFrequency,  // Hz, kHz, MHz, GHz
+  kPower,      // W, kW, MW
 };
 
 // What a quantity of `kind` is called in messages ("size", "bandwidth", ...).

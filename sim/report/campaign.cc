@@ -1,5 +1,6 @@
 #include "sim/report/campaign.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -12,7 +13,7 @@ namespace trainsim::report {
 using nlohmann::json;
 
 json campaign_report(const config::Scenario& scenario, double iteration_s,
-                     double training_host_bytes_per_node) {
+                     double training_host_bytes_per_node, const json& power) {
   const analytic::CampaignEstimate e =
       analytic::estimate_campaign(scenario, iteration_s, training_host_bytes_per_node);
   json out = {{"tokens", e.tokens},
@@ -35,6 +36,24 @@ json campaign_report(const config::Scenario& scenario, double iteration_s,
   if (e.cost_usd) {
     out["cost_usd"] = *e.cost_usd;
     out["price_per_gpu_hour_usd"] = *scenario.cluster.hardware.cost.price_per_gpu_hour_usd;
+  }
+  if (!power.is_null() && std::isfinite(e.wall_time_s)) {
+    // Training stops for the checkpoints the useful work writes and for each restart; the rest of
+    // the wall time (useful and re-done iterations) draws the iteration's mean.
+    double stopped_s = 0;
+    if (e.checkpoint_interval_s > 0)
+      stopped_s += e.training_s / e.checkpoint_interval_s * e.checkpoint_pause_s;
+    if (const auto& i = scenario.campaign.interruptions) stopped_s += e.expected_interruptions * i->restart_s;
+    stopped_s = std::clamp(stopped_s, 0.0, e.wall_time_s - e.training_s);
+    const double energy_j = power.at("it_mean_w").get<double>() * (e.wall_time_s - stopped_s) +
+                            power.at("it_idle_w").get<double>() * stopped_s;
+    const config::Facility& facility = scenario.cluster.facility;
+    out["energy_j"] = energy_j;
+    out["facility_energy_j"] = energy_j * facility.pue;
+    if (facility.electricity_usd_per_kwh) {
+      out["electricity_price_usd_per_kwh"] = *facility.electricity_usd_per_kwh;
+      out["electricity_cost_usd"] = energy_j * facility.pue / 3.6e6 * *facility.electricity_usd_per_kwh;
+    }
   }
   return out;
 }
@@ -83,6 +102,17 @@ std::string render_campaign(const json& c) {
     out += fmt::format("{:<26} {:>14}   (at ${} per GPU-hour)\n", "cost",
                        fmt::format("${:.3g}M", c.at("cost_usd").get<double>() / 1e6),
                        c.at("price_per_gpu_hour_usd").get<double>());
+  }
+  if (c.contains("energy_j")) {
+    const double it_mwh = c.at("energy_j").get<double>() / 3.6e9;
+    const double facility_mwh = c.at("facility_energy_j").get<double>() / 3.6e9;
+    out += fmt::format("{:<26} {:>14}   (IT; {:.4g} MWh at the facility)\n", "energy",
+                       fmt::format("{:.4g} MWh", it_mwh), facility_mwh);
+    if (c.contains("electricity_cost_usd")) {
+      out += fmt::format("{:<26} {:>14}   (at ${} per kWh)\n", "electricity",
+                         fmt::format("${:.3g}M", c.at("electricity_cost_usd").get<double>() / 1e6),
+                         c.at("electricity_price_usd_per_kwh").get<double>());
+    }
   }
   for (const json& note : c.at("notes")) out += "  note: " + note.get<std::string>() + "\n";
   return out;

@@ -12,6 +12,7 @@
 #include "sim/report/campaign.h"
 #include "sim/report/inputs.h"
 #include "sim/report/link_report.h"
+#include "sim/report/power.h"
 #include "sim/workload/builder.h"
 #include "sim/workload/memory.h"
 #include "sim/workload/summary.h"
@@ -259,7 +260,9 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"simulation", {{"ranks_simulated", run.ranks.size()}, {"ops_executed", r.ops_executed}}},
   };
   if (s.stragglers.any()) report["stragglers"] = stragglers(s.stragglers, run);
-  if (s.campaign.tokens > 0) report["campaign"] = campaign_report(s, t, host_peak);
+  const json power = power_report(s, run);
+  if (!power.is_null()) report["power"] = power;
+  if (s.campaign.tokens > 0) report["campaign"] = campaign_report(s, t, host_peak, power);
   if (run.links) report["links"] = link_load_report(*run.links);
   return report;
 }
@@ -343,6 +346,7 @@ std::string render_table(const json& report) {
                      m.at("host_capacity_bytes_per_node").get<double>() / kGiB);
   out += fmt::format("{:<26} {:>14}\n", "fits", m.at("fits").get<bool>() ? "yes" : "NO");
   if (report.contains("stragglers")) out += render_stragglers(report);
+  if (report.contains("power")) out += render_power(report.at("power"));
   if (report.contains("campaign")) out += render_campaign(report.at("campaign"));
   out += "\n" + render_comm_table(report);
   if (report.contains("links")) out += "\n" + render_links(report.at("links"));
@@ -369,31 +373,6 @@ std::string render_comm_table(const json& report) {
                        e.at("algbw_bytes_per_s").get<double>() / 1e9,
                        e.at("busbw_bytes_per_s").get<double>() / 1e9);
   }
-  return out;
-}
-
-std::string render_csv(const json& report) {
-  const json& b = report.at("breakdown");
-  const json& m = report.at("memory");
-  // The campaign's columns are empty without one (and time_to_train_s when the run would not finish).
-  const json campaign = report.value("campaign", json::object());
-  const auto optional = [&](const char* key) {
-    return campaign.contains(key) ? fmt::format("{}", campaign.at(key).get<double>()) : std::string();
-  };
-  std::string out =
-      "scenario,gpus,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,hfu,compute_s,exposed_comm_s,bubble_s,"
-      "offload_stall_s,idle_s,peak_hbm_bytes,hbm_capacity_bytes,peak_host_bytes_per_node,fits,"
-      "time_to_train_s,goodput,cost_usd\n";
-  out += fmt::format(
-      "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", report.at("scenario").get<std::string>(),
-      report.at("gpus").get<int64_t>(), report.at("iteration_time_s").get<double>(),
-      report.at("tokens_per_s").get<double>(), report.at("tflops_per_gpu").get<double>(),
-      report.at("mfu").get<double>(), report.at("hfu").get<double>(), b.at("compute_s").get<double>(),
-      b.at("exposed_comm_s").get<double>(), b.at("bubble_s").get<double>(),
-      b.at("offload_stall_s").get<double>(), b.at("idle_s").get<double>(),
-      m.at("peak_hbm_bytes").get<double>(), m.at("hbm_capacity_bytes").get<double>(),
-      m.at("peak_host_bytes_per_node").get<double>(), m.at("fits").get<bool>() ? "true" : "false",
-      optional("wall_time_s"), optional("goodput"), optional("cost_usd"));
   return out;
 }
 

@@ -29,9 +29,8 @@ struct ReportContext {
 nlohmann::json make_run_report(const config::Scenario& scenario, const engine::ScenarioRun& run,
                                const ReportContext& context);
 
-// Renderings of a report made by make_run_report.
+// The table rendering of a report made by make_run_report (its CSV row is report/csv.h's).
 std::string render_table(const nlohmann::json& report);
-std::string render_csv(const nlohmann::json& report);
 // The communication log in nccl-tests form (size, count, time, algbw, busbw per kind and group).
 std::string render_comm_table(const nlohmann::json& report);
 

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sim/report/power.h"
+
 namespace trainsim::report {
 
 using nlohmann::json;
@@ -94,6 +96,18 @@ void emit_part(const TracePart& part, const std::set<int64_t>& ranks,
             {"pid", node},
             {"ts", time * 1e6},
             {"args", {{"GiB", bytes / (1024.0 * 1024 * 1024)}}}});
+    }
+    if (const std::optional<config::GpuPower>& power = scenario.cluster.hardware.power) {
+      const engine::EngineResult& r = run.result;
+      const std::vector<PowerSpan> spans =
+          gpu_states(graph, rr, r.total_time_s - r.iteration_time_s, r.total_time_s);
+      for (const PowerSpan& span : spans) {
+        emit({{"ph", "C"},
+              {"name", fmt::format("power rank {}", rank)},
+              {"pid", node},
+              {"ts", span.start_s * 1e6},
+              {"args", {{"W", state_power_w(*power, span.state)}}}});
+      }
     }
   }
 }

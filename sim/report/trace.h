@@ -1,6 +1,7 @@
 // Chrome trace JSON (the object form Perfetto and chrome://tracing open): one process per node, one
-// track per GPU stream, an "X" event per op, flow arrows from each send to its receive, and a counter
-// of HBM in use per GPU. Timestamps are microseconds of simulated time.
+// track per GPU stream, an "X" event per op, flow arrows from each send to its receive, a counter of
+// HBM in use per GPU and, when the hardware profile gives power, one of each GPU's board power over
+// the last iteration (report/power.h). Timestamps are microseconds of simulated time.
 #ifndef TRAINSIM_SIM_REPORT_TRACE_H_
 #define TRAINSIM_SIM_REPORT_TRACE_H_
 

@@ -32,6 +32,7 @@ std::string CandidateBuilder::yaml(const PlanChoice& choice, int64_t gpus) const
   s.cluster.topology.what_if = base_.cluster.topology.what_if;  // written as topology_set, hardware_set
   s.cluster.hardware.what_if = base_.cluster.hardware.what_if;
   s.cluster.price_per_gpu_hour_usd = base_.cluster.price_per_gpu_hour_usd;
+  s.cluster.facility = base_.cluster.facility;
   choice.apply(gpus, s);
   return config::to_yaml(s);
 }

@@ -11,65 +11,11 @@
 #include <fmt/format.h>
 
 #include "sim/common/atomic_file.h"
+#include "sim/report/csv.h"
 
 namespace trainsim::sweep {
-namespace {
 
 using nlohmann::json;
-
-// The metric columns of results.csv: (column, JSON pointer into a result).
-const std::vector<std::pair<std::string, std::string>>& metric_columns() {
-  static const std::vector<std::pair<std::string, std::string>> kColumns = {
-      {"scenario", "/scenario"},
-      {"gpus", "/gpus"},
-      {"iteration_time_s", "/iteration_time_s"},
-      {"tokens_per_s", "/tokens_per_s"},
-      {"tflops_per_gpu", "/tflops_per_gpu"},
-      {"mfu", "/mfu"},
-      {"hfu", "/hfu"},
-      {"compute_s", "/breakdown/compute_s"},
-      {"exposed_comm_s", "/breakdown/exposed_comm_s"},
-      {"bubble_s", "/breakdown/bubble_s"},
-      {"offload_stall_s", "/breakdown/offload_stall_s"},
-      {"idle_s", "/breakdown/idle_s"},
-      {"peak_hbm_bytes", "/memory/peak_hbm_bytes"},
-      {"hbm_capacity_bytes", "/memory/hbm_capacity_bytes"},
-      {"peak_host_bytes_per_node", "/memory/peak_host_bytes_per_node"},
-      {"fits", "/memory/fits"},
-      {"time_to_train_s", "/campaign/wall_time_s"},
-      {"goodput", "/campaign/goodput"},
-      {"cost_usd", "/campaign/cost_usd"},
-  };
-  return kColumns;
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out(1, '"');
-  for (const char c : text) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
-  }
-  out.push_back('"');
-  return out;
-}
-
-std::string csv_value(const json& v) {
-  if (v.is_null()) return "";
-  if (v.is_string()) return csv_field(v.get<std::string>());
-  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
-  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
-  if (v.is_number_unsigned()) return std::to_string(v.get<uint64_t>());
-  if (v.is_number()) return fmt::format("{}", v.get<double>());
-  return csv_field(v.dump());
-}
-
-json at(const json& object, const std::string& pointer) {
-  const json::json_pointer p(pointer);
-  return object.contains(p) ? object.at(p) : json();
-}
-
-}  // namespace
 
 json SweepManifest::to_json() const {
   return {{"schema_version", 1},
@@ -204,14 +150,18 @@ std::string results_csv(const std::vector<std::string>& axis_names, const std::v
   std::vector<std::string> header{"point_index", "point_id"};
   header.insert(header.end(), axis_names.begin(), axis_names.end());
   for (const char* c : {"status", "reason", "mode"}) header.emplace_back(c);
-  for (const auto& [column, pointer] : metric_columns()) header.push_back(column);
+  for (const auto& [column, pointer] : report::metric_columns()) header.push_back(column);
   std::string out;
   out += fmt::format("{}\n", fmt::join(header.begin(), header.end(), ","));
   for (const json& r : results) {
-    std::vector<std::string> row{csv_value(at(r, "/point/index")), csv_value(at(r, "/point/id"))};
-    for (const std::string& axis : axis_names) row.push_back(csv_value(at(r, "/point/values/" + axis)));
-    for (const char* c : {"/status", "/reason", "/mode"}) row.push_back(csv_value(at(r, c)));
-    for (const auto& [column, pointer] : metric_columns()) row.push_back(csv_value(at(r, pointer)));
+    std::vector<std::string> row{report::csv_value(report::value_at(r, "/point/index")),
+                                 report::csv_value(report::value_at(r, "/point/id"))};
+    for (const std::string& axis : axis_names)
+      row.push_back(report::csv_value(report::value_at(r, "/point/values/" + axis)));
+    for (const char* c : {"/status", "/reason", "/mode"})
+      row.push_back(report::csv_value(report::value_at(r, c)));
+    for (const auto& [column, pointer] : report::metric_columns())
+      row.push_back(report::csv_value(report::value_at(r, pointer)));
     out += fmt::format("{}\n", fmt::join(row, ","));
   }
   return out;

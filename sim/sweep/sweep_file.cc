@@ -269,7 +269,7 @@ Value scalar_value(const std::string& text) {
   if (text == "false") return Value::of(0.0);
   for (const config::QuantityKind kind :
        {config::QuantityKind::kBytes, config::QuantityKind::kBandwidth, config::QuantityKind::kDuration,
-        config::QuantityKind::kFlopRate, config::QuantityKind::kFrequency}) {
+        config::QuantityKind::kFlopRate, config::QuantityKind::kFrequency, config::QuantityKind::kPower}) {
     if (const std::optional<double> q = config::parse_quantity(text, kind, &error)) return Value::of(*q);
   }
   return Value::of(text);

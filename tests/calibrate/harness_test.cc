@@ -111,6 +111,10 @@ TEST(MeasuredProfile, HoldsWhatWasMeasuredAndLoadsBack) {
                    o.base->runtime_memory->collective_communicator_bytes);
   EXPECT_EQ(p.source_of("runtime_memory.p2p_peer_in_node"),
             "from h100-sxm5-80gb.yaml: " + o.base->source_of("runtime_memory.p2p_peer_in_node"));
+  // Power is not measured: the base's, with its citations.
+  ASSERT_TRUE(p.power.has_value());
+  EXPECT_DOUBLE_EQ(p.power->communication_w, o.base->power->communication_w);
+  EXPECT_EQ(p.source_of("power.compute"), "from h100-sxm5-80gb.yaml: " + o.base->source_of("power.compute"));
 
   ASSERT_EQ(p.gemm_samples.size(), m.gemms.size());
   for (const config::GemmSample& s : p.gemm_samples) {

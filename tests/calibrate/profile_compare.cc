@@ -56,6 +56,14 @@ void expect_same_profile(const config::HardwareProfile& a, const config::Hardwar
     same(a.runtime_memory->p2p_peer_across_nodes_bytes, e.runtime_memory->p2p_peer_across_nodes_bytes,
          "runtime_memory.p2p_peer_across_nodes");
   }
+  EXPECT_EQ(a.power.has_value(), e.power.has_value()) << "power";
+  if (a.power && e.power) {
+    same(a.power->limit_w, e.power->limit_w, "power.limit");
+    same(a.power->idle_w, e.power->idle_w, "power.idle");
+    same(a.power->compute_w, e.power->compute_w, "power.compute");
+    same(a.power->memory_w, e.power->memory_w, "power.memory");
+    same(a.power->communication_w, e.power->communication_w, "power.communication");
+  }
   ASSERT_EQ(a.gemm_samples.size(), e.gemm_samples.size());
   for (size_t i = 0; i < e.gemm_samples.size(); ++i) {
     const auto& x = a.gemm_samples[i];

@@ -1,5 +1,6 @@
 # `trainsim run --trace` writes Chrome trace JSON that parses, names a process per node and a track
-# per GPU stream, has complete events, send->receive flows and HBM counters; --trace-ranks narrows it.
+# per GPU stream, has complete events, send->receive flows, HBM and power counters; --trace-ranks
+# narrows it.
 file(REMOVE ${TRACE})
 execute_process(COMMAND ${EXE} run scenarios/03-gpt3-175b-64xa100.yaml --network ideal --trace ${TRACE}
                         --trace-ranks 0,8 -q
@@ -13,7 +14,7 @@ if(json_error)
   message(FATAL_ERROR "the trace is not valid JSON: ${json_error}")
 endif()
 foreach(needle "\"process_name\"" "\"thread_name\"" "\"ph\":\"X\"" "\"ph\":\"s\"" "\"ph\":\"f\"" "\"ph\":\"C\""
-               "rank 0 compute" "rank 8 p2p")
+               "rank 0 compute" "rank 8 p2p" "\"power rank 8\"")
   string(FIND "${trace}" "${needle}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "the trace has no ${needle}")

@@ -45,6 +45,9 @@ TEST(Units, DurationsFlopRatesAndFrequencies) {
   EXPECT_EQ(parse_ok("312TFLOP/s", QuantityKind::kFlopRate), 312e12);
   EXPECT_EQ(parse_ok("989.5TFLOPS", QuantityKind::kFlopRate), 989.5e12);
   EXPECT_EQ(parse_ok("1410MHz", QuantityKind::kFrequency), 1410e6);
+  EXPECT_EQ(parse_ok("700W", QuantityKind::kPower), 700);
+  EXPECT_EQ(parse_ok("10.2kW", QuantityKind::kPower), 10200);
+  EXPECT_EQ(format_quantity(2.5e6, QuantityKind::kPower), "2.5MW");
 }
 
 TEST(Units, BytesRoundedForTables) {
@@ -105,7 +108,7 @@ TEST(Units, FormatPicksTheShortestExactUnit) {
 TEST(Units, HugeValuesFormatFinitely) {
   // Found by the units fuzzer: 1e308 s became "infns" (the value in nanoseconds overflowed).
   for (const QuantityKind k : {QuantityKind::kDuration, QuantityKind::kBytes, QuantityKind::kBandwidth,
-                               QuantityKind::kFlopRate, QuantityKind::kFrequency}) {
+                               QuantityKind::kFlopRate, QuantityKind::kFrequency, QuantityKind::kPower}) {
     for (const double v : {1e308, 1.7976931348623157e308, 3e300, 1.2345678901234567e20}) {
       const std::string spelt = format_quantity(v, k);
       EXPECT_EQ(spelt.find("inf"), std::string::npos) << spelt;

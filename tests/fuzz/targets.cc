@@ -90,7 +90,7 @@ void hardware_target(std::string_view input) {
 void units_target(std::string_view input) {
   using config::QuantityKind;
   for (const QuantityKind kind : {QuantityKind::kBytes, QuantityKind::kBandwidth, QuantityKind::kDuration,
-                                  QuantityKind::kFlopRate, QuantityKind::kFrequency}) {
+                                  QuantityKind::kFlopRate, QuantityKind::kFrequency, QuantityKind::kPower}) {
     std::string error;
     const std::optional<double> value = config::parse_quantity(input, kind, &error);
     if (!value) {

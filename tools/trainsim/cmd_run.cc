@@ -12,6 +12,7 @@
 #include "sim/common/atomic_file.h"
 #include "sim/common/interrupt.h"
 #include "sim/engine/scenario_run.h"
+#include "sim/report/csv.h"
 #include "sim/report/run_report.h"
 #include "sim/report/trace.h"
 #include "sim/workload/errors.h"
@@ -138,7 +139,7 @@ int run(const RunArgs& args, const Context& context) {
   if (args.format == "json") {
     std::cout << report.dump(2) << '\n';
   } else if (args.format == "csv") {
-    std::cout << report::render_csv(report);
+    std::cout << report::metrics_csv(report);
   } else {
     std::cout << report::render_table(report);
   }

@@ -139,8 +139,6 @@ void emit_campaign(YAML::Emitter& out, const Campaign& c) {
   out << YAML::EndMap;
 }
 
-}  // namespace
-
 // What-if values (what_if.h) as the nested map a scenario writes under `key`.
 void emit_what_if(YAML::Emitter& out, const char* key, const std::vector<WhatIf>& what_if) {
   if (what_if.empty()) return;
@@ -172,6 +170,8 @@ void emit_what_if(YAML::Emitter& out, const char* key, const std::vector<WhatIf>
   out << YAML::Key << key << YAML::Value;
   emit(root, emit);
 }
+
+}  // namespace
 
 std::string to_yaml(const Scenario& s) {
   YAML::Emitter out;

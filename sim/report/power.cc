@@ -154,26 +154,32 @@ json power_report(const config::Scenario& scenario, const engine::ScenarioRun& r
       state_s[static_cast<size_t>(span.state)] += weights[i] * (span.end_s - span.start_s);
     }
   }
+  // The GPUs' cumulative energy at each step, and at any instant by interpolation (it grows linearly
+  // between steps).
+  std::vector<std::pair<double, double>> cumulative;  // (time, J since the iteration's start)
+  double level_w = 0;
+  double energy_j = 0;
+  for (const auto& [time, change_w] : steps) {
+    if (!cumulative.empty()) energy_j += level_w * (time - cumulative.back().first);
+    cumulative.emplace_back(time, energy_j);
+    level_w += change_w;
+  }
+  const auto energy_until = [&cumulative](double time) {
+    const auto after = std::lower_bound(cumulative.begin(), cumulative.end(), std::pair{time, 0.0},
+                                        [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (after == cumulative.begin()) return after->second;
+    if (after == cumulative.end()) return cumulative.back().second;
+    const auto before = std::prev(after);
+    return before->second +
+           (after->second - before->second) * (time - before->first) / (after->first - before->first);
+  };
   // Window averages: n equal windows of about kPowerWindowS over the iteration.
   const auto windows = static_cast<size_t>(std::max(1.0, std::round(t / kPowerWindowS)));
   const double window_s = t / static_cast<double>(windows);
   std::vector<double> window_j(windows, 0.0);
-  double level_w = 0;
-  double energy_j = 0;
-  for (auto it = steps.begin(); it != steps.end(); ++it) {
-    level_w += it->second;
-    const auto next = std::next(it);
-    if (next == steps.end()) break;
-    double from = it->first;
-    const double to = next->first;
-    energy_j += level_w * (to - from);
-    while (from < to) {  // spread the step over the windows it crosses
-      const auto w = std::min(windows - 1, static_cast<size_t>((from - start_s) / window_s));
-      const double edge = std::min(to, start_s + static_cast<double>(w + 1) * window_s);
-      window_j[w] += level_w * (std::max(edge, from) - from);
-      if (edge <= from) break;  // rounding at the last window
-      from = edge;
-    }
+  for (size_t w = 0; w < windows; ++w) {
+    const double end = w + 1 == windows ? r.total_time_s : start_s + static_cast<double>(w + 1) * window_s;
+    window_j[w] = energy_until(end) - energy_until(start_s + static_cast<double>(w) * window_s);
   }
   double peak_w = 0;
   double trough_w = std::numeric_limits<double>::infinity();

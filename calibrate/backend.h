@@ -86,6 +86,15 @@ struct InterferenceSamples {
   bool overlapped = true;
 };
 
+// What device 0 draws (board power, averaged over a hold), in the states the simulator's power model
+// distinguishes that one GPU can hold alone, and the limit the driver enforces.
+struct PowerSamples {
+  double limit_w = 0;
+  double idle_w = 0;     // a context and nothing running
+  double compute_w = 0;  // a large GEMM back to back
+  double memory_w = 0;   // a large device-to-device copy back to back
+};
+
 // Every method times one case and returns one duration per timed repetition (seconds per run), or
 // throws: std::invalid_argument for a case this backend cannot run, kernels::GpuError (a
 // std::runtime_error) when the device fails. Not thread-safe: one harness drives one backend.
@@ -108,6 +117,10 @@ class Backend {
   // `gemm` on device 0, alone and while `collective` runs over the first collective.ranks devices.
   virtual InterferenceSamples time_interference(const GemmCase& gemm, const CollectiveCase& collective,
                                                 const TimingPolicy& policy) = 0;
+  // Device 0's power: idle, running `gemm` and copying `copy_bytes` device to device, each state held
+  // `hold_s` after as long again to settle. Throws std::invalid_argument when the backend cannot read
+  // the device's power (the CPU backend; a driver without NVML's energy counter).
+  virtual PowerSamples measure_power(const GemmCase& gemm, double copy_bytes, double hold_s) = 0;
 };
 
 // Runs per repetition that make one repetition last `min_repetition_s`, given one run of

@@ -70,6 +70,16 @@ Measurements run_calibration(Backend& backend, const CalibrationPlan& plan, Prog
         "interference: the collective finished before the GEMMs did, so the measured slowdown is a "
         "lower bound");
   }
+  progress.step("power: idle, " + describe(plan.power_gemm) +
+                fmt::format(", device copy {:.0f} B", plan.power_copy_bytes));
+  out.power_gemm = plan.power_gemm;
+  out.power_copy_bytes = plan.power_copy_bytes;
+  out.power_hold_s = plan.power_hold_s;
+  try {
+    out.power = backend.measure_power(plan.power_gemm, plan.power_copy_bytes, plan.power_hold_s);
+  } catch (const std::invalid_argument& e) {
+    out.notes.push_back(fmt::format("power not measured: {}", e.what()));
+  }
   progress.finish();
   out.wall_s = seconds_now() - start;
   return out;

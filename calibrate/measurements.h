@@ -41,6 +41,10 @@ struct Measurements {
   CollectiveCase interference_collective;
   Summary interference_alone;
   Summary interference_concurrent;
+  std::optional<PowerSamples> power;  // absent when the backend reads no power
+  GemmCase power_gemm;                // what measure_power ran, for the profile's sources
+  double power_copy_bytes = 0;
+  double power_hold_s = 0;
   std::vector<std::string> notes;  // what was left out and why
   double wall_s = 0;
 };

@@ -57,6 +57,7 @@ struct Grid {
   std::vector<double> device_copy_sizes;
   GemmCase interference_gemm;
   double interference_bytes = 0;
+  double power_hold_s = 0;
 };
 
 Grid gpu_grid(bool quick, const Capabilities& caps) {
@@ -87,6 +88,7 @@ Grid gpu_grid(bool quick, const Capabilities& caps) {
   g.device_copy_sizes = quick ? std::vector<double>{256 * kMiB, 2 * kGiB} : geometric(kMiB, 2 * kGiB, 4);
   g.interference_gemm = {Dtype::kBf16, 8192, 8192, 8192};
   g.interference_bytes = 256 * kMiB;
+  g.power_hold_s = quick ? 2 : 5;  // NVML's energy counter moves every 20-100 ms
   return g;
 }
 
@@ -105,13 +107,14 @@ Grid cpu_grid(bool quick) {
   g.device_copy_sizes = {64 * kMiB};
   g.interference_gemm = {Dtype::kFp32, 128, 128, 128};
   g.interference_bytes = 1 * kMiB;
+  g.power_hold_s = 0.05;
   return g;
 }
 
 }  // namespace
 
 size_t CalibrationPlan::item_count() const {
-  return gemms.size() + attentions.size() + collectives.size() + copies.size() + device_copy_bytes.size() + 2;
+  return gemms.size() + attentions.size() + collectives.size() + copies.size() + device_copy_bytes.size() + 3;
 }
 
 CalibrationPlan make_plan(const PlanOptions& options, const Capabilities& caps) {
@@ -215,6 +218,9 @@ CalibrationPlan make_plan(const PlanOptions& options, const Capabilities& caps) 
   plan.device_copy_bytes = grid.device_copy_sizes;
   plan.interference_gemm = grid.interference_gemm;
   plan.interference_collective = {CollectiveKind::kAllReduce, options.devices, grid.interference_bytes};
+  plan.power_gemm = grid.interference_gemm;
+  plan.power_copy_bytes = grid.device_copy_sizes.back();
+  plan.power_hold_s = grid.power_hold_s;
   return plan;
 }
 

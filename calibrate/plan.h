@@ -32,9 +32,12 @@ struct CalibrationPlan {
   std::vector<double> device_copy_bytes;
   GemmCase interference_gemm;
   CollectiveCase interference_collective;
+  GemmCase power_gemm;  // Backend::measure_power's workloads and hold
+  double power_copy_bytes = 0;
+  double power_hold_s = 0;
   std::vector<std::string> notes;  // cases left out and why (e.g. scenario shapes too large)
 
-  // Timed items, for progress: every case plus the overheads and the interference pair.
+  // Timed items, for progress: every case plus the overheads, the interference pair and power.
   size_t item_count() const;
 };
 

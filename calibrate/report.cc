@@ -1,5 +1,6 @@
 #include "calibrate/report.h"
 
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -39,6 +40,15 @@ std::string profile_summary(const ProfileDocument& doc) {
   out << fmt::format("#   kernel launch {}, host sync {}, compute slowdown under NCCL {:.1f}%\n",
                      quantity(c.kernel_launch_s, QuantityKind::kDuration),
                      quantity(c.host_sync_s, QuantityKind::kDuration), 100.0 * c.comm_compute_slowdown);
+  if (const std::optional<config::GpuPower>& w = p.power) {
+    out << fmt::format(
+        "#   power: limit {}, idle {}, compute {}, memory {}, communication {} ({})\n",
+        quantity(w->limit_w, QuantityKind::kPower), quantity(w->idle_w, QuantityKind::kPower),
+        quantity(w->compute_w, QuantityKind::kPower), quantity(w->memory_w, QuantityKind::kPower),
+        quantity(w->communication_w, QuantityKind::kPower),
+        p.source_of("power.idle").rfind("measured:", 0) == 0 ? "measured; communication from the base"
+                                                             : "from the base");
+  }
   out << fmt::format("#   samples: {} GEMM, {} attention, {} collective, {} copy; {} collective fits\n",
                      p.gemm_samples.size(), p.attention_samples.size(), p.collective_samples.size(),
                      p.copy_samples.size(), p.collective_fits.size());

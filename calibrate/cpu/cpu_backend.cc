@@ -290,4 +290,8 @@ InterferenceSamples CpuBackend::time_interference(const GemmCase& gemm, const Co
   return out;
 }
 
+PowerSamples CpuBackend::measure_power(const GemmCase&, double, double) {
+  throw std::invalid_argument("the CPU backend reads no GPU board power");
+}
+
 }  // namespace trainsim::calibrate::cpu

@@ -30,6 +30,7 @@ class CpuBackend : public Backend {
   OverheadSamples time_overheads(const TimingPolicy& policy) override;
   InterferenceSamples time_interference(const GemmCase& gemm, const CollectiveCase& collective,
                                         const TimingPolicy& policy) override;
+  PowerSamples measure_power(const GemmCase& gemm, double copy_bytes, double hold_s) override;
 
  private:
   ThreadGroup& group(int ranks);

@@ -1,9 +1,12 @@
 #include "calibrate/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -12,6 +15,7 @@
 #include "calibrate/cuda/event_timer.h"
 #include "calibrate/cuda/fill.h"
 #include "calibrate/cuda/idle_kernel.h"
+#include "calibrate/cuda/power_meter.h"
 #include "kernels/attention/attention_launch.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device.h"
@@ -329,6 +333,50 @@ InterferenceSamples CudaBackend::time_interference(const GemmCase& gemm, const C
   out.concurrent_s = prepared->time(stream_.get(), policy);
   out.overlapped = b.busy();
   b.synchronize();
+  return out;
+}
+
+PowerSamples CudaBackend::measure_power(const GemmCase& gemm, double copy_bytes, double hold_s) {
+  std::array<char, 32> bus{};
+  CUDA_CHECK(cudaDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), 0));
+  const PowerMeter meter(bus.data());
+  const cudaStream_t stream = stream_.get();
+  // The mean board power while `step` (enqueued back to back, in batches of about 20 ms between
+  // host synchronisations) holds the GPU in one state: held `hold_s` to settle, then `hold_s` measured.
+  const auto hold = [&](const std::function<void()>& step) {
+    step();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    double batch_start = host_seconds();
+    step();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    const int batch = std::max(1, static_cast<int>(0.02 / std::max(1e-6, host_seconds() - batch_start)));
+    const auto run_for = [&](double seconds) {
+      for (const double until = host_seconds() + seconds; host_seconds() < until;) {
+        for (int i = 0; i < batch; ++i) step();
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+      }
+    };
+    run_for(hold_s);
+    const double energy_j = meter.energy_j();
+    batch_start = host_seconds();
+    run_for(hold_s);
+    return (meter.energy_j() - energy_j) / (host_seconds() - batch_start);
+  };
+  PowerSamples out;
+  out.limit_w = meter.limit_w();
+  out.idle_w = hold([] { std::this_thread::sleep_for(std::chrono::milliseconds(10)); });
+  const std::unique_ptr<PreparedGemm> prepared = prepare_gemm(gemm, stream);
+  size_t set = 0;
+  out.compute_w = hold([&] {
+    PreparedGemm::Set& s = prepared->sets[set++ % prepared->sets.size()];
+    prepared->plan.run(s.a.data(), s.b.data(), nullptr, s.d.data(), 1.0F, 0.0F, stream);
+  });
+  const auto n = static_cast<size_t>(copy_bytes);
+  DeviceBuffer<std::byte> src(n);
+  DeviceBuffer<std::byte> dst(n);
+  src.fill_bytes_async(1, stream);
+  out.memory_w =
+      hold([&] { CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), n, cudaMemcpyDeviceToDevice, stream)); });
   return out;
 }
 

@@ -38,6 +38,7 @@ class CudaBackend : public Backend {
   OverheadSamples time_overheads(const TimingPolicy& policy) override;
   InterferenceSamples time_interference(const GemmCase& gemm, const CollectiveCase& collective,
                                         const TimingPolicy& policy) override;
+  PowerSamples measure_power(const GemmCase& gemm, double copy_bytes, double hold_s) override;
 
  private:
   // Pinned and device buffers of one GPU for host copies, grown on demand.

@@ -460,14 +460,53 @@ class Builder {
     }
   }
 
-  // The base's figures, with its citations: the calibration measures no power.
+  // The measured limit and the three states one GPU holds alone; communication needs peers, so it
+  // is the base's. Each state is kept between idle and the limit, as the profile requires (a reading
+  // a few watts over the limit is the counter's noise). Without a measurement, the base's section.
   void power() {
-    if (!o_.base || !o_.base->power) return;
-    profile_.power = o_.base->power;
-    for (const char* key : {"limit", "idle", "compute", "memory", "communication"}) {
+    const std::optional<config::GpuPower> base = o_.base ? o_.base->power : std::optional<config::GpuPower>();
+    const auto cite_base = [&](const char* key) {
       const std::string path = std::string("power.") + key;
       source(path, from_base(path));
+    };
+    if (!m_.power) {
+      if (!base) return;
+      profile_.power = base;
+      for (const char* key : {"limit", "idle", "compute", "memory", "communication"}) cite_base(key);
+      return;
     }
+    const PowerSamples& measured = *m_.power;
+    const auto watts = [](double w) { return readable_quantity(w, QuantityKind::kPower); };
+    if (!base) {
+      note(fmt::format(
+          "power measured (limit {}, idle {}, compute {}, memory {}) but not written: the section "
+          "also needs communication, which one GPU cannot measure; calibrate with --base a profile "
+          "that has it",
+          watts(measured.limit_w), watts(measured.idle_w), watts(measured.compute_w),
+          watts(measured.memory_w)));
+      return;
+    }
+    config::GpuPower& p = profile_.power.emplace();
+    p.limit_w = round_significant(measured.limit_w);
+    p.idle_w = std::min(round_significant(measured.idle_w), p.limit_w);
+    const auto state = [&](double value) {
+      return std::clamp(round_significant(value), p.idle_w, p.limit_w);
+    };
+    p.compute_w = state(measured.compute_w);
+    p.memory_w = state(measured.memory_w);
+    p.communication_w = state(base->communication_w);
+    const std::string held = fmt::format("{} s", round_significant(m_.power_hold_s, 2));
+    source("power.limit", "queried: NVML nvmlDeviceGetEnforcedPowerLimit of device 0");
+    source(
+        "power.idle",
+        fmt::format("measured: board energy (NVML) over {} with a CUDA context and nothing running", held));
+    source("power.compute", fmt::format("measured: board energy (NVML) over {} of {} back to back", held,
+                                        describe(m_.power_gemm)));
+    source("power.memory",
+           fmt::format("measured: board energy (NVML) over {} of {} device-to-device copies back "
+                       "to back",
+                       held, config::format_bytes_rounded(m_.power_copy_bytes)));
+    cite_base("communication");
   }
 
   const Measurements& m_;

@@ -21,7 +21,7 @@ std::string csv_field(const std::string& text) {
 }  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& metric_columns() {
-  static const std::vector<std::pair<std::string, std::string>> kColumns = {
+  static const std::vector<std::pair<std::string, std::string>> columns = {
       {"scenario", "/scenario"},
       {"gpus", "/gpus"},
       {"iteration_time_s", "/iteration_time_s"},
@@ -47,7 +47,7 @@ const std::vector<std::pair<std::string, std::string>>& metric_columns() {
       {"energy_j", "/campaign/energy_j"},
       {"electricity_cost_usd", "/campaign/electricity_cost_usd"},
   };
-  return kColumns;
+  return columns;
 }
 
 json value_at(const json& object, const std::string& pointer) {

@@ -132,7 +132,7 @@ double state_power_w(const config::GpuPower& power, GpuState state) {
 }
 
 json power_report(const config::Scenario& scenario, const engine::ScenarioRun& run) {
-  if (!scenario.cluster.hardware.power) return json();
+  if (!scenario.cluster.hardware.power) return nullptr;
   const config::GpuPower& power = *scenario.cluster.hardware.power;
   const engine::EngineResult& r = run.result;
   const double t = r.iteration_time_s;
@@ -188,12 +188,13 @@ json power_report(const config::Scenario& scenario, const engine::ScenarioRun& r
     const double mean = window_j[w] / window_s + other_w;
     peak_w = std::max(peak_w, mean);
     trough_w = std::min(trough_w, mean);
-    if (w > 0)
+    if (w > 0) {
       ramp_w_per_s = std::max(ramp_w_per_s, std::abs(window_j[w] - window_j[w - 1]) / window_s / window_s);
+    }
   }
   const double gpu_time_s = static_cast<double>(gpus) * t;
   const double it_mean_w = energy_j / t + other_w;
-  const double tokens = static_cast<double>(scenario.training.global_batch * scenario.model.seq_len);
+  const auto tokens = static_cast<double>(scenario.training.global_batch * scenario.model.seq_len);
   json fractions = json::object();
   for (const auto& [state, name] :
        {std::pair{GpuState::kCompute, "compute"}, std::pair{GpuState::kMemory, "memory"},

@@ -74,4 +74,6 @@ InterferenceSamples FakeBackend::time_interference(const GemmCase& gemm, const C
   return {repeat(alone, policy), repeat(alone * (1 + kSlowdown), policy), true};
 }
 
+PowerSamples FakeBackend::measure_power(const GemmCase&, double, double) { return kPower; }
+
 }  // namespace trainsim::calibrate::testing

@@ -23,6 +23,7 @@ class FakeBackend : public Backend {
   static constexpr double kHostSyncS = 8e-6;
   static constexpr double kSlowdown = 0.125;
   static constexpr double kContextBytes = 523e6;
+  static constexpr PowerSamples kPower = {700, 85, 680, 420};
 
   // `devices` GPUs at GPU scale (bf16, fp16; head dims 64, 128).
   explicit FakeBackend(int devices);
@@ -37,6 +38,7 @@ class FakeBackend : public Backend {
   OverheadSamples time_overheads(const TimingPolicy& policy) override;
   InterferenceSamples time_interference(const GemmCase& gemm, const CollectiveCase& collective,
                                         const TimingPolicy& policy) override;
+  PowerSamples measure_power(const GemmCase& gemm, double copy_bytes, double hold_s) override;
 
   int calls() const { return calls_; }
 

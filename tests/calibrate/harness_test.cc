@@ -111,10 +111,19 @@ TEST(MeasuredProfile, HoldsWhatWasMeasuredAndLoadsBack) {
                    o.base->runtime_memory->collective_communicator_bytes);
   EXPECT_EQ(p.source_of("runtime_memory.p2p_peer_in_node"),
             "from h100-sxm5-80gb.yaml: " + o.base->source_of("runtime_memory.p2p_peer_in_node"));
-  // Power is not measured: the base's, with its citations.
+  // Power as measured; communication (it needs peers) from the base.
   ASSERT_TRUE(p.power.has_value());
+  EXPECT_DOUBLE_EQ(p.power->limit_w, FakeBackend::kPower.limit_w);
+  EXPECT_DOUBLE_EQ(p.power->idle_w, FakeBackend::kPower.idle_w);
+  EXPECT_DOUBLE_EQ(p.power->compute_w, FakeBackend::kPower.compute_w);
+  EXPECT_DOUBLE_EQ(p.power->memory_w, FakeBackend::kPower.memory_w);
+  EXPECT_EQ(p.source_of("power.compute")
+                .rfind("measured: board energy (NVML) over 2 s of gemm bf16 8192x8192x8192", 0),
+            0u)
+      << p.source_of("power.compute");
   EXPECT_DOUBLE_EQ(p.power->communication_w, o.base->power->communication_w);
-  EXPECT_EQ(p.source_of("power.compute"), "from h100-sxm5-80gb.yaml: " + o.base->source_of("power.compute"));
+  EXPECT_EQ(p.source_of("power.communication"),
+            "from h100-sxm5-80gb.yaml: " + o.base->source_of("power.communication"));
 
   ASSERT_EQ(p.gemm_samples.size(), m.gemms.size());
   for (const config::GemmSample& s : p.gemm_samples) {
@@ -174,6 +183,13 @@ TEST(MeasuredProfile, WithoutABaseThePeaksAreTheBestMeasuredRatesNamedAsSuch) {
   EXPECT_DOUBLE_EQ(p.compute.gemm_efficiency, 1.0);
   EXPECT_DOUBLE_EQ(p.compute.memory_efficiency, 1.0);
   EXPECT_TRUE(p.collective_fits.size() >= 1);  // sendrecv over one rank still has a bus bandwidth
+  // The measured power needs a base for the state one GPU cannot measure: noted, not written.
+  EXPECT_FALSE(p.power.has_value());
+  EXPECT_NE(
+      p.provenance.notes.find("power measured (limit 700W, idle 85W, compute 680W, memory 420W) but not "
+                              "written"),
+      std::string::npos)
+      << p.provenance.notes;
   const std::filesystem::path file = testing::scratch_dir() / "fake.yaml";
   write_profile(file, doc, false);
   testing::expect_same_profile(config::load_hardware(file), p);

@@ -142,6 +142,8 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
       "rank", "tp", "pp", "dp", "sp", "vpp", "ep", "etp", "schedule", "sp kind", "chunk", "zero", "recompute",
       "mb", "iteration s", "tokens/s", "MFU", "HBM GiB", "compute", "comm", "bubble", "offload", "idle");
   if (r.price_per_gpu_hour_usd) out += fmt::format(" {:>10} {:>10}", "USD/iter", "tokens/USD");
+  const bool power = !r.best.empty() && r.best.front().run.contains("power");
+  if (power) out += fmt::format(" {:>8} {:>7}", "GPU W", "J/token");
   const bool campaign = !r.best.empty() && r.best.front().run.contains("campaign");
   if (campaign) out += fmt::format(" {:>10}", "train days");
   out += '\n';
@@ -166,6 +168,11 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
       const double price_per_s = *r.price_per_gpu_hour_usd / 3600.0 * static_cast<double>(r.gpus);
       out += fmt::format(" {:>10.4g} {:>10.0f}", t * price_per_s,
                          p.run.at("tokens_per_s").get<double>() / price_per_s);
+    }
+    if (power) {
+      const json& w = p.run.at("power");
+      out += fmt::format(" {:>8.0f} {:>7.3g}", w.at("gpu_mean_w").get<double>(),
+                         w.at("energy_per_token_j").get<double>());
     }
     if (campaign) {
       const json& run_campaign = p.run.at("campaign");

@@ -105,16 +105,7 @@ std::vector<PowerSpan> gpu_states(const workload::Graph& graph, const engine::Ra
     cursor = t;
   }
   if (end_s > cursor) spans.push_back({cursor, end_s, current()});
-  // Merge neighbours of one state (a state can end and start again at one instant).
-  std::vector<PowerSpan> merged;
-  for (const PowerSpan& s : spans) {
-    if (!merged.empty() && merged.back().state == s.state && merged.back().end_s == s.start_s) {
-      merged.back().end_s = s.end_s;
-    } else {
-      merged.push_back(s);
-    }
-  }
-  return merged;
+  return spans;  // a span ends only where the state changes, so neighbours differ
 }
 
 double state_power_w(const config::GpuPower& power, GpuState state) {

@@ -325,7 +325,7 @@ void check_sources(const Node& root, const Node& sources, HardwareProfile& out) 
 
 }  // namespace
 
-// A price in US dollars, written "2.50USD": a positive decimal number directly followed by USD.
+// A price in US dollars: a positive decimal number directly followed by `unit` ("2.50USD").
 bool decode_usd(const Node& node, std::string_view unit, std::string_view example, double& out) {
   std::string text;
   if (!decode(node, text)) return false;

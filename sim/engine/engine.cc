@@ -19,6 +19,17 @@ using workload::OpId;
 using workload::OpKind;
 using workload::Stream;
 
+UnfusedAttentionTimes unfused_attention_times(const Op& op, const cost::ComputeModel& compute) {
+  // Batched GEMMs over the whole score matrix (QK^T over head_dim and PV over value_dim forward, each
+  // twice backward; each priced as one GEMM of the batch's rows, the score matrix being the output
+  // or input of every one), then the softmax/dropout passes over it.
+  const workload::AttentionShape& a = op.attention;
+  const int64_t rows = int64_t{a.batch} * a.heads * a.q_len;
+  const double bmm_s = compute.gemm_s(rows, a.kv_len, a.head_dim, op.dtype) +
+                       compute.gemm_s(rows, a.kv_len, a.value_dim, op.dtype);
+  return {(op.kind == OpKind::kAttentionForward ? 1 : 2) * bmm_s, compute.memory_s(op.bytes)};
+}
+
 std::vector<double> compute_durations(const Graph& graph, const cost::ComputeModel& compute, double speed) {
   std::vector<double> out(graph.size(), 0.0);
   for (OpId id = 0; id < graph.size(); ++id) {
@@ -37,14 +48,8 @@ std::vector<double> compute_durations(const Graph& graph, const cost::ComputeMod
       case OpKind::kAttentionBackward: {
         const workload::AttentionShape& a = op.attention;
         if (!a.fused) {
-          // Unfused attention: batched GEMMs over the whole score matrix (QK^T over head_dim and PV
-          // over value_dim forward, each twice backward; each priced as one GEMM of the batch's rows,
-          // the score matrix being the output or input of every one), then the softmax/dropout passes
-          // over it.
-          const int64_t rows = int64_t{a.batch} * a.heads * a.q_len;
-          const double bmm_s = compute.gemm_s(rows, a.kv_len, a.head_dim, op.dtype) +
-                               compute.gemm_s(rows, a.kv_len, a.value_dim, op.dtype);
-          out[id] = (op.kind == OpKind::kAttentionForward ? 1 : 2) * bmm_s + compute.memory_s(op.bytes);
+          const UnfusedAttentionTimes t = unfused_attention_times(op, compute);
+          out[id] = t.gemm_s + t.memory_s;
           break;
         }
         const cost::AttentionCall call{op.kind == OpKind::kAttentionForward

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "sim/config/limits.h"
 #include "sim/config/loader.h"
 #include "sim/config/units.h"
+#include "sim/measured/kineto_trace.h"
 #include "sim/platform/analysis.h"
 #include "sim/platform/topology_graph.h"
 #include "sim/sweep/expand.h"
@@ -223,13 +225,38 @@ void cluster_target(std::string_view input) {
   }
 }
 
+// A PyTorch profiler trace reads into steps whose breakdown fills each step exactly, every number
+// finite and none negative, or fails with a located error.
+void kineto_target(std::string_view input) {
+  std::istringstream in{std::string(input)};
+  measured::MeasuredTrace t;
+  try {
+    t = measured::read_kineto_trace(in, "trace.fuzz.json");
+  } catch (const config::ConfigError&) {
+    return;
+  }
+  if (t.steps.empty()) finding("a trace read without steps");
+  for (const measured::StepProfile& s : t.steps) {
+    const double parts = s.compute_s + s.exposed_comm_s + s.exposed_copy_s + s.idle_s;
+    for (const double v : {s.step_s, s.compute_s, s.exposed_comm_s, s.exposed_copy_s, s.idle_s}) {
+      if (!std::isfinite(v) || v < 0) finding(fmt::format("a step's breakdown holds {}", v));
+    }
+    if (std::abs(parts - s.step_s) > 1e-9 * std::max(1.0, s.step_s)) {
+      finding(fmt::format("a step of {} s splits into {} s", s.step_s, parts));
+    }
+  }
+  for (size_t k = 1; k < t.kernels.size(); ++k) {
+    if (t.kernels[k].time_s > t.kernels[k - 1].time_s) finding("the kernel totals are not longest first");
+  }
+}
+
 }  // namespace
 
 const std::vector<FuzzTarget>& fuzz_targets() {
   static const std::vector<FuzzTarget> kTargets = {
       {"scenario", scenario_target}, {"topology", topology_target},     {"hardware", hardware_target},
       {"units", units_target},       {"nccl_tests", nccl_tests_target}, {"sweep", sweep_target},
-      {"cluster", cluster_target},
+      {"cluster", cluster_target},   {"kineto", kineto_target},
   };
   return kTargets;
 }

@@ -69,6 +69,7 @@ void register_merge(CLI::App& app, Context& context);
 void register_validate(CLI::App& app, Context& context);
 void register_search(CLI::App& app, Context& context);
 void register_cluster(CLI::App& app, Context& context);
+void register_compare(CLI::App& app, Context& context);
 
 }  // namespace trainsim::cli
 

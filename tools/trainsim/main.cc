@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   cli::register_validate(app, context);
   cli::register_search(app, context);
   cli::register_cluster(app, context);
+  cli::register_compare(app, context);
 
   try {
     app.parse(argc, argv);

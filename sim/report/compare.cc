@@ -313,4 +313,48 @@ std::string render_compare_table(const json& report) {
   return out;
 }
 
+json make_ranks_report(const std::vector<json>& comparisons) {
+  json rows = json::array();
+  size_t longest = 0;
+  for (size_t i = 0; i < comparisons.size(); ++i) {
+    const json& c = comparisons[i];
+    const json& b = c.at("breakdown");
+    rows.push_back({{"rank", c.at("rank")},
+                    {"simulated_rank", c.at("simulated_rank")},
+                    {"trace", c.at("trace")},
+                    {"step_time_s", c.at("step_time_s")},
+                    {"compute_s", b.at("compute_s")},
+                    {"exposed_comm_s", b.at("exposed_comm_s")},
+                    {"idle_s", b.at("idle_s")}});
+    if (c.at("step_time_s").at("measured").get<double>() >
+        comparisons[longest].at("step_time_s").at("measured").get<double>()) {
+      longest = i;
+    }
+  }
+  return {{"scenario", comparisons.front().at("scenario")},
+          {"ranks", rows},
+          {"longest", comparisons[longest]},
+          {"comparisons", comparisons}};
+}
+
+std::string render_ranks_table(const json& report) {
+  const json& rows = report.at("ranks");
+  std::string out = fmt::format("# {} against {} traces: per rank, measured / simulated (s)\n",
+                                report.at("scenario").get<std::string>(), rows.size());
+  out += fmt::format("{:>6} {:>9} {:>21} {:>8} {:>21} {:>21} {:>21}\n", "rank", "simulated", "step", "error",
+                     "compute", "exposed comm", "idle");
+  const auto both = [](const json& pair) {
+    return fmt::format("{:.4f} / {:.4f}", pair.at("measured").get<double>(),
+                       pair.at("simulated").get<double>());
+  };
+  for (const json& r : rows) {
+    out += fmt::format("{:>6} {:>9} {:>21} {:>8} {:>21} {:>21} {:>21}\n", r.at("rank").get<int64_t>(),
+                       r.at("simulated_rank").get<int64_t>(), both(r.at("step_time_s")),
+                       error_text(r.at("step_time_s").at("error")), both(r.at("compute_s")),
+                       both(r.at("exposed_comm_s")), both(r.at("idle_s")));
+  }
+  out += "\n# the rank whose measured step is longest, in full\n";
+  return out + render_compare_table(report.at("longest"));
+}
+
 }  // namespace trainsim::report

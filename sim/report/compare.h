@@ -49,6 +49,14 @@ nlohmann::json make_compare_report(const config::Scenario& scenario, const engin
 // The table rendering of a report made by make_compare_report.
 std::string render_compare_table(const nlohmann::json& report);
 
+// Several ranks' comparisons (make_compare_report's, one per trace; not empty) as one report:
+// {"scenario", "ranks": [a row per rank: measured and simulated step and breakdown], "longest": the
+// full comparison of the rank whose measured step is longest, "comparisons": every one in full}.
+nlohmann::json make_ranks_report(const std::vector<nlohmann::json>& comparisons);
+
+// The table rendering of make_ranks_report's report: the rows, then the longest rank in full.
+std::string render_ranks_table(const nlohmann::json& report);
+
 }  // namespace trainsim::report
 
 #endif  // TRAINSIM_SIM_REPORT_COMPARE_H_

@@ -82,45 +82,51 @@ std::string error_text(const json& e) {
 
 // The --set arguments that scale `keys` of the profile's compute section by 1 / `ratio`, so that a
 // kernel class the simulation prices from them takes `ratio` times as long (to first order: a
-// roofline kernel's time is inversely proportional to its efficiency); `samples`, when the profile
-// has measured samples of the class, are dropped so that the efficiencies price every shape. Empty
-// when a key is not given or would exceed 1.
+// roofline kernel's time is inversely proportional to its efficiency). Empty when a key is not given
+// or would exceed 1.
 std::vector<std::string> scaled_efficiencies(const std::vector<std::pair<std::string, double>>& keys,
-                                             double ratio, const std::string& samples) {
+                                             double ratio) {
   std::vector<std::string> out;
   for (const auto& [key, value] : keys) {
     if (value <= 0 || value / ratio > 1) return {};
     out.push_back(fmt::format("cluster.hardware_set.compute.{}={:.3g}", key, value / ratio));
   }
-  if (!samples.empty()) out.push_back(fmt::format("cluster.hardware_set.{}=[]", samples));
   return out;
 }
 
 // What-ifs over the hardware profile that would bring each compute class the simulation misprices by
-// more than 5 % to its measured time.
-json what_ifs(const config::Scenario& scenario, const StepProfile& meas, const StepProfile& sim) {
+// more than 5 % to its measured time. A class the profile's measured samples price has none (they
+// are times, not rates): `notes` says so.
+json what_ifs(const config::Scenario& scenario, const StepProfile& meas, const StepProfile& sim,
+              json& notes) {
   const config::HardwareProfile& hw = scenario.cluster.hardware;
   const config::ComputeModel& c = hw.compute;
   const bool fp8 = scenario.training.dtype == config::Dtype::kFp8;
   json out = json::array();
   const auto add = [&](ActivityClass cls, const std::vector<std::pair<std::string, double>>& keys,
-                       const std::string& samples) {
+                       const char* samples) {
     const double m = meas.of(cls).time_s;
     const double s = sim.of(cls).time_s;
     if (m <= 0 || s <= 0 || std::abs(m / s - 1) <= 0.05) return;
-    const std::vector<std::string> set = scaled_efficiencies(keys, m / s, samples);
-    if (set.empty()) return;
-    out.push_back(
-        {{"class", std::string(measured::to_string(cls))}, {"measured_over_simulated", m / s}, {"set", set}});
+    const std::string name(measured::to_string(cls));
+    if (samples != nullptr) {
+      notes.push_back(
+          fmt::format("{} measured {:.3f}x the simulated time, which the profile's {} price: this GPU "
+                      "is not the profile's (calibrate it: trainsim calibrate run)",
+                      name, m / s, samples));
+      return;
+    }
+    const std::vector<std::string> set = scaled_efficiencies(keys, m / s);
+    if (!set.empty()) out.push_back({{"class", name}, {"measured_over_simulated", m / s}, {"set", set}});
   };
   add(ActivityClass::kGemm,
       {{fp8 ? "gemm_efficiency_fp8" : "gemm_efficiency", fp8 ? c.gemm_efficiency_fp8 : c.gemm_efficiency}},
-      hw.gemm_samples.empty() ? "" : "gemm_samples");
+      hw.gemm_samples.empty() ? nullptr : "gemm_samples");
   add(ActivityClass::kAttention,
       {{"attention_forward_efficiency", c.attention_forward_efficiency},
        {"attention_backward_efficiency", c.attention_backward_efficiency}},
-      hw.attention_samples.empty() ? "" : "attention_samples");
-  add(ActivityClass::kMemory, {{"memory_efficiency", c.memory_efficiency}}, "");
+      hw.attention_samples.empty() ? nullptr : "attention_samples");
+  add(ActivityClass::kMemory, {{"memory_efficiency", c.memory_efficiency}}, nullptr);
   return out;
 }
 
@@ -219,6 +225,8 @@ json make_compare_report(const config::Scenario& scenario, const engine::Scenari
     notes.push_back(fmt::format("the simulation says the plan does not fit: {}", why));
   }
 
+  const json suggested = what_ifs(scenario, meas, sim, notes);
+
   json provenance = run_report.at("provenance");
   provenance["command_line"] = context.command_line;
   provenance["trace"] = context.trace_file;
@@ -246,7 +254,7 @@ json make_compare_report(const config::Scenario& scenario, const engine::Scenari
         {"idle_s", pair(meas.idle_s, sim.idle_s)}}},
       {"classes", classes},
       {"top_kernels", top_kernels},
-      {"what_ifs", what_ifs(scenario, meas, sim)},
+      {"what_ifs", suggested},
       {"notes", notes},
   };
 }

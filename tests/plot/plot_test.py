@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Tests of tools/plot on the fixtures of this folder (files in the formats of `trainsim run`, `trainsim
-search` and `trainsim collective` JSON, a sweep's results.jsonl, an nccl-tests log and a hardware
+search`, `trainsim collective` and `trainsim compare` JSON, a sweep's results.jsonl, an nccl-tests log and a hardware
 profile with collective samples).
 
     tests/plot/plot_test.py render OUT_DIR   every kind to PNG and SVG, each checked to be an image
@@ -31,6 +31,7 @@ KINDS = {
                f"{F}/search-tiny-2gpu.json"],
     "collective": ["collective", f"{F}/collective-all_reduce-8xh100.json", f"{F}/nccl-tests-all_reduce-8gpus.log",
                    f"{F}/profile-with-collective-samples.yaml"],
+    "compare": ["compare", f"{F}/compare-gpt3-125m-1gpu.json", f"{F}/compare-gpt3-1.3b-dp8-ranks.json"],
 }
 
 
@@ -116,6 +117,7 @@ def errors(out):
         (3, ["breakdown", f"{F}/profile-with-collective-samples.yaml", "--out", target], "error: invalid JSON"),
         (3, ["collective", f"{F}/collective-all_reduce-8xh100.json", f"{F}/run-gpt3-125m-1gpu.json", "--out", target],
          "error: no nccl-tests column header"),
+        (3, ["compare", f"{F}/run-gpt3-125m-1gpu.json", "--out", target], "not a `trainsim compare --format json` report"),
     ]
     failures = 0
     for rc, args, message in cases:

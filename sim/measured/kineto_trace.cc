@@ -79,7 +79,9 @@ void collect_event(const json& event, Collected& out, const std::string& file) {
     return;
   }
   const auto& name = name_it->get_ref<const std::string&>();
-  const std::string cat = lower(event.value("cat", std::string()));
+  const auto cat_it = event.find("cat");
+  const std::string cat =
+      cat_it != event.end() && cat_it->is_string() ? lower(cat_it->get<std::string>()) : "";
   const std::optional<double> ts = number(event, "ts");
   const std::optional<double> dur = number(event, "dur");
   if (!ts || !dur) return;

@@ -155,6 +155,17 @@ TEST(ReadKinetoTrace, RefusesWhatItCannotCompareWithLocatedErrors) {
   EXPECT_THAT(error_of(R"({"traceEvents": [{"ph": "X", "ts": 1e999}]})"), HasSubstr("not valid JSON: "));
 }
 
+TEST(ReadKinetoTrace, IgnoresEventsOfOtherShapes) {
+  const MeasuredTrace t =
+      read_kineto_trace(write_file(trace({step(1, 0, 1000), launch(1, 10), kernel("gemm", 1, 100, 50),
+                                          R"({"ph": "X", "cat": 7, "name": "odd", "ts": 1, "dur": 1})",
+                                          R"({"ph": "i", "name": "instant", "ts": 5})",
+                                          R"({"ph": "X", "cat": "kernel", "name": "no duration", "ts": 5})",
+                                          R"({"ph": "X", "name": 3, "ts": 5, "dur": 1})"})));
+  EXPECT_DOUBLE_EQ(t.steps[0].of(ActivityClass::kGemm).count, 1);
+  EXPECT_EQ(t.kernels.size(), 1u);
+}
+
 TEST(ReadKinetoTrace, RefusesAMissingFile) {
   try {
     read_kineto_trace("/nonexistent/trace.json");

@@ -231,6 +231,7 @@ json make_compare_report(const config::Scenario& scenario, const engine::Scenari
   provenance["command_line"] = context.command_line;
   provenance["trace"] = context.trace_file;
   return {
+      {"schema_version", 1},
       {"provenance", provenance},
       {"scenario", scenario.name},
       {"trace", context.trace_file},
@@ -339,7 +340,12 @@ json make_ranks_report(const std::vector<json>& comparisons) {
       longest = i;
     }
   }
-  return {{"scenario", comparisons.front().at("scenario")},
+  json provenance = comparisons.front().at("provenance");
+  provenance["trace"] = json::array();
+  for (const json& c : comparisons) provenance["trace"].push_back(c.at("trace"));
+  return {{"schema_version", 1},
+          {"provenance", provenance},
+          {"scenario", comparisons.front().at("scenario")},
           {"ranks", rows},
           {"longest", comparisons[longest]},
           {"comparisons", comparisons}};

@@ -32,6 +32,14 @@ struct RawActivity {
   std::optional<int64_t> correlation;
 };
 
+// A collective or send/receive as PyTorch records it on the host.
+struct RawComm {
+  std::string kind;  // empty: not one the comparison knows
+  int64_t group_size;
+  double bytes;
+  double ts_us;
+};
+
 struct RawStep {
   std::string name;
   double ts_us;
@@ -42,6 +50,7 @@ struct RawStep {
 struct Collected {
   std::vector<RawActivity> activities;
   std::vector<RawStep> steps;
+  std::vector<RawComm> comms;
   std::unordered_map<int64_t, double> launch_us;  // correlation id -> host time of the launch
   std::vector<std::string> names;                 // of the activities, each once
   std::unordered_map<std::string, size_t> name_index;
@@ -70,6 +79,58 @@ std::optional<int64_t> integer(const json& object, const char* key) {
   config::throw_config_error({file, line, column}, "", message);
 }
 
+// The simulator's name of a collective PyTorch calls `name` ("allreduce", "_allgather_base",
+// "reduce_scatter_tensor_coalesced", "all_to_allv", ...); empty when unknown.
+std::string comm_kind(const std::string& name) {
+  const std::string n = lower(name);
+  const auto has = [&n](const char* part) { return n.find(part) != std::string::npos; };
+  if (has("all_to_all") || has("alltoall")) return "all_to_all";
+  if (has("allgather") || has("all_gather")) return "all_gather";
+  if (has("reduce_scatter") || has("reducescatter")) return "reduce_scatter";
+  if (has("allreduce") || has("all_reduce")) return "all_reduce";
+  if (has("broadcast")) return "broadcast";
+  if (has("barrier")) return "barrier";
+  if (has("send")) return "send";
+  if (has("recv")) return "recv";
+  return "";
+}
+
+// Bytes per element of a PyTorch dtype name as record_param_comms writes it; 0 when unknown.
+double dtype_bytes(const std::string& dtype) {
+  static const std::map<std::string, double> kBytes = {{"Float", 4},
+                                                       {"Double", 8},
+                                                       {"Half", 2},
+                                                       {"BFloat16", 2},
+                                                       {"Long", 8},
+                                                       {"Int", 4},
+                                                       {"Short", 2},
+                                                       {"Char", 1},
+                                                       {"Byte", 1},
+                                                       {"Bool", 1},
+                                                       {"Float8_e4m3fn", 1},
+                                                       {"Float8_e5m2", 1},
+                                                       {"Float8_e4m3fnuz", 1},
+                                                       {"Float8_e5m2fnuz", 1}};
+  const auto it = kBytes.find(dtype);
+  return it == kBytes.end() ? 0 : it->second;
+}
+
+// The communication call `args` of a record_param_comms event describe, at `ts_us`.
+RawComm comm_of(const json& args, double ts_us) {
+  const auto text = [&args](const char* key) {
+    const auto it = args.find(key);
+    return it != args.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const double elements =
+      std::max(integer(args, "In msg nelems").value_or(0), integer(args, "Out msg nelems").value_or(0));
+  const double bytes = elements * dtype_bytes(text("dtype"));
+  std::string kind =
+      bytes > 0 || text("Collective name") == "barrier" ? comm_kind(text("Collective name")) : "";
+  const int64_t group = kind == "send" || kind == "recv" ? 2 : integer(args, "Group size").value_or(0);
+  if (group <= 0) kind.clear();
+  return {kind, group, bytes, ts_us};
+}
+
 // Keeps what `event` (a complete trace event of the trace `file`) contributes to `out`.
 void collect_event(const json& event, Collected& out, const std::string& file) {
   const auto ph = event.find("ph");
@@ -96,6 +157,10 @@ void collect_event(const json& event, Collected& out, const std::string& file) {
   const json& args = event.contains("args") && event["args"].is_object() ? event["args"] : kNoArgs;
   if (name.rfind(kStepPrefix, 0) == 0 && cat != "gpu_user_annotation") {
     out.steps.push_back({name, *ts, *dur});
+    return;
+  }
+  if (name == "record_param_comms" && cat != "kernel") {
+    out.comms.push_back(comm_of(args, *ts));
     return;
   }
   const bool kernel = cat == "kernel";
@@ -275,6 +340,20 @@ MeasuredTrace read_kineto_trace(std::istream& in, const std::string& file, const
   }
   std::stable_sort(t.kernels.begin(), t.kernels.end(),
                    [](const KernelTotal& a, const KernelTotal& b) { return a.time_s > b.time_s; });
+  std::map<std::pair<std::string, int64_t>, CommTotal> comms;
+  for (const RawComm& call : c.comms) {
+    if (step_at(call.ts_us) < options.skip_steps) continue;  // outside every step, or skipped
+    if (call.kind.empty()) {
+      ++t.comms_unknown;
+      continue;
+    }
+    CommTotal& total = comms[{call.kind, call.group_size}];
+    total.kind = call.kind;
+    total.group_size = call.group_size;
+    total.calls += 1 / kept;
+    total.bytes += call.bytes / kept;
+  }
+  for (auto& [key, total] : comms) t.comms.push_back(std::move(total));
   return t;
 }
 

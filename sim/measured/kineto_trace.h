@@ -33,6 +33,18 @@ struct KernelTotal {
   double count = 0;
 };
 
+// The collectives and sends/receives of one kind and group size a trace's steps called, per kept step,
+// from PyTorch's `record_param_comms` host events. Kinds as the simulator names them (all_reduce,
+// all_gather, reduce_scatter, all_to_all, barrier, broadcast, send, recv); bytes as nccl-tests counts a
+// message: the larger of input and output (all-gather: the gathered output; reduce-scatter: the full
+// input).
+struct CommTotal {
+  std::string kind;
+  int64_t group_size = 0;
+  double calls = 0;
+  double bytes = 0;
+};
+
 struct MeasuredTrace {
   std::optional<int64_t> rank;  // the trace's distributedInfo, when it has one
   std::optional<int64_t> world_size;
@@ -43,6 +55,8 @@ struct MeasuredTrace {
   int64_t skipped_steps = 0;
   int64_t unattributed = 0;          // the device's activities launched outside every step
   std::vector<KernelTotal> kernels;  // every name the device ran in the kept steps, longest first
+  std::vector<CommTotal> comms;       // by kind, then group size; empty when PyTorch recorded none
+  int64_t comms_unknown = 0;          // record_param_comms events of an unknown collective or dtype
 };
 
 // Reads the trace at `path`. Throws config::ConfigError, located at the file (and at the line and

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -130,6 +131,49 @@ json what_ifs(const config::Scenario& scenario, const StepProfile& meas, const S
   return out;
 }
 
+// Per (kind, group size): calls and bytes per iteration of `graph`, as measured::CommTotal counts them.
+std::map<std::pair<std::string, int64_t>, measured::CommTotal> simulated_comms(
+    const workload::ParallelPlan& plan, const workload::Graph& graph) {
+  std::map<std::pair<std::string, int64_t>, measured::CommTotal> out;
+  for (const Op& op : graph.ops()) {
+    std::string kind;
+    int64_t group = 2;
+    if (op.kind == OpKind::kCollective) {
+      kind = std::string(workload::to_string(op.collective.kind));
+      group = plan.group_size(op.collective.group.kind);
+    } else if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
+      kind = op.kind == OpKind::kSend ? "send" : "recv";
+    } else {
+      continue;
+    }
+    measured::CommTotal& total = out[{kind, group}];
+    total.kind = kind;
+    total.group_size = group;
+    total.calls += 1;
+    total.bytes += op.bytes;
+  }
+  return out;
+}
+
+// The measured and simulated communication per (kind, group size), every pair either side has.
+json communication(const measured::MeasuredTrace& trace, const workload::ParallelPlan& plan,
+                   const workload::Graph& graph) {
+  std::map<std::pair<std::string, int64_t>, std::pair<measured::CommTotal, measured::CommTotal>> both;
+  for (const measured::CommTotal& m : trace.comms) both[{m.kind, m.group_size}].first = m;
+  for (const auto& [key, s] : simulated_comms(plan, graph)) both[key].second = s;
+  json out = json::array();
+  for (const auto& [key, pair_of] : both) {
+    const auto& [m, s] = pair_of;
+    json row = pair(m.bytes, s.bytes);
+    row["kind"] = key.first;
+    row["group_size"] = key.second;
+    row["measured_calls"] = m.calls;
+    row["simulated_calls"] = s.calls;
+    out.push_back(row);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Activity> simulated_activities(const workload::Graph& graph, const engine::RankRun& run,
@@ -194,6 +238,9 @@ json make_compare_report(const config::Scenario& scenario, const engine::Scenari
                            {"count", kernel.count}});
   }
 
+  const bool comms_recorded = !trace.comms.empty() || trace.comms_unknown > 0;
+  const json comm = comms_recorded ? communication(trace, run.plan, run.graphs[index]) : json::array();
+
   json notes = json::array();
   if (rank_run.rank != context.rank) {
     notes.push_back(fmt::format("rank {} is not simulated; rank {} of the same pipeline stage stands for it",
@@ -214,6 +261,16 @@ json make_compare_report(const config::Scenario& scenario, const engine::Scenari
     notes.push_back(
         fmt::format("{} GPU activities were launched outside every profiled step and are not counted",
                     trace.unattributed));
+  }
+  if (!comms_recorded) {
+    notes.push_back(
+        "the trace has no record_param_comms events (PyTorch records them for torch.distributed "
+        "calls in recent versions): communication volumes are not compared");
+  } else if (trace.comms_unknown > 0) {
+    notes.push_back(fmt::format(
+        "{} communication call(s) of the kept steps name a collective or dtype the comparison does "
+        "not know and are not counted",
+        trace.comms_unknown));
   }
   if (run.plan.degree(workload::Axis::kPp) > 1) {
     notes.push_back(
@@ -254,6 +311,7 @@ json make_compare_report(const config::Scenario& scenario, const engine::Scenari
         {"exposed_copy_s", pair(meas.exposed_copy_s, sim.exposed_copy_s)},
         {"idle_s", pair(meas.idle_s, sim.idle_s)}}},
       {"classes", classes},
+      {"communication", comm},
       {"top_kernels", top_kernels},
       {"what_ifs", suggested},
       {"notes", notes},
@@ -293,6 +351,19 @@ std::string render_compare_table(const json& report) {
                        c.at("class").get<std::string>(), c.at("measured").get<double>(),
                        c.at("simulated").get<double>(), error_text(c.at("error")),
                        c.at("measured_count").get<double>(), c.at("simulated_count").get<double>());
+  }
+  if (!report.at("communication").empty()) {
+    out +=
+        "\n# communication per step, by collective and group size (bytes as nccl-tests counts a message)\n";
+    out += fmt::format("{:<16} {:>6} {:>10} {:>10} {:>14} {:>14} {:>9}\n", "kind", "group", "calls",
+                       "simulated", "bytes", "simulated", "error");
+    for (const json& c : report.at("communication")) {
+      out += fmt::format("{:<16} {:>6} {:>10.1f} {:>10.1f} {:>14.4g} {:>14.4g} {:>9}\n",
+                         c.at("kind").get<std::string>(), c.at("group_size").get<int64_t>(),
+                         c.at("measured_calls").get<double>(), c.at("simulated_calls").get<double>(),
+                         c.at("measured").get<double>(), c.at("simulated").get<double>(),
+                         error_text(c.at("error")));
+    }
   }
   if (!report.at("top_kernels").empty()) {
     const double step_s = t.at("measured").get<double>();

@@ -155,6 +155,45 @@ TEST(ReadKinetoTrace, RefusesWhatItCannotCompareWithLocatedErrors) {
   EXPECT_THAT(error_of(R"({"traceEvents": [{"ph": "X", "ts": 1e999}]})"), HasSubstr("not valid JSON: "));
 }
 
+std::string comm(double ts, const char* name, int64_t in, int64_t out, const char* dtype, int group = 8) {
+  return fmt::format(
+      R"({{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "ts": {}, "dur": 2, "args": )"
+      R"({{"Collective name": "{}", "In msg nelems": {}, "Out msg nelems": {}, "dtype": "{}", )"
+      R"("Group size": {}}}}})",
+      ts, name, in, out, dtype, group);
+}
+
+TEST(ReadKinetoTrace, CountsCommunicationPerStepAsTheSimulatorNamesIt) {
+  const MeasuredTrace t = read_kineto_trace(
+      write_file(trace(
+          {comm(-5, "allreduce", 1, 1, "Float"),  // before every step: not counted
+           step(1, 0, 1000), step(2, 1000, 1000), step(3, 2000, 1000), launch(1, 10), kernel("a", 1, 20, 5),
+           launch(2, 1010), kernel("b", 2, 1020, 5), launch(3, 2010), kernel("c", 3, 2020, 5),
+           comm(20, "allreduce", 4096, 4096, "BFloat16"),  // step 1: skipped
+           comm(1020, "allreduce", 1000, 1000, "BFloat16"), comm(2020, "allreduce", 3000, 3000, "BFloat16"),
+           comm(1030, "_reduce_scatter_base", 800, 100, "Float"),
+           comm(1040, "all_gather_into_tensor_coalesced", 50, 400, "BFloat16"),
+           comm(1050, "all_to_allv", 64, 64, "Float8_e4m3fn", 4), comm(1060, "send", 10, 10, "Long", 0),
+           comm(1070, "allreduce", 10, 10, "ComplexFloat"), comm(1080, "gather", 10, 10, "Float")})),
+      {std::nullopt, 1});
+  ASSERT_EQ(t.comms.size(), 5u);  // in kind order
+  EXPECT_EQ(t.comms[0].kind, "all_gather");
+  EXPECT_DOUBLE_EQ(t.comms[0].bytes, 400.0 * 2 / 2);  // the gathered output, per kept step
+  EXPECT_EQ(t.comms[1].kind, "all_reduce");
+  EXPECT_EQ(t.comms[1].group_size, 8);
+  EXPECT_DOUBLE_EQ(t.comms[1].calls, 1);
+  EXPECT_DOUBLE_EQ(t.comms[1].bytes, (1000.0 + 3000.0) * 2 / 2);
+  EXPECT_EQ(t.comms[2].kind, "all_to_all");
+  EXPECT_EQ(t.comms[2].group_size, 4);
+  EXPECT_DOUBLE_EQ(t.comms[2].bytes, 64.0 / 2);
+  EXPECT_EQ(t.comms[3].kind, "reduce_scatter");
+  EXPECT_DOUBLE_EQ(t.comms[3].bytes, 800.0 * 4 / 2);  // the full input
+  EXPECT_EQ(t.comms[4].kind, "send");
+  EXPECT_EQ(t.comms[4].group_size, 2);
+  EXPECT_DOUBLE_EQ(t.comms[4].calls, 0.5);
+  EXPECT_EQ(t.comms_unknown, 2);  // ComplexFloat, gather
+}
+
 TEST(ReadKinetoTrace, IgnoresEventsOfOtherShapes) {
   const MeasuredTrace t =
       read_kineto_trace(write_file(trace({step(1, 0, 1000), launch(1, 10), kernel("gemm", 1, 100, 50),

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -199,13 +199,19 @@ Collected parse(std::istream& in, const std::string& file) {
   try {
     document = json::parse(in, keep);
   } catch (const json::parse_error& e) {
-    // nlohmann's message reads "[json.exception.parse_error.101] parse error at line L, column C: ...".
-    static const std::regex kWhere(R"(at line (\d+), column (\d+): (.*))");
-    std::cmatch m;
-    if (std::regex_search(e.what(), m, kWhere)) {
-      fail(file, fmt::format("not valid JSON: {}", m[3].str()), std::stoi(m[1].str()), std::stoi(m[2].str()));
+    // nlohmann's message reads "[json.exception.parse_error.101] parse error at line L, column C: ..."
+    // (read without std::regex, whose recursion overflows the stack on the long excerpts it quotes).
+    const std::string what = e.what();
+    const size_t at = what.find("at line ");
+    int line = 0;
+    int column = 0;
+    int consumed = 0;
+    if (at != std::string::npos &&
+        std::sscanf(what.c_str() + at, "at line %d, column %d: %n", &line, &column, &consumed) == 2 &&
+        consumed > 0) {
+      fail(file, "not valid JSON: " + what.substr(at + static_cast<size_t>(consumed)), line, column);
     }
-    fail(file, fmt::format("not valid JSON: {}", e.what()));
+    fail(file, fmt::format("not valid JSON: {}", what));
   } catch (const json::exception& e) {  // a number beyond double's range
     fail(file, fmt::format("not valid JSON: {}", e.what()));
   }

@@ -55,14 +55,15 @@ struct MeasuredTrace {
   int64_t skipped_steps = 0;
   int64_t unattributed = 0;          // the device's activities launched outside every step
   std::vector<KernelTotal> kernels;  // every name the device ran in the kept steps, longest first
-  std::vector<CommTotal> comms;       // by kind, then group size; empty when PyTorch recorded none
-  int64_t comms_unknown = 0;          // record_param_comms events of an unknown collective or dtype
+  std::vector<CommTotal> comms;      // by kind, then group size; empty when PyTorch recorded none
+  int64_t comms_unknown = 0;         // record_param_comms events of an unknown collective or dtype
 };
 
 // Reads the trace at `path`. Throws config::ConfigError, located at the file (and at the line and
 // column of a JSON syntax error), when the file cannot be read, is compressed, is not a Chrome trace,
-// holds no GPU activity or no ProfilerStep span, when options.device is not in it, when fewer steps
-// than options.skip_steps + 1 remain, or when a kept step launched nothing on the device.
+// holds no GPU activity or no ProfilerStep span, when an event's time is out of range, when
+// options.device is not in it, when fewer steps than options.skip_steps + 1 remain, or when a kept
+// step launched nothing on the device.
 MeasuredTrace read_kineto_trace(const std::filesystem::path& path, const TraceOptions& options = {});
 // The same from `in`, whose errors name `file`.
 MeasuredTrace read_kineto_trace(std::istream& in, const std::string& file, const TraceOptions& options = {});

@@ -45,8 +45,9 @@ std::vector<std::filesystem::path> trace_files(const std::vector<std::filesystem
     for (const auto& entry : std::filesystem::directory_iterator(p)) {
       if (entry.is_regular_file() && entry.path().extension() == ".json") inside.push_back(entry.path());
     }
-    if (inside.empty())
+    if (inside.empty()) {
       config::throw_config_error({config::display_name(p)}, "", "the folder holds no trace (*.json)");
+    }
     std::sort(inside.begin(), inside.end());
     out.insert(out.end(), inside.begin(), inside.end());
   }

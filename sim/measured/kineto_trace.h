@@ -5,7 +5,8 @@
 // (matched through the launch's correlation id; an activity without one by its own start). A step's
 // GPU window runs from its first activity to the next step's first activity (the last step's: its
 // host span's length or its activities' end, whichever is later), so the windows tile the GPU's
-// timeline and a step's time is the GPU's period, not the host's.
+// timeline and a step's time is the GPU's period, not the host's. PyTorch's record of each
+// collective and send/receive call (`record_param_comms`) gives the communication volume per step.
 #ifndef TRAINSIM_SIM_MEASURED_KINETO_TRACE_H_
 #define TRAINSIM_SIM_MEASURED_KINETO_TRACE_H_
 

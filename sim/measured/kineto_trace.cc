@@ -159,7 +159,7 @@ void collect_event(const json& event, Collected& out, const std::string& file) {
     out.steps.push_back({name, *ts, *dur});
     return;
   }
-  if (name == "record_param_comms" && cat != "kernel") {
+  if (name == "record_param_comms" && (cat == "cpu_op" || cat == "operator" || cat == "user_annotation")) {
     out.comms.push_back(comm_of(args, *ts));
     return;
   }

@@ -43,4 +43,17 @@ ActivityClass classify_copy(std::string_view name) {
                                                                     : ActivityClass::kMemory;
 }
 
+std::string_view collective_kind(std::string_view name) {
+  const std::string n = lower(name);
+  if (has_any(n, {"all_to_all", "alltoall"})) return "all_to_all";
+  if (has_any(n, {"allgather", "all_gather"})) return "all_gather";
+  if (has_any(n, {"reduce_scatter", "reducescatter"})) return "reduce_scatter";
+  if (has_any(n, {"allreduce", "all_reduce"})) return "all_reduce";
+  if (has_any(n, {"broadcast"})) return "broadcast";
+  if (has_any(n, {"barrier"})) return "barrier";
+  if (has_any(n, {"send"})) return "send";
+  if (has_any(n, {"recv"})) return "recv";
+  return "";
+}
+
 }  // namespace trainsim::measured

@@ -79,22 +79,6 @@ std::optional<int64_t> integer(const json& object, const char* key) {
   config::throw_config_error({file, line, column}, "", message);
 }
 
-// The simulator's name of a collective PyTorch calls `name` ("allreduce", "_allgather_base",
-// "reduce_scatter_tensor_coalesced", "all_to_allv", ...); empty when unknown.
-std::string comm_kind(const std::string& name) {
-  const std::string n = lower(name);
-  const auto has = [&n](const char* part) { return n.find(part) != std::string::npos; };
-  if (has("all_to_all") || has("alltoall")) return "all_to_all";
-  if (has("allgather") || has("all_gather")) return "all_gather";
-  if (has("reduce_scatter") || has("reducescatter")) return "reduce_scatter";
-  if (has("allreduce") || has("all_reduce")) return "all_reduce";
-  if (has("broadcast")) return "broadcast";
-  if (has("barrier")) return "barrier";
-  if (has("send")) return "send";
-  if (has("recv")) return "recv";
-  return "";
-}
-
 // Bytes per element of a PyTorch dtype name as record_param_comms writes it; 0 when unknown.
 double dtype_bytes(const std::string& dtype) {
   static const std::map<std::string, double> kBytes = {{"Float", 4},
@@ -124,8 +108,9 @@ RawComm comm_of(const json& args, double ts_us) {
   const double elements =
       std::max(integer(args, "In msg nelems").value_or(0), integer(args, "Out msg nelems").value_or(0));
   const double bytes = elements * dtype_bytes(text("dtype"));
-  std::string kind =
-      bytes > 0 || text("Collective name") == "barrier" ? comm_kind(text("Collective name")) : "";
+  std::string kind = bytes > 0 || text("Collective name") == "barrier"
+                         ? std::string(collective_kind(text("Collective name")))
+                         : "";
   const int64_t group = kind == "send" || kind == "recv" ? 2 : integer(args, "Group size").value_or(0);
   if (group <= 0) kind.clear();
   return {kind, group, bytes, ts_us};

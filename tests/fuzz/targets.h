@@ -1,10 +1,10 @@
 // The fuzz targets: one function per decoder of untrusted text (scenario, topology and hardware
 // profile YAML, quantities with units, nccl-tests logs, sweep files and their expansion, cluster
-// files, PyTorch profiler traces). A target returns normally on every input the code under test handles as documented: a typed value,
-// or a located config::ConfigError (or another exception the decoder documents). Anything else is a finding:
-// an undocumented exception escapes, a sanitizer reports, or a documented round trip breaks (the target then
-// calls finding()). Shared by the libFuzzer executables (fuzzer_main.cc) and by the replay of
-// tests/fuzz/regressions/ in the default build (regression_test.cc).
+// files, PyTorch profiler traces). A target returns normally on every input the code under test handles as
+// documented: a typed value, or a located config::ConfigError (or another exception the decoder documents).
+// Anything else is a finding: an undocumented exception escapes, a sanitizer reports, or a documented round
+// trip breaks (the target then calls finding()). Shared by the libFuzzer executables (fuzzer_main.cc) and by
+// the replay of tests/fuzz/regressions/ in the default build (regression_test.cc).
 #ifndef TRAINSIM_TESTS_FUZZ_TARGETS_H_
 #define TRAINSIM_TESTS_FUZZ_TARGETS_H_
 

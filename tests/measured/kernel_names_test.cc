@@ -50,5 +50,16 @@ TEST(ClassifyCopy, HostSideOrDevice) {
   EXPECT_EQ(classify_copy("Memcpy PtoP (Device -> Device)"), ActivityClass::kMemory);
 }
 
+TEST(CollectiveKind, PyTorchNamesAsTheSimulatorNamesThem) {
+  EXPECT_EQ(collective_kind("allreduce"), "all_reduce");
+  EXPECT_EQ(collective_kind("_allgather_base"), "all_gather");
+  EXPECT_EQ(collective_kind("reduce_scatter_tensor_coalesced"), "reduce_scatter");
+  EXPECT_EQ(collective_kind("all_to_allv"), "all_to_all");
+  EXPECT_EQ(collective_kind("Broadcast"), "broadcast");
+  EXPECT_EQ(collective_kind("send"), "send");
+  EXPECT_EQ(collective_kind("recv"), "recv");
+  EXPECT_EQ(collective_kind("gather"), "");
+}
+
 }  // namespace
 }  // namespace trainsim::measured

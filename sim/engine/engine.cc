@@ -11,6 +11,9 @@
 #include <fmt/format.h>
 #include <simgrid/s4u.hpp>
 
+#include "sim/cost/op_cost.h"
+#include "sim/cost/rank_schedule.h"
+
 namespace trainsim::engine {
 namespace sg4 = simgrid::s4u;
 using workload::Graph;
@@ -18,69 +21,6 @@ using workload::Op;
 using workload::OpId;
 using workload::OpKind;
 using workload::Stream;
-
-UnfusedAttentionTimes unfused_attention_times(const Op& op, const cost::ComputeModel& compute) {
-  // Batched GEMMs over the whole score matrix (QK^T over head_dim and PV over value_dim forward, each
-  // twice backward; each priced as one GEMM of the batch's rows, the score matrix being the output
-  // or input of every one), then the softmax/dropout passes over it.
-  const workload::AttentionShape& a = op.attention;
-  const int64_t rows = int64_t{a.batch} * a.heads * a.q_len;
-  const double bmm_s = compute.gemm_s(rows, a.kv_len, a.head_dim, op.dtype) +
-                       compute.gemm_s(rows, a.kv_len, a.value_dim, op.dtype);
-  return {(op.kind == OpKind::kAttentionForward ? 1 : 2) * bmm_s, compute.memory_s(op.bytes)};
-}
-
-std::vector<double> compute_durations(const Graph& graph, const cost::ComputeModel& compute, double speed) {
-  std::vector<double> out(graph.size(), 0.0);
-  for (OpId id = 0; id < graph.size(); ++id) {
-    const Op& op = graph.op(id);
-    switch (op.kind) {
-      case OpKind::kGemm:
-        out[id] = compute.gemm_s(op.gemm.m, op.gemm.n, op.gemm.k, op.dtype, op.gemm.groups);
-        if (op.dtype == config::Dtype::kFp8 && op.gemm.pass != workload::GemmPass::kWeightGrad) {
-          // Transformer Engine casts the GEMM's m x k activation (forward) or output gradient
-          // (input gradient) to fp8 first, reading bf16 and writing fp8; the weight gradient reuses
-          // both casts and the weights' fp8 copies are cast once per iteration.
-          out[id] += compute.memory_s(3.0 * static_cast<double>(op.gemm.groups * op.gemm.m * op.gemm.k));
-        }
-        break;
-      case OpKind::kAttentionForward:
-      case OpKind::kAttentionBackward: {
-        const workload::AttentionShape& a = op.attention;
-        if (!a.fused) {
-          const UnfusedAttentionTimes t = unfused_attention_times(op, compute);
-          out[id] = t.gemm_s + t.memory_s;
-          break;
-        }
-        const cost::AttentionCall call{op.kind == OpKind::kAttentionForward
-                                           ? config::AttentionPass::kForward
-                                           : config::AttentionPass::kBackward,
-                                       a.causal,
-                                       op.dtype,
-                                       a.batch,
-                                       a.heads,
-                                       a.kv_heads,
-                                       a.q_len,
-                                       a.kv_len,
-                                       a.head_dim,
-                                       a.value_dim};
-        out[id] = compute.attention_s(call);
-        break;
-      }
-      case OpKind::kMemory:
-      case OpKind::kOptimizerStep:
-        out[id] = compute.memory_s(op.bytes);
-        break;
-      case OpKind::kHostSync:
-        out[id] = compute.host_sync_s();
-        continue;  // host work: the GPU's speed does not matter
-      default:
-        break;
-    }
-    out[id] /= speed;
-  }
-  return out;
-}
 
 BudgetExceededError::BudgetExceededError(std::string limit, double simulated_s, uint64_t ops_executed,
                                          uint64_t ops_total)
@@ -117,9 +57,7 @@ struct RankState {
   bool finished = false;        // done with the job's last iteration
   uint64_t total_done = 0;
   int comm_busy = 0;  // collectives in progress on this rank
-  double hbm_bytes = 0;
-  std::array<double, workload::kMemoryCategoryCount> hbm_by_category{};
-  double host_bytes = 0;
+  cost::MemoryTracker memory{true};
   sg4::ConditionVariablePtr cv;
   // The GPU, when two lanes hold kernels (workload::Stream::kCompute2): one kernel at a time, in the
   // order they became ready (SimGrid's mutexes are FIFO).
@@ -202,7 +140,6 @@ class Simulation {
   void run_op(RankState& rs, OpId id, int iteration);
   // Marks `id` finished now; it was issued at `start_s` and its work began at `launch_s`.
   void finish(RankState& rs, OpId id, int iteration, double start_s, double launch_s);
-  void account_memory(RankState& rs, const Op& op);
   // Returns when the collective began (all simulated members arrived).
   double run_collective(RankState& rs, const Op& op, int iteration);
   void start_p2p(RankState& rs, OpId id, int iteration);
@@ -338,22 +275,6 @@ void Simulation::stop_all() {
   }
 }
 
-void Simulation::account_memory(RankState& rs, const Op& op) {
-  const double sign = op.kind == OpKind::kAlloc ? 1.0 : -1.0;
-  if (op.buffer.space == workload::MemorySpace::kHost) {
-    rs.host_bytes += sign * op.bytes;
-    rs.run.peak_host_bytes = std::max(rs.run.peak_host_bytes, rs.host_bytes);
-    return;
-  }
-  rs.hbm_bytes += sign * op.bytes;
-  rs.hbm_by_category[static_cast<size_t>(op.buffer.category)] += sign * op.bytes;
-  rs.run.hbm_samples.emplace_back(sg4::Engine::get_clock(), rs.hbm_bytes);
-  if (rs.hbm_bytes > rs.run.peak_hbm_bytes) {
-    rs.run.peak_hbm_bytes = rs.hbm_bytes;
-    rs.run.hbm_at_peak_bytes = rs.hbm_by_category;
-  }
-}
-
 double Simulation::run_collective(RankState& rs, const Op& op, int iteration) {
   JobState& job = *rs.job;
   const workload::GroupId g = op.collective.group;
@@ -457,22 +378,20 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
     case OpKind::kAttentionBackward:
     case OpKind::kMemory:
     case OpKind::kOptimizerStep: {
-      double d = rs.duration[id];
       std::unique_lock<sg4::Mutex> gpu;
       if (rs.gpu_lock) {
         gpu = std::unique_lock<sg4::Mutex>(*rs.gpu_lock);
         launch = sg4::Engine::get_clock();
       }
-      const double slowdown = rs.job->input->compute->comm_compute_slowdown();
-      if (slowdown > 0) {
+      const cost::ComputeModel& compute = *rs.job->input->compute;
+      if (compute.comm_compute_slowdown() > 0) {
         // Let the streams whose work became ready at this instant (a collective issued together with
         // this kernel, one ending now) update comm_busy first: the slowdown then does not depend on
         // the order in which simultaneous events happen to be processed, which differs between
         // collapsed and full runs.
         sg4::this_actor::yield();
-        if (rs.comm_busy > 0) d *= 1.0 + slowdown;
       }
-      sg4::this_actor::sleep_for(d);
+      sg4::this_actor::sleep_for(cost::kernel_time_s(rs.duration[id], rs.comm_busy > 0, compute));
       break;
     }
     case OpKind::kHostSync:
@@ -480,7 +399,7 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
       break;
     case OpKind::kAlloc:
     case OpKind::kFree:
-      account_memory(rs, op);
+      rs.memory.apply(op, sg4::Engine::get_clock());
       break;
     case OpKind::kStreamWait:  // ordering only: its predecessors are done
       break;
@@ -597,6 +516,10 @@ EngineResult Simulation::result_of(JobState& job) {
       latest = rs->run.finish_s;
       result.critical_rank = rank;
     }
+    rs->run.peak_hbm_bytes = rs->memory.peak_hbm_bytes();
+    rs->run.hbm_at_peak_bytes = rs->memory.hbm_at_peak_bytes();
+    rs->run.peak_host_bytes = rs->memory.peak_host_bytes();
+    rs->run.hbm_samples = std::move(rs->memory.hbm_samples());
     result.ranks.push_back(std::move(rs->run));
   }
   return result;
@@ -636,8 +559,8 @@ std::vector<EngineResult> Simulation::run() {
       rs.rank = input.ranks[i];
       rs.gpu = job.gpu_of(rs.rank);
       rs.graph = input.graphs[i];
-      rs.duration = compute_durations(*rs.graph, *input.compute,
-                                      input.compute_speed.empty() ? 1.0 : input.compute_speed[i]);
+      rs.duration = cost::compute_durations(*rs.graph, *input.compute,
+                                            input.compute_speed.empty() ? 1.0 : input.compute_speed[i]);
       rs.done.assign(rs.graph->size(), 0);
       rs.successors = rs.graph->successors();
       rs.pred_count.resize(rs.graph->size());
@@ -655,7 +578,7 @@ std::vector<EngineResult> Simulation::run() {
         rs.stream_ops[static_cast<size_t>(op.stream)].push_back(id);
         if (op.kind == OpKind::kSend) rs.send_tags.insert(op.p2p.tag);
       }
-      if (!rs.stream_ops[static_cast<size_t>(Stream::kCompute2)].empty()) rs.gpu_lock = sg4::Mutex::create();
+      if (cost::has_two_lanes(*rs.graph)) rs.gpu_lock = sg4::Mutex::create();
       job.ranks.emplace(rs.rank, &rs);
       job.ranks_with_ops += rs.graph->size() > 0 ? 1 : 0;
       job.ops_per_iteration += rs.graph->size();

@@ -128,19 +128,6 @@ struct JobsOptions {
 std::vector<EngineResult> simulate_jobs(const std::vector<Job>& jobs, Transport& transport,
                                         const JobsOptions& options);
 
-// The two parts of an unfused attention op (`op.attention.fused` false) at the profile's rates: the
-// batched GEMMs (QK^T and PV, each twice in the backward) and the softmax/dropout passes.
-struct UnfusedAttentionTimes {
-  double gemm_s = 0;
-  double memory_s = 0;
-};
-UnfusedAttentionTimes unfused_attention_times(const workload::Op& op, const cost::ComputeModel& compute);
-
-// How long each op of `graph` takes on the compute side (0 for ops whose time comes from the
-// network or from rendezvous), on a GPU whose kernels run at `speed` times the profile's rates.
-std::vector<double> compute_durations(const workload::Graph& graph, const cost::ComputeModel& compute,
-                                      double speed = 1);
-
 }  // namespace trainsim::engine
 
 #endif  // TRAINSIM_SIM_ENGINE_ENGINE_H_

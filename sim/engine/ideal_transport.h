@@ -1,74 +1,23 @@
-// A contention-free transport: every transfer costs latency + bytes / bandwidth on its own, and a
-// collective costs the alpha-beta formula of a ring (all-to-all: pairwise exchange) at the speed of
-// its slowest tier: intra-node links when all members share a node, the NICs otherwise. A ring over
-// several nodes runs one channel through the NIC of each member on a node (NCCL's channels), so its
-// bandwidth is the members per node times each GPU's NIC share, capped by the intra-node links; an
-// all-to-all sends its off-node share through the GPU's own NIC share. Used for fast screening
-// (`--network ideal`) and to test the engine's scheduling logic in isolation from the network model.
-// Ranks sit on GPUs in order, node-major (rank r on node r / gpus_per_node).
+// A contention-free transport: every collective, message and copy sleeps for its alpha-beta price
+// (cost/alpha_beta.h) on its own. Used for fast screening (`--network ideal`) and to test the engine's
+// scheduling logic in isolation from the network model.
 #ifndef TRAINSIM_SIM_ENGINE_IDEAL_TRANSPORT_H_
 #define TRAINSIM_SIM_ENGINE_IDEAL_TRANSPORT_H_
 
 #include <limits>
-#include <map>
 #include <vector>
 
-#include "sim/config/scenario.h"
+#include "sim/cost/alpha_beta.h"
 #include "sim/engine/transport.h"
 
 namespace trainsim::engine {
 
-struct IdealLinks {
-  double bandwidth_bytes_per_s = 100e9;  // per GPU, per direction, any peer
-  double latency_s = 5e-6;               // per step
-  double copy_bandwidth_bytes_per_s = 25e9;
-  double copy_latency_s = 5e-6;
-};
-
-// The ideal tiers of a cluster: the intra-node links (NVLink/NVSwitch, or PCIe), and between nodes
-// each GPU's share of its node's NICs (capped by the intra-node link); traffic that involves a node
-// with slow NICs runs at most at that node's share.
-struct IdealTiers {
-  IdealLinks intra;
-  IdealLinks inter;
-  int64_t gpus_per_node = std::numeric_limits<int64_t>::max();
-  std::map<int64_t, double> slow_inter_node;  // node -> its per-GPU bandwidth between nodes
-
-  // The tier that connects every rank of `ranks` (ranks on GPUs in order, node-major).
-  IdealLinks connecting(const std::vector<int64_t>& ranks) const;
-  // Members of `ranks` on the node that holds the fewest of them (all of them on one node).
-  int64_t fewest_per_node(const std::vector<int64_t>& ranks) const;
-};
-
-// What a collective over one group runs on: the group's tier (IdealTiers::connecting), the
-// intra-node links and the members on the node holding the fewest of them.
-struct GroupLinks {
-  IdealLinks links;
-  IdealLinks intra;
-  int64_t per_node = 1;
-};
-
-// The tiers of `scenario`'s topology, host link and slow NICs (its stragglers).
-IdealTiers ideal_tiers(const config::Scenario& scenario);
-
 class IdealTransport : public Transport {
  public:
   // One tier for everything.
-  explicit IdealTransport(IdealLinks links) : tiers_{links, links, std::numeric_limits<int64_t>::max(), {}} {}
-  explicit IdealTransport(IdealTiers tiers) : tiers_(std::move(tiers)) {}
-
-  // Time of one collective of `kind` over `ranks` GPUs with nccl-tests size `bytes` on `links`:
-  //   all-reduce      2(n-1)/n S/B + 2(n-1) a     all-gather, reduce-scatter  (n-1)/n S/B + (n-1) a
-  //   all-to-all      (n-1)/n S/B + (n-1) a       barrier                      2(n-1) a
-  static double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes,
-                             const IdealLinks& links);
-  // The same over a group spanning nodes with m members on the fewest-populated node: rings at
-  // B = min(intra, m x the NIC share); an all-to-all's (m-1)/n S within the node and (n-m)/n S through
-  // the NIC share, whichever takes longer.
-  static double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes,
-                             const GroupLinks& group);
-  // The group of `members` on `tiers`.
-  static GroupLinks group_links(const IdealTiers& tiers, const std::vector<int64_t>& members);
+  explicit IdealTransport(cost::IdealLinks links)
+      : tiers_{links, links, std::numeric_limits<int64_t>::max(), {}} {}
+  explicit IdealTransport(cost::IdealTiers tiers) : tiers_(std::move(tiers)) {}
 
   void build_platform() override;
   simgrid::s4u::Host* host_of(int64_t rank) override;
@@ -77,7 +26,7 @@ class IdealTransport : public Transport {
   void copy(int64_t rank, workload::CopyDirection direction, double bytes) override;
 
  private:
-  IdealTiers tiers_;
+  cost::IdealTiers tiers_;
   simgrid::s4u::Host* host_ = nullptr;
 };
 

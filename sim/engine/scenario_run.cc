@@ -140,7 +140,7 @@ std::vector<std::unique_ptr<ScenarioRun>> run_jobs(const std::vector<PlacedJob>&
   std::unique_ptr<IdealTransport> ideal;
   std::unique_ptr<SimGridTransport> network;
   if (options.network == NetworkModel::kIdeal) {
-    ideal = std::make_unique<IdealTransport>(ideal_tiers(first));
+    ideal = std::make_unique<IdealTransport>(cost::ideal_tiers(first));
   } else {
     network = std::make_unique<SimGridTransport>(first.cluster.topology, first.cluster.hardware,
                                                  first.stragglers.nic_bandwidth_by_node());

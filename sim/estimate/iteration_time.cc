@@ -12,9 +12,11 @@
 
 #include "sim/analytic/bubble.h"
 #include "sim/analytic/flops.h"
+#include "sim/cost/alpha_beta.h"
 #include "sim/cost/compute_model.h"
+#include "sim/cost/op_cost.h"
+#include "sim/cost/rank_schedule.h"
 #include "sim/engine/engine.h"
-#include "sim/engine/ideal_transport.h"
 #include "sim/report/breakdown.h"
 #include "sim/workload/builder.h"
 #include "sim/workload/gpu_speed.h"
@@ -64,26 +66,22 @@ class StageTimer {
  public:
   StageTimer(const config::Scenario& scenario, const workload::ParallelPlan& plan,
              const cost::ComputeModel& compute)
-      : plan_(plan), compute_(compute), tiers_(engine::ideal_tiers(scenario)) {}
+      : plan_(plan), compute_(compute), tiers_(cost::ideal_tiers(scenario)) {}
 
   // `graph` laid out on a GPU whose kernels run at `speed` times the profile's rates.
   StageTime time(const workload::Graph& graph, double speed) {
-    std::vector<double> duration = engine::compute_durations(graph, compute_, speed);
+    std::vector<double> duration = cost::compute_durations(graph, compute_, speed);
     engine::RankRun run;
     run.start_s.assign(graph.size(), 0.0);
     run.end_s.assign(graph.size(), 0.0);
     run.launch_s.assign(graph.size(), 0.0);
     double finish_s = 0;
     // With two lanes (overlapped pairs) kernels take turns on the GPU, as in the engine.
-    bool lanes = false;
-    for (workload::OpId id = 0; id < graph.size() && !lanes; ++id) {
-      lanes = graph.op(id).stream == workload::Stream::kCompute2;
-    }
+    const bool lanes = cost::has_two_lanes(graph);
     double gpu_free_s = 0;
     // Collectives so far, per stream (in start order): kernels that start while one runs are slowed
     // like the engine slows them.
     std::array<std::vector<std::pair<double, double>>, workload::kStreamCount> collectives;
-    const double slowdown = 1 + compute_.comm_compute_slowdown();
     // Ops in the order they start; at one instant kernels last, so that a kernel issued together with
     // a collective overlaps it whatever their ids, as in the engine (its kernels yield before looking).
     // Kernels waiting for the GPU of two lanes take it in the order they became ready (ready_s).
@@ -92,7 +90,7 @@ class StageTimer {
     std::vector<size_t> waiting(graph.size());
     for (workload::OpId id = 0; id < graph.size(); ++id) {
       waiting[id] = graph.predecessors(id).size();
-      if (waiting[id] == 0) ready.emplace(0.0, is_kernel(graph.op(id).kind), 0.0, id);
+      if (waiting[id] == 0) ready.emplace(0.0, workload::is_kernel(graph.op(id).kind), 0.0, id);
     }
     const workload::Graph::Successors successors = graph.successors();
     while (!ready.empty()) {
@@ -104,7 +102,7 @@ class StageTimer {
       }
       const Op& op = graph.op(id);
       double d = duration[id] + transfer_s(op, graph.info.rank);
-      if (kernel && slowdown > 1 && collective_running(collectives, start)) d *= slowdown;
+      if (kernel) d = cost::kernel_time_s(d, collective_running(collectives, start), compute_);
       run.launch_s[id] = start;
       run.end_s[id] = start + d;
       if (kernel) gpu_free_s = run.end_s[id];
@@ -115,7 +113,7 @@ class StageTimer {
       for (const workload::OpId next : successors.of(id)) {
         run.start_s[next] = std::max(run.start_s[next], run.end_s[id]);
         if (--waiting[next] == 0) {
-          ready.emplace(run.start_s[next], is_kernel(graph.op(next).kind), run.start_s[next], next);
+          ready.emplace(run.start_s[next], workload::is_kernel(graph.op(next).kind), run.start_s[next], next);
         }
       }
     }
@@ -126,7 +124,7 @@ class StageTimer {
     double weight_grad_s = 0;
     for (workload::OpId id = 0; id < graph.size(); ++id) {
       const Op& op = graph.op(id);
-      if (!is_kernel(op.kind) || op.phase == workload::Phase::kSetup ||
+      if (!workload::is_kernel(op.kind) || op.phase == workload::Phase::kSetup ||
           op.phase == workload::Phase::kOptimizer) {
         continue;
       }
@@ -145,23 +143,14 @@ class StageTimer {
     }
     std::stable_sort(buffer_ops.begin(), buffer_ops.end(),
                      [&run](workload::OpId x, workload::OpId y) { return run.start_s[x] < run.start_s[y]; });
-    double hbm = 0, host = 0;
-    for (const workload::OpId id : buffer_ops) {
-      const Op& op = graph.op(id);
-      double& in_use = op.buffer.space == workload::MemorySpace::kHbm ? hbm : host;
-      in_use += op.kind == OpKind::kAlloc ? op.bytes : -op.bytes;
-      t.peak_hbm_bytes = std::max(t.peak_hbm_bytes, hbm);
-      t.peak_host_bytes = std::max(t.peak_host_bytes, host);
-    }
+    cost::MemoryTracker memory;
+    for (const workload::OpId id : buffer_ops) memory.apply(graph.op(id), run.start_s[id]);
+    t.peak_hbm_bytes = memory.peak_hbm_bytes();
+    t.peak_host_bytes = memory.peak_host_bytes();
     return t;
   }
 
  private:
-  static bool is_kernel(OpKind kind) {
-    return kind == OpKind::kGemm || kind == OpKind::kAttentionForward || kind == OpKind::kAttentionBackward ||
-           kind == OpKind::kMemory || kind == OpKind::kOptimizerStep;
-  }
-
   // Whether a collective of `intervals` (per stream, in start order) runs at time `t`.
   static bool collective_running(
       const std::array<std::vector<std::pair<double, double>>, workload::kStreamCount>& intervals, double t) {
@@ -177,34 +166,31 @@ class StageTimer {
   double transfer_s(const Op& op, int64_t rank) {
     switch (op.kind) {
       case OpKind::kCollective:
-        return engine::IdealTransport::collective_s(op.collective.kind,
-                                                    plan_.group_size(op.collective.group.kind), op.bytes,
-                                                    group_tier(op.collective.group));
+        return cost::collective_s(op.collective.kind, plan_.group_size(op.collective.group.kind), op.bytes,
+                                  group_tier(op.collective.group));
       case OpKind::kSend:
-      case OpKind::kRecv: {
-        const engine::IdealLinks tier = tiers_.connecting({rank, op.p2p.peer});
-        return tier.latency_s + op.bytes / tier.bandwidth_bytes_per_s;
-      }
+      case OpKind::kRecv:
+        return cost::send_s(tiers_, rank, op.p2p.peer, op.bytes);
       case OpKind::kCopy:
-        return tiers_.intra.copy_latency_s + op.bytes / tiers_.intra.copy_bandwidth_bytes_per_s;
+        return cost::copy_s(tiers_, op.bytes);
       default:
         return 0;
     }
   }
 
-  const engine::GroupLinks& group_tier(workload::GroupId group) {
+  const cost::GroupLinks& group_tier(workload::GroupId group) {
     const auto key = std::make_pair(static_cast<int>(group.kind), group.index);
     auto it = group_tiers_.find(key);
     if (it == group_tiers_.end()) {
-      it = group_tiers_.emplace(key, engine::IdealTransport::group_links(tiers_, plan_.members(group))).first;
+      it = group_tiers_.emplace(key, cost::group_links(tiers_, plan_.members(group))).first;
     }
     return it->second;
   }
 
   const workload::ParallelPlan& plan_;
   const cost::ComputeModel& compute_;
-  engine::IdealTiers tiers_;
-  std::map<std::pair<int, int32_t>, engine::GroupLinks> group_tiers_;
+  cost::IdealTiers tiers_;
+  std::map<std::pair<int, int32_t>, cost::GroupLinks> group_tiers_;
 };
 
 // The stages worth building: the first (embedding, most micro-batches in flight), the last (LM

@@ -8,11 +8,6 @@ namespace {
 using workload::OpId;
 using workload::OpKind;
 
-bool is_kernel(OpKind kind) {
-  return kind == OpKind::kGemm || kind == OpKind::kAttentionForward || kind == OpKind::kAttentionBackward ||
-         kind == OpKind::kMemory || kind == OpKind::kOptimizerStep || kind == OpKind::kHostSync;
-}
-
 // The bucket of a wait that ended when `blocker` finished: pipeline sends/receives are bubble, other
 // point-to-point traffic (ring attention's K/V passes) is communication.
 double* bucket_of(Breakdown& b, const workload::Op* blocker) {
@@ -76,7 +71,10 @@ Breakdown attribute_time(const workload::Graph& graph, const engine::RankRun& ru
   std::vector<OpId> kernels;
   for (OpId id = 0; id < graph.size(); ++id) {
     const workload::Op& op = graph.op(id);
-    if (workload::compute_stream(op.stream) && is_kernel(op.kind)) kernels.push_back(id);
+    if (workload::compute_stream(op.stream) &&
+        (workload::is_kernel(op.kind) || op.kind == OpKind::kHostSync)) {
+      kernels.push_back(id);
+    }
   }
   // Kernels from when they ran (later than issued when the other lane of an overlapped pair held
   // the GPU).

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/cost/op_cost.h"
 #include "sim/report/run_report.h"
 #include "sim/workload/comm_log.h"
 #include "sim/workload/plan.h"
@@ -166,7 +167,7 @@ std::vector<Activity> simulated_activities(const workload::Graph& graph, const e
     if (!cls) continue;
     if (*cls == ActivityClass::kAttention && !op.attention.fused) {
       // Its GEMMs first, then the softmax passes, in the proportion of their modelled times.
-      const engine::UnfusedAttentionTimes t = engine::unfused_attention_times(op, compute);
+      const cost::UnfusedAttentionTimes t = cost::unfused_attention_times(op, compute);
       const double split =
           run.launch_s[id] + (run.end_s[id] - run.launch_s[id]) * t.gemm_s / (t.gemm_s + t.memory_s);
       out.push_back({ActivityClass::kGemm, run.launch_s[id], split});

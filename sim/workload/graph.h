@@ -70,6 +70,13 @@ constexpr bool compute_stream(Stream stream) {
   return stream == Stream::kCompute || stream == Stream::kCompute2;
 }
 
+// Whether ops of `kind` run as kernels on the GPU's SMs (they take the GPU in turn when a graph has
+// two lanes, and run slower while a collective of their rank is in flight).
+constexpr bool is_kernel(OpKind kind) {
+  return kind == OpKind::kGemm || kind == OpKind::kAttentionForward || kind == OpKind::kAttentionBackward ||
+         kind == OpKind::kMemory || kind == OpKind::kOptimizerStep;
+}
+
 enum class Phase : uint8_t {
   kSetup,  // persistent model state comes into existence
   kForward,

@@ -9,6 +9,7 @@
 
 #include "sim/config/loader.h"
 #include "sim/cost/compute_model.h"
+#include "sim/cost/op_cost.h"
 #include "sim/engine/ideal_transport.h"
 #include "sim/engine/scenario_run.h"
 #include "sim/report/breakdown.h"
@@ -33,8 +34,8 @@ config::Scenario scenario(const ScratchDir& dir, const std::string& parallelism,
   return config::load_scenario("s.yaml");
 }
 
-EngineResult simulate_scenario(const config::Scenario& s, bool full, IdealLinks links = {1e15, 0, 1e15, 0},
-                               uint64_t max_events = 0) {
+EngineResult simulate_scenario(const config::Scenario& s, bool full,
+                               cost::IdealLinks links = {1e15, 0, 1e15, 0}, uint64_t max_events = 0) {
   const workload::ParallelPlan plan = workload::make_plan(s);
   std::vector<workload::Graph> graphs;
   std::vector<int64_t> ranks;
@@ -85,7 +86,8 @@ T in_child(const Body& body) {
   return value;
 }
 
-ChildRun simulate_in_child(const config::Scenario& s, bool full, IdealLinks links = {1e15, 0, 1e15, 0}) {
+ChildRun simulate_in_child(const config::Scenario& s, bool full,
+                           cost::IdealLinks links = {1e15, 0, 1e15, 0}) {
   return in_child<ChildRun>([&] {
     const EngineResult r = simulate_scenario(s, full, links);
     return ChildRun{r.iteration_time_s, r.ranks[0].peak_hbm_bytes,
@@ -167,7 +169,7 @@ TEST(Engine, UnfusedAttentionCostsItsGemmsAndScorePasses) {
   const workload::Graph graph = workload::build_rank_graph(s, plan, 0);
   WarningLog warnings;
   const cost::ComputeModel compute(s.cluster.hardware, &warnings);
-  const std::vector<double> durations = compute_durations(graph, compute);
+  const std::vector<double> durations = cost::compute_durations(graph, compute);
   int checked = 0;
   for (workload::OpId id = 0; id < graph.size(); ++id) {
     const workload::Op& op = graph.op(id);
@@ -200,7 +202,7 @@ TEST(Engine, Fp8TrainingRunsTheLinearLayersInFp8) {
   const workload::Graph graph = workload::build_rank_graph(s, plan, 0);
   WarningLog warnings;
   const cost::ComputeModel compute(s.cluster.hardware, &warnings);
-  const std::vector<double> durations = compute_durations(graph, compute);
+  const std::vector<double> durations = cost::compute_durations(graph, compute);
   int linear = 0, other = 0;
   double fp8_copies = 0;
   for (workload::OpId id = 0; id < graph.size(); ++id) {
@@ -319,7 +321,7 @@ TEST(Engine, DualPipeVHidesTheAllToAllsOfAPairBehindItsOtherPass) {
               "training: {global_batch: 48, micro_batch: 1}\nparallelism: {pp: 2, dp: 4, ep: 4, schedule: " +
                   schedule + "}\ncluster: {topology: topo.yaml, hardware: hw.yaml, gpus: 8}\n");
     const config::Scenario s = config::load_scenario("s.yaml");
-    const IdealLinks links{50e9, 5e-6, 25e9, 5e-6};
+    const cost::IdealLinks links{50e9, 5e-6, 25e9, 5e-6};
     PairRun out = in_child<PairRun>([&] {
       const EngineResult r = simulate_scenario(s, false, links);
       const workload::Graph graph = workload::build_rank_graph(s, workload::make_plan(s), 0);
@@ -362,7 +364,7 @@ TEST(Engine, DualPipeVHidesTheAllToAllsOfAPairBehindItsOtherPass) {
 TEST(Engine, CollapsedAndFullRunsAgree) {
   ScratchDir dir;
   const config::Scenario s = scenario(dir, "{tp: 2, pp: 2, dp: 2}", 8, 8, 8);
-  const IdealLinks links{50e9, 5e-6, 25e9, 5e-6};
+  const cost::IdealLinks links{50e9, 5e-6, 25e9, 5e-6};
   const ChildRun collapsed = simulate_in_child(s, false, links);
   const ChildRun full = simulate_in_child(s, true, links);
   EXPECT_GT(collapsed.iteration_s, 0);
@@ -451,7 +453,7 @@ double exposed_dp_comm(double bandwidth, double* hand_computed) {
   const config::Scenario s = scenario(dir, "{dp: 2, dp_bucket: 16MiB}", 8, 2, 2);
   const workload::ParallelPlan plan = workload::make_plan(s);
   const workload::Graph graph = workload::build_rank_graph(s, plan, 0);
-  const IdealLinks links{bandwidth, 10e-6, 1e15, 0};
+  const cost::IdealLinks links{bandwidth, 10e-6, 1e15, 0};
   const EngineResult run = simulate_scenario(s, false, links);
   const RankRun& rr = run.ranks[0];
   double chain_end = 0;
@@ -466,8 +468,7 @@ double exposed_dp_comm(double bandwidth, double* hand_computed) {
     for (const workload::OpId pred : graph.predecessors(id)) {
       if (graph.op(pred).stream != workload::Stream::kDpComm) ready = std::max(ready, rr.end_s[pred]);
     }
-    chain_end =
-        std::max(ready, chain_end) + IdealTransport::collective_s(op.collective.kind, 2, op.bytes, links);
+    chain_end = std::max(ready, chain_end) + cost::collective_s(op.collective.kind, 2, op.bytes, links);
   }
   *hand_computed = std::max(0.0, chain_end - backward_end);
   const double start = run.total_time_s - run.iteration_time_s;
@@ -509,7 +510,7 @@ TEST(Engine, AReceiveWithoutItsSendIsReportedNotHung) {
   profile.gpu.hbm_bandwidth_bytes_per_s = 1e12;
   WarningLog warnings;
   const cost::ComputeModel model(profile, &warnings);
-  IdealTransport transport(IdealLinks{});
+  IdealTransport transport(cost::IdealLinks{});
   try {
     simulate(plan, {0, 1}, {&waiting, &idle}, transport, model, EngineOptions{true, 1});
     FAIL() << "expected a DeadlockError";

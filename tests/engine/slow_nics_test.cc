@@ -4,6 +4,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "sim/config/loader.h"
+#include "sim/cost/alpha_beta.h"
 #include "sim/engine/ideal_transport.h"
 #include "sim/engine/simgrid_transport.h"
 #include "tests/config/config_test_util.h"
@@ -29,7 +30,7 @@ config::Scenario two_nodes_one_slow(const ScratchDir& dir) {
 // A GPU's share of its node's NICs is one NIC here (8 NICs, 8 GPUs).
 TEST(SlowNics, IdealTiersGiveTrafficOfTheSlowNodeItsShare) {
   ScratchDir dir;
-  const IdealTiers tiers = ideal_tiers(two_nodes_one_slow(dir));
+  const cost::IdealTiers tiers = cost::ideal_tiers(two_nodes_one_slow(dir));
   EXPECT_DOUBLE_EQ(tiers.connecting({0, 1}).bandwidth_bytes_per_s, 300e9);   // NVSwitch
   EXPECT_DOUBLE_EQ(tiers.connecting({0, 8}).bandwidth_bytes_per_s, 6.25e9);  // node 1's NIC
   EXPECT_DOUBLE_EQ(tiers.connecting({8, 9}).bandwidth_bytes_per_s, 300e9);   // inside node 1

@@ -1,10 +1,10 @@
 // The ideal network's collective times: one tier when a group is on one node; across nodes, rings
 // through every member's NIC share and all-to-alls through their own.
+#include "sim/cost/alpha_beta.h"
+
 #include <gtest/gtest.h>
 
-#include "sim/engine/ideal_transport.h"
-
-namespace trainsim::engine {
+namespace trainsim::cost {
 namespace {
 
 using workload::CollectiveKind;
@@ -25,11 +25,10 @@ std::vector<int64_t> ranks(int64_t first, int64_t count, int64_t stride = 1) {
 }
 
 double time_s(CollectiveKind kind, const std::vector<int64_t>& members, double bytes) {
-  return IdealTransport::collective_s(kind, static_cast<int64_t>(members.size()), bytes,
-                                      IdealTransport::group_links(two_tiers(), members));
+  return collective_s(kind, static_cast<int64_t>(members.size()), bytes, group_links(two_tiers(), members));
 }
 
-TEST(IdealNetwork, RingsAcrossNodesRunAChannelThroughEveryMembersNic) {
+TEST(AlphaBeta, RingsAcrossNodesRunAChannelThroughEveryMembersNic) {
   const double bytes = 1e9;
   // One node: NVSwitch.
   EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllGather, ranks(0, 8), bytes),
@@ -46,7 +45,7 @@ TEST(IdealNetwork, RingsAcrossNodesRunAChannelThroughEveryMembersNic) {
   EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllGather, {0, 1, 8}, bytes), 2.0 / 3 * bytes / 25e9 + 2 * 4e-6);
 }
 
-TEST(IdealNetwork, AllToAllSendsItsOffNodeShareThroughItsOwnNic) {
+TEST(AlphaBeta, AllToAllSendsItsOffNodeShareThroughItsOwnNic) {
   const double bytes = 1e9;
   // 16 members on two nodes: 7/16 of the buffer stays in the node, 8/16 crosses at 25 GB/s.
   EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllToAll, ranks(0, 16), bytes),
@@ -55,4 +54,4 @@ TEST(IdealNetwork, AllToAllSendsItsOffNodeShareThroughItsOwnNic) {
 }
 
 }  // namespace
-}  // namespace trainsim::engine
+}  // namespace trainsim::cost

@@ -1,0 +1,97 @@
+#include "sim/cost/alpha_beta.h"
+
+#include <algorithm>
+
+namespace trainsim::cost {
+
+double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes, const IdealLinks& links) {
+  if (ranks <= 1) return 0;
+  const double n = static_cast<double>(ranks);
+  const double a = links.latency_s;
+  const double b = links.bandwidth_bytes_per_s;
+  switch (kind) {
+    case workload::CollectiveKind::kAllReduce:
+      return 2 * (n - 1) / n * bytes / b + 2 * (n - 1) * a;
+    case workload::CollectiveKind::kAllGather:
+    case workload::CollectiveKind::kReduceScatter:
+    case workload::CollectiveKind::kAllToAll:
+      return (n - 1) / n * bytes / b + (n - 1) * a;
+    case workload::CollectiveKind::kBarrier:
+      return 2 * (n - 1) * a;
+  }
+  return 0;
+}
+
+double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes, const GroupLinks& group) {
+  const int64_t m = std::min(group.per_node, ranks);
+  if (m >= ranks) return collective_s(kind, ranks, bytes, group.links);
+  if (kind == workload::CollectiveKind::kAllToAll) {
+    const double n = static_cast<double>(ranks);
+    const double within = static_cast<double>(m - 1) / n * bytes / group.intra.bandwidth_bytes_per_s;
+    const double across = static_cast<double>(ranks - m) / n * bytes / group.links.bandwidth_bytes_per_s;
+    return std::max(within, across) + (n - 1) * group.links.latency_s;
+  }
+  IdealLinks ring = group.links;
+  ring.bandwidth_bytes_per_s =
+      std::min(group.intra.bandwidth_bytes_per_s, static_cast<double>(m) * group.links.bandwidth_bytes_per_s);
+  return collective_s(kind, ranks, bytes, ring);
+}
+
+double send_s(const IdealTiers& tiers, int64_t src, int64_t dst, double bytes) {
+  const IdealLinks links = tiers.connecting({src, dst});
+  return links.latency_s + bytes / links.bandwidth_bytes_per_s;
+}
+
+double copy_s(const IdealTiers& tiers, double bytes) {
+  return tiers.intra.copy_latency_s + bytes / tiers.intra.copy_bandwidth_bytes_per_s;
+}
+
+GroupLinks group_links(const IdealTiers& tiers, const std::vector<int64_t>& members) {
+  return {tiers.connecting(members), tiers.intra, tiers.fewest_per_node(members)};
+}
+
+int64_t IdealTiers::fewest_per_node(const std::vector<int64_t>& ranks) const {
+  std::map<int64_t, int64_t> per_node;
+  for (const int64_t r : ranks) ++per_node[r / gpus_per_node];
+  int64_t fewest = static_cast<int64_t>(ranks.size());
+  for (const auto& [node, count] : per_node) fewest = std::min(fewest, count);
+  return fewest;
+}
+
+IdealLinks IdealTiers::connecting(const std::vector<int64_t>& ranks) const {
+  const bool one_node = std::all_of(ranks.begin(), ranks.end(), [&](int64_t r) {
+    return r / gpus_per_node == ranks.front() / gpus_per_node;
+  });
+  if (one_node) return intra;
+  IdealLinks links = inter;
+  for (const int64_t r : ranks) {
+    const auto slow = slow_inter_node.find(r / gpus_per_node);
+    if (slow != slow_inter_node.end()) {
+      links.bandwidth_bytes_per_s = std::min(links.bandwidth_bytes_per_s, slow->second);
+    }
+  }
+  return links;
+}
+
+IdealTiers ideal_tiers(const config::Scenario& scenario) {
+  const config::NodeSpec& node = scenario.cluster.topology.node;
+  const config::HostLink& host = scenario.cluster.hardware.host_link;
+  IdealTiers t;
+  t.intra = {node.intra.link.bandwidth_bytes_per_s, node.intra.link.latency_s, host.h2d_bandwidth_bytes_per_s,
+             host.latency_s};
+  t.inter = t.intra;
+  t.gpus_per_node = std::max<int64_t>(node.gpus, 1);
+  if (node.nics.count == 0) return t;
+  // Each GPU's share of its node's NICs.
+  const auto share = [&](double nic_bandwidth) {
+    return std::min(t.intra.bandwidth_bytes_per_s,
+                    nic_bandwidth * static_cast<double>(node.nics.count) / static_cast<double>(node.gpus));
+  };
+  t.inter.bandwidth_bytes_per_s = share(node.nics.link.bandwidth_bytes_per_s);
+  t.inter.latency_s = node.nics.link.latency_s + scenario.cluster.topology.fabric.link.latency_s;
+  for (const auto& [n, bandwidth] : scenario.stragglers.nic_bandwidth_by_node())
+    t.slow_inter_node[n] = share(bandwidth);
+  return t;
+}
+
+}  // namespace trainsim::cost

@@ -1,0 +1,72 @@
+#include "sim/cost/op_cost.h"
+
+namespace trainsim::cost {
+
+using workload::Graph;
+using workload::Op;
+using workload::OpId;
+using workload::OpKind;
+
+UnfusedAttentionTimes unfused_attention_times(const Op& op, const ComputeModel& compute) {
+  // Batched GEMMs over the whole score matrix (QK^T over head_dim and PV over value_dim forward, each
+  // twice backward; each priced as one GEMM of the batch's rows, the score matrix being the output
+  // or input of every one), then the softmax/dropout passes over it.
+  const workload::AttentionShape& a = op.attention;
+  const int64_t rows = int64_t{a.batch} * a.heads * a.q_len;
+  const double bmm_s = compute.gemm_s(rows, a.kv_len, a.head_dim, op.dtype) +
+                       compute.gemm_s(rows, a.kv_len, a.value_dim, op.dtype);
+  return {(op.kind == OpKind::kAttentionForward ? 1 : 2) * bmm_s, compute.memory_s(op.bytes)};
+}
+
+std::vector<double> compute_durations(const Graph& graph, const ComputeModel& compute, double speed) {
+  std::vector<double> out(graph.size(), 0.0);
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const Op& op = graph.op(id);
+    switch (op.kind) {
+      case OpKind::kGemm:
+        out[id] = compute.gemm_s(op.gemm.m, op.gemm.n, op.gemm.k, op.dtype, op.gemm.groups);
+        if (op.dtype == config::Dtype::kFp8 && op.gemm.pass != workload::GemmPass::kWeightGrad) {
+          // Transformer Engine casts the GEMM's m x k activation (forward) or output gradient
+          // (input gradient) to fp8 first, reading bf16 and writing fp8; the weight gradient reuses
+          // both casts and the weights' fp8 copies are cast once per iteration.
+          out[id] += compute.memory_s(3.0 * static_cast<double>(op.gemm.groups * op.gemm.m * op.gemm.k));
+        }
+        break;
+      case OpKind::kAttentionForward:
+      case OpKind::kAttentionBackward: {
+        const workload::AttentionShape& a = op.attention;
+        if (!a.fused) {
+          const UnfusedAttentionTimes t = unfused_attention_times(op, compute);
+          out[id] = t.gemm_s + t.memory_s;
+          break;
+        }
+        const AttentionCall call{op.kind == OpKind::kAttentionForward ? config::AttentionPass::kForward
+                                                                      : config::AttentionPass::kBackward,
+                                 a.causal,
+                                 op.dtype,
+                                 a.batch,
+                                 a.heads,
+                                 a.kv_heads,
+                                 a.q_len,
+                                 a.kv_len,
+                                 a.head_dim,
+                                 a.value_dim};
+        out[id] = compute.attention_s(call);
+        break;
+      }
+      case OpKind::kMemory:
+      case OpKind::kOptimizerStep:
+        out[id] = compute.memory_s(op.bytes);
+        break;
+      case OpKind::kHostSync:
+        out[id] = compute.host_sync_s();
+        continue;  // host work: the GPU's speed does not matter
+      default:
+        break;
+    }
+    out[id] /= speed;
+  }
+  return out;
+}
+
+}  // namespace trainsim::cost

@@ -1,0 +1,58 @@
+// The rules by which one rank's ops share its GPU, written once for the two schedulers that apply
+// them: the engine, which plays the graphs on SimGrid, and the closed-form estimate, which lays one
+// graph out without an event simulation. Free of SimGrid.
+//
+// - Order: an op starts once its predecessors have finished (the graph encodes stream order).
+// - Lanes: with two lanes of kernels (workload::Stream::kCompute2, DualPipe's overlapped pairs) the
+//   kernels take the GPU one at a time, in the order they became ready.
+// - Overlap: a kernel that starts while a collective of its rank is in flight runs
+//   ComputeModel::comm_compute_slowdown slower.
+// - Memory: every allocation and free counts when its op runs (MemoryTracker).
+#ifndef TRAINSIM_SIM_COST_RANK_SCHEDULE_H_
+#define TRAINSIM_SIM_COST_RANK_SCHEDULE_H_
+
+#include <array>
+#include <utility>
+#include <vector>
+
+#include "sim/cost/compute_model.h"
+#include "sim/workload/graph.h"
+
+namespace trainsim::cost {
+
+// Whether `graph` holds kernels on the second lane (workload::Stream::kCompute2).
+bool has_two_lanes(const workload::Graph& graph);
+
+// How long a kernel of `duration_s` runs when it starts with (`collective_in_flight`) or without a
+// collective of its rank in flight.
+double kernel_time_s(double duration_s, bool collective_in_flight, const ComputeModel& compute);
+
+// One rank's device (HBM) and pinned host memory as its allocations and frees run.
+class MemoryTracker {
+ public:
+  // `record_samples`: keep (time, HBM in use) after every HBM change (hbm_samples).
+  explicit MemoryTracker(bool record_samples = false) : record_samples_(record_samples) {}
+
+  // Applies `op` (workload::OpKind::kAlloc or kFree; other kinds are ignored) at `now_s`.
+  void apply(const workload::Op& op, double now_s);
+
+  double peak_hbm_bytes() const { return peak_hbm_bytes_; }
+  // HBM in use per memory category at the moment of the peak.
+  const std::array<double, workload::kMemoryCategoryCount>& hbm_at_peak_bytes() const { return at_peak_; }
+  double peak_host_bytes() const { return peak_host_bytes_; }
+  std::vector<std::pair<double, double>>& hbm_samples() { return samples_; }
+
+ private:
+  bool record_samples_;
+  double hbm_bytes_ = 0;
+  double host_bytes_ = 0;
+  std::array<double, workload::kMemoryCategoryCount> by_category_{};
+  std::array<double, workload::kMemoryCategoryCount> at_peak_{};
+  double peak_hbm_bytes_ = 0;
+  double peak_host_bytes_ = 0;
+  std::vector<std::pair<double, double>> samples_;
+};
+
+}  // namespace trainsim::cost
+
+#endif  // TRAINSIM_SIM_COST_RANK_SCHEDULE_H_

@@ -40,6 +40,8 @@ void decode_campaign(MapReader& m, Campaign& out);
 void decode_topology(const Node& root, Topology& out);
 // Decodes a hardware profile; values that `out.what_if` (filled before) names need no source.
 void decode_hardware(const Node& root, HardwareProfile& out);
+// Decodes the `stack` section of a stack profile (`root`, the whole file) into out.stack.
+void decode_stack(const Node& root, const Node& stack, HardwareProfile& out);
 
 // The layers of a what-if map (what_if.h), to stack above a file of `file_kind` ("topology",
 // "hardware profile"); none when `set` is undefined. Records an error (and returns none) when `set`

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/config/stack.h"
 #include "sim/config/types.h"
 #include "sim/config/what_if.h"
 
@@ -178,6 +179,9 @@ struct HardwareProfile {
   std::vector<CollectiveFit> collective_fits;
   std::vector<CopySample> copy_samples;
   Cost cost;
+  // What the software stack achieves on this hardware, when the file is a stack profile (stack.h);
+  // absent: the hardware profile's numbers apply as they are.
+  std::optional<StackProfile> stack;
   Provenance provenance;
   std::map<std::string, std::string> sources;  // dotted key prefix -> citation or "measured"
   std::string content_hash;                    // of the file's bytes, for provenance

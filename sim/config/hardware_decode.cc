@@ -382,6 +382,7 @@ void decode_hardware(const Node& root, HardwareProfile& out) {
   decode_samples(r, out);
   MapReader cost(r.child("cost"));
   decode_cost(cost, out.cost);
+  if (const Node stack = r.child("stack"); stack.defined()) decode_stack(root, stack, out);
   const Node provenance = r.child("provenance");
   if (!provenance.defined()) r.missing("provenance");
   MapReader p(provenance);

@@ -285,11 +285,12 @@ FileKind detect_file_kind(const std::filesystem::path& path) {
   if (has("jobs")) return FileKind::kCluster;
   if (has("model") || has("parallelism") || has("cluster")) return FileKind::kScenario;
   if (has("fabric") || has("node")) return FileKind::kTopology;
-  if (has("gpu") || has("host_link")) return FileKind::kHardware;
+  if (has("gpu") || has("host_link") || has("stack")) return FileKind::kHardware;
   throw_config_error(
       root->location(), "",
       "cannot tell what kind of file this is: a scenario has model/training/parallelism/cluster, "
-      "a topology has node/fabric, a hardware profile has gpu/host_link, a cluster file has jobs");
+      "a topology has node/fabric, a hardware profile has gpu/host_link (a stack profile: stack), a cluster "
+      "file has jobs");
 }
 
 namespace {

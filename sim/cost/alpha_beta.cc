@@ -1,6 +1,7 @@
 #include "sim/cost/alpha_beta.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace trainsim::cost {
 
@@ -81,16 +82,25 @@ IdealTiers ideal_tiers(const config::Scenario& scenario) {
              host.latency_s};
   t.inter = t.intra;
   t.gpus_per_node = std::max<int64_t>(node.gpus, 1);
-  if (node.nics.count == 0) return t;
-  // Each GPU's share of its node's NICs.
-  const auto share = [&](double nic_bandwidth) {
-    return std::min(t.intra.bandwidth_bytes_per_s,
-                    nic_bandwidth * static_cast<double>(node.nics.count) / static_cast<double>(node.gpus));
-  };
-  t.inter.bandwidth_bytes_per_s = share(node.nics.link.bandwidth_bytes_per_s);
-  t.inter.latency_s = node.nics.link.latency_s + scenario.cluster.topology.fabric.link.latency_s;
-  for (const auto& [n, bandwidth] : scenario.stragglers.nic_bandwidth_by_node())
-    t.slow_inter_node[n] = share(bandwidth);
+  if (node.nics.count > 0) {
+    // Each GPU's share of its node's NICs.
+    const auto share = [&](double nic_bandwidth) {
+      return std::min(t.intra.bandwidth_bytes_per_s,
+                      nic_bandwidth * static_cast<double>(node.nics.count) / static_cast<double>(node.gpus));
+    };
+    t.inter.bandwidth_bytes_per_s = share(node.nics.link.bandwidth_bytes_per_s);
+    t.inter.latency_s = node.nics.link.latency_s + scenario.cluster.topology.fabric.link.latency_s;
+    for (const auto& [n, bandwidth] : scenario.stragglers.nic_bandwidth_by_node())
+      t.slow_inter_node[n] = share(bandwidth);
+  }
+  // What the stack's collectives reach of each tier.
+  if (const std::optional<config::StackProfile>& stack = scenario.cluster.hardware.stack) {
+    t.intra.bandwidth_bytes_per_s *= stack->parameters[config::StackParameter::kCollectiveFractionNvlink];
+    const double network = stack->parameters[config::StackParameter::kCollectiveFractionNetwork];
+    t.inter.bandwidth_bytes_per_s =
+        node.nics.count > 0 ? t.inter.bandwidth_bytes_per_s * network : t.intra.bandwidth_bytes_per_s;
+    for (auto& [n, bandwidth] : t.slow_inter_node) bandwidth *= network;
+  }
   return t;
 }
 

@@ -49,7 +49,8 @@ struct GroupLinks {
   int64_t per_node = 1;
 };
 
-// The tiers of `scenario`'s topology, host link and slow NICs (its stragglers).
+// The tiers of `scenario`'s topology, host link and slow NICs (its stragglers), the bandwidths scaled by
+// its hardware profile's stack collective fractions (config/stack.h).
 IdealTiers ideal_tiers(const config::Scenario& scenario);
 
 // The group of `members` on `tiers`.

@@ -88,6 +88,11 @@ CalibratedTuning tuning_from_fits(const config::HardwareProfile& profile, const 
     t.base_latency_s = base_latency.at(key).second;
     for (const auto& [bytes, efficiency] : curve) t.efficiency.push_back({bytes, efficiency});
   }
+  if (profile.stack) {
+    using config::StackParameter;
+    out.tuning.tier_fraction = {profile.stack->parameters[StackParameter::kCollectiveFractionNvlink],
+                                profile.stack->parameters[StackParameter::kCollectiveFractionNetwork]};
+  }
   return out;
 }
 

@@ -19,7 +19,8 @@ struct CalibratedTuning {
   int fits_skipped = 0;  // fits whose group does not fit the topology (more ranks or nodes than it has)
 };
 
-// The tuning `profile`'s fits imply on `topology`. With no fits: the ideal tuning.
+// The tuning `profile`'s fits imply on `topology`, with its stack's collective fractions (config/stack.h)
+// on each tier. With no fits and no stack: the ideal tuning.
 CalibratedTuning tuning_from_fits(const config::HardwareProfile& profile, const TopologyView& topology);
 
 }  // namespace trainsim::cost

@@ -13,6 +13,7 @@
 #ifndef TRAINSIM_SIM_COST_COLLECTIVE_MODEL_H_
 #define TRAINSIM_SIM_COST_COLLECTIVE_MODEL_H_
 
+#include <array>
 #include <functional>
 #include <map>
 #include <optional>
@@ -79,6 +80,11 @@ enum class Tier { kIntraNode, kInterNode };
 
 struct CollectiveTuning {
   std::map<std::tuple<CollectiveKind, Algorithm, Tier>, AlgorithmTuning> entries;
+  // The software stack's bandwidth fraction on each tier (a stack profile's collective fractions,
+  // config/stack.h): multiplies every efficiency of the tier, point-to-point transfers included.
+  std::array<double, 2> tier_fraction{1.0, 1.0};
+
+  double fraction(Tier tier) const { return tier_fraction[static_cast<size_t>(tier)]; }
 
   // The entry for (kind, algorithm, tier), or the ideal one.
   const AlgorithmTuning& of(CollectiveKind kind, Algorithm algorithm, Tier tier) const;

@@ -68,9 +68,11 @@ std::vector<Phase> generate(CollectiveKind kind, Algorithm algorithm, const Grou
 }
 
 // Merges flows with the same (source, destination), drops empty flows and phases, divides bytes by
-// the efficiency at `bytes` and adds the base latency to the first phase.
-std::vector<Phase> finish(std::vector<Phase> phases, double bytes, const AlgorithmTuning& tuning) {
-  const double efficiency = tuning.efficiency_at(bytes);
+// the efficiency at `bytes` (times the stack's `fraction` of the tier) and adds the base latency to
+// the first phase.
+std::vector<Phase> finish(std::vector<Phase> phases, double bytes, const AlgorithmTuning& tuning,
+                          double fraction) {
+  const double efficiency = tuning.efficiency_at(bytes) * fraction;
   std::vector<Phase> out;
   for (Phase& phase : phases) {
     std::map<std::pair<int, int>, double> merged;
@@ -91,13 +93,14 @@ std::vector<Phase> finish(std::vector<Phase> phases, double bytes, const Algorit
 
 CollectiveSchedule build(CollectiveKind kind, Algorithm algorithm, const Group& group, double bytes, int root,
                          const CollectiveModel& model) {
-  const AlgorithmTuning& tuning =
-      model.tuning.of(kind, algorithm, group.nodes.size() > 1 ? Tier::kInterNode : Tier::kIntraNode);
+  const Tier tier = group.nodes.size() > 1 ? Tier::kInterNode : Tier::kIntraNode;
+  const AlgorithmTuning& tuning = model.tuning.of(kind, algorithm, tier);
   const StepLatency step(model.topology, tuning);
   CollectiveSchedule schedule{kind, algorithm, group.members, bytes, {}};
   const double moved = kind == CollectiveKind::kBarrier ? 0 : bytes;
   if (group.size() > 1 && (moved > 0 || kind == CollectiveKind::kBarrier)) {
-    schedule.phases = finish(generate(kind, algorithm, group, moved, root, step), moved, tuning);
+    schedule.phases = finish(generate(kind, algorithm, group, moved, root, step), moved, tuning,
+                             model.tuning.fraction(tier));
   }
   return schedule;
 }
@@ -167,15 +170,14 @@ CollectiveSchedule plan_point_to_point(int src_gpu, int dst_gpu, double bytes, c
   }
   if (!(bytes >= 0)) throw CollectiveError(fmt::format("a transfer cannot move {} bytes", bytes));
   const Group group = internal::make_group({src_gpu, dst_gpu}, model.topology);
-  const AlgorithmTuning& tuning =
-      model.tuning.of(CollectiveKind::kSendRecv, Algorithm::kDirect,
-                      group.nodes.size() > 1 ? Tier::kInterNode : Tier::kIntraNode);
+  const Tier tier = group.nodes.size() > 1 ? Tier::kInterNode : Tier::kIntraNode;
+  const AlgorithmTuning& tuning = model.tuning.of(CollectiveKind::kSendRecv, Algorithm::kDirect, tier);
   const StepLatency step(model.topology, tuning);
   Phase phase;
   phase.flows.push_back(Flow{src_gpu, dst_gpu, bytes});
   phase.latency_s = step.longest(phase.flows);
   CollectiveSchedule schedule{CollectiveKind::kSendRecv, Algorithm::kDirect, group.members, bytes, {}};
-  schedule.phases = finish({phase}, bytes, tuning);
+  schedule.phases = finish({phase}, bytes, tuning, model.tuning.fraction(tier));
   return schedule;
 }
 

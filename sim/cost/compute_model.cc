@@ -65,6 +65,7 @@ double attention_flops(const AttentionCall& c) {
 ComputeModel::ComputeModel(const config::HardwareProfile& profile, WarningLog* warnings)
     : profile_(profile),
       warnings_(warnings),
+      stack_(profile.stack ? profile.stack->parameters : config::StackParameters()),
       launch_s_(profile.compute.kernel_launch_s),
       host_sync_s_(profile.compute.host_sync_s) {
   // Measured samples are times: a what-if on a rate does not reach the shapes they cover.
@@ -109,6 +110,7 @@ double ComputeModel::gemm_s(int64_t m, int64_t n, int64_t k, Dtype dtype, int64_
   const double flops =
       2.0 * static_cast<double>(groups * m) * static_cast<double>(n) * static_cast<double>(k);
   const double peak = peak_flops_per_s(dtype);
+  const double gemm_fraction = stack_[config::StackParameter::kGemmFraction];
   std::vector<Sample3> samples;
   for (const config::GemmSample& s : profile_.gemm_samples) {
     if (s.dtype != dtype) continue;
@@ -127,15 +129,15 @@ double ComputeModel::gemm_s(int64_t m, int64_t n, int64_t k, Dtype dtype, int64_
                       "measured efficiencies",
                       m, n, k, config::to_string(dtype), e.range));
     }
-    return std::max(flops / (peak * e.value), launch_s_);
+    return std::max(flops / (peak * e.value * gemm_fraction), launch_s_);
   }
   const double elem = config::dtype_bytes(dtype);
   const double bytes = elem * static_cast<double>(groups) *
                        (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n);
   // The profile's efficiency is the best-shape ceiling; other shapes lose the idle part of their last
   // wave.
-  const double compute =
-      flops / (peak * gemm_efficiency(dtype) * wave_efficiency(m, n, k, groups, profile_.gpu.sm_count));
+  const double compute = flops / (peak * gemm_efficiency(dtype) * gemm_fraction *
+                                  wave_efficiency(m, n, k, groups, profile_.gpu.sm_count));
   return std::max({compute, memory_s(bytes), launch_s_});
 }
 
@@ -153,6 +155,7 @@ double ComputeModel::gemm_efficiency(Dtype dtype) const {
 double ComputeModel::attention_s(const AttentionCall& c) const {
   const double flops = attention_flops(c);
   const double peak = peak_flops_per_s(c.dtype);
+  const double attention_fraction = stack_[config::StackParameter::kAttentionFraction];
   std::vector<Sample3> samples;
   for (const config::AttentionSample& s : profile_.attention_samples) {
     // Samples are measured with value heads of head_dim.
@@ -178,7 +181,7 @@ double ComputeModel::attention_s(const AttentionCall& c) const {
                       "efficiencies",
                       config::to_string(c.pass), c.q_len, c.kv_len, c.batch * c.heads, c.head_dim, e.range));
     }
-    return std::max(flops / (peak * e.value), launch_s_);
+    return std::max(flops / (peak * e.value * attention_fraction), launch_s_);
   }
   const double efficiency =
       c.pass == AttentionPass::kForward
@@ -192,12 +195,13 @@ double ComputeModel::attention_s(const AttentionCall& c) const {
   };
   const double padding =
       (padded(c.head_dim) + padded(c.v_dim())) / static_cast<double>(c.head_dim + c.v_dim());
-  return std::max(flops * padding / (peak * efficiency), launch_s_);
+  return std::max(flops * padding / (peak * efficiency * attention_fraction), launch_s_);
 }
 
 double ComputeModel::memory_s(double bytes) const {
   const double bandwidth = profile_.gpu.hbm_bandwidth_bytes_per_s *
-                           efficiency_or_one(profile_.compute.memory_efficiency, "memory_efficiency");
+                           efficiency_or_one(profile_.compute.memory_efficiency, "memory_efficiency") *
+                           stack_[config::StackParameter::kMemoryFraction];
   return std::max(bytes / bandwidth, launch_s_);
 }
 

@@ -1,7 +1,9 @@
 // How long one kernel takes on one GPU, from a hardware profile. Measured tables win where they
 // cover the shape (interpolated between samples); elsewhere a roofline with the profile's achievable
-// efficiencies, floored at the kernel launch time. Every extrapolation beyond measured data and every
-// missing efficiency is recorded in the WarningLog, naming the op and the range.
+// efficiencies, floored at the kernel launch time. A stack profile's fractions (config/stack.h) then
+// scale each kind of kernel's rate: GEMMs, fused attention, memory-bound passes. Every extrapolation
+// beyond measured data and every missing efficiency is recorded in the WarningLog, naming the op and
+// the range.
 #ifndef TRAINSIM_SIM_COST_COMPUTE_MODEL_H_
 #define TRAINSIM_SIM_COST_COMPUTE_MODEL_H_
 
@@ -39,6 +41,8 @@ class ComputeModel {
   double memory_s(double bytes) const;
   double kernel_launch_s() const { return launch_s_; }
   double host_sync_s() const { return host_sync_s_; }
+  // Host time to issue one op, from the stack profile (0 without one: the host is never behind).
+  double host_dispatch_s() const { return stack_[config::StackParameter::kHostDispatch]; }
   // Fraction by which compute slows while NCCL kernels share the SMs.
   double comm_compute_slowdown() const { return profile_.compute.comm_compute_slowdown; }
   // Dense peak FLOP/s for `dtype` (throws std::invalid_argument when the profile has none).
@@ -51,6 +55,7 @@ class ComputeModel {
 
   const config::HardwareProfile& profile_;
   WarningLog* warnings_;
+  config::StackParameters stack_;  // neutral without a stack profile
   double launch_s_;
   double host_sync_s_;
 };

@@ -15,6 +15,38 @@ double kernel_time_s(double duration_s, bool collective_in_flight, const Compute
   return collective_in_flight ? duration_s * (1.0 + compute.comm_compute_slowdown()) : duration_s;
 }
 
+bool dispatched(workload::OpKind kind) {
+  return kind != workload::OpKind::kAlloc && kind != workload::OpKind::kFree &&
+         kind != workload::OpKind::kStreamWait;
+}
+
+HostDispatch::HostDispatch(const workload::Graph& graph, double dispatch_s)
+    : graph_(graph), dispatch_s_(dispatch_s), issued_s_(graph.size(), 0.0) {}
+
+void HostDispatch::begin_iteration(double now_s) {
+  next_ = 0;
+  cursor_s_ = now_s;
+  waiting_for_ = workload::kNoOp;
+}
+
+std::optional<double> HostDispatch::issue_s(workload::OpId id) {
+  while (next_ <= id) {
+    if (waiting_for_ != workload::kNoOp) return std::nullopt;
+    const workload::Op& op = graph_.op(next_);
+    if (dispatched(op.kind)) cursor_s_ += dispatch_s_;
+    issued_s_[next_] = cursor_s_;
+    if (op.kind == workload::OpKind::kHostSync) waiting_for_ = next_;
+    ++next_;
+  }
+  return issued_s_[id];
+}
+
+void HostDispatch::finished(workload::OpId id, double now_s) {
+  if (id != waiting_for_) return;
+  waiting_for_ = workload::kNoOp;
+  cursor_s_ = std::max(cursor_s_, now_s);
+}
+
 void MemoryTracker::apply(const workload::Op& op, double now_s) {
   if (op.kind != workload::OpKind::kAlloc && op.kind != workload::OpKind::kFree) return;
   const double delta = op.kind == workload::OpKind::kAlloc ? op.bytes : -op.bytes;

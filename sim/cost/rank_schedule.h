@@ -7,11 +7,16 @@
 //   kernels take the GPU one at a time, in the order they became ready.
 // - Overlap: a kernel that starts while a collective of its rank is in flight runs
 //   ComputeModel::comm_compute_slowdown slower.
+// - Host: the rank's host thread issues the ops in program order (op id order), each op that starts
+//   GPU work taking the stack's host dispatch time, and waits at every host synchronisation; no op
+//   starts before it is issued (HostDispatch). A GPU whose kernels are shorter than their dispatch
+//   waits for its host.
 // - Memory: every allocation and free counts when its op runs (MemoryTracker).
 #ifndef TRAINSIM_SIM_COST_RANK_SCHEDULE_H_
 #define TRAINSIM_SIM_COST_RANK_SCHEDULE_H_
 
 #include <array>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -26,6 +31,37 @@ bool has_two_lanes(const workload::Graph& graph);
 // How long a kernel of `duration_s` runs when it starts with (`collective_in_flight`) or without a
 // collective of its rank in flight.
 double kernel_time_s(double duration_s, bool collective_in_flight, const ComputeModel& compute);
+
+// Whether issuing `kind` from the host costs a dispatch: kernels, collectives, sends and receives, copies
+// and host synchronisations (allocations, frees and stream waits are bookkeeping).
+bool dispatched(workload::OpKind kind);
+
+// The host thread of one rank issuing its graph's ops in program order: each dispatched op takes
+// `dispatch_s` of host time and is issued when that ends; a host synchronisation
+// (workload::OpKind::kHostSync) holds the host until it has finished, so what follows it is issued
+// after. The schedulers model the host only when the stack gives a dispatch time
+// (ComputeModel::host_dispatch_s() > 0); without one an op starts as soon as its predecessors end.
+class HostDispatch {
+ public:
+  // Keeps a reference to `graph`, which must outlive this.
+  HostDispatch(const workload::Graph& graph, double dispatch_s);
+
+  // The host begins issuing the graph's ops from the first, at `now_s`.
+  void begin_iteration(double now_s);
+  // When op `id` is issued in the current iteration, or nullopt while the host waits for a
+  // synchronisation before it that has not finished.
+  std::optional<double> issue_s(workload::OpId id);
+  // Op `id` finished at `now_s`: a synchronisation releases the host then.
+  void finished(workload::OpId id, double now_s);
+
+ private:
+  const workload::Graph& graph_;
+  double dispatch_s_;
+  std::vector<double> issued_s_;                  // per op of the current iteration, valid below next_
+  workload::OpId next_ = 0;                       // the first op not yet issued
+  double cursor_s_ = 0;                           // the host's time after issuing the ops before next_
+  workload::OpId waiting_for_ = workload::kNoOp;  // the synchronisation holding the host
+};
 
 // One rank's device (HBM) and pinned host memory as its allocations and frees run.
 class MemoryTracker {

@@ -58,6 +58,7 @@ struct RankState {
   uint64_t total_done = 0;
   int comm_busy = 0;  // collectives in progress on this rank
   cost::MemoryTracker memory{true};
+  std::optional<cost::HostDispatch> host;  // when the stack gives a host dispatch time
   sg4::ConditionVariablePtr cv;
   // The GPU, when two lanes hold kernels (workload::Stream::kCompute2): one kernel at a time, in the
   // order they became ready (SimGrid's mutexes are FIFO).
@@ -130,6 +131,9 @@ class Simulation {
   void p2p_actor(RankState& rs);
   // Blocks the calling actor until its job starts and returns whether it may go on.
   bool wait_for_start(const RankState& rs);
+  // Blocks until the host has issued op `id` (cost::HostDispatch); returns whether the simulation
+  // goes on.
+  bool wait_for_host(RankState& rs, OpId id);
   // Blocks until `rs` has finished `iteration`; returns whether it runs another.
   bool wait_for_next_iteration(RankState& rs, int iteration);
   void begin_iteration(RankState& rs, int iteration);
@@ -188,6 +192,7 @@ const GroupInfo& Simulation::group(JobState& job, workload::GroupId id) {
 void Simulation::begin_iteration(RankState& rs, int iteration) {
   rs.iteration = iteration;
   rs.remaining = rs.pred_count;
+  if (rs.host) rs.host->begin_iteration(iteration == 0 ? rs.job->input->start_s : sg4::Engine::get_clock());
   for (const OpId id : rs.stream_ops[static_cast<size_t>(Stream::kP2p)]) {
     if (rs.pred_count[id] == 0) rs.p2p_ready.push_back(id);
   }
@@ -237,6 +242,7 @@ void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, d
   }
   rs.done[id] = iteration + 1;
   ++rs.total_done;
+  if (rs.host) rs.host->finished(id, now);
   ++rs.job->ops_executed;
   ++ops_executed_;
   // Before any simcall: notify_all yields to the other actors, which would finish ops of their own
@@ -423,6 +429,17 @@ bool Simulation::wait_for_start(const RankState& rs) {
   return !stopped();
 }
 
+bool Simulation::wait_for_host(RankState& rs, OpId id) {
+  if (!rs.host) return true;
+  std::optional<double> issued;
+  {
+    std::unique_lock<sg4::Mutex> lock(*mutex_);
+    while (!stopped() && !(issued = rs.host->issue_s(id))) rs.cv->wait(lock);
+  }
+  if (!stopped() && *issued > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(*issued);
+  return !stopped();
+}
+
 bool Simulation::wait_for_next_iteration(RankState& rs, int iteration) {
   std::unique_lock<sg4::Mutex> lock(*mutex_);
   while (!stopped() && !rs.finished && rs.iteration == iteration) rs.cv->wait(lock);
@@ -437,7 +454,7 @@ void Simulation::stream_actor(RankState& rs, Stream stream) {
         std::unique_lock<sg4::Mutex> lock(*mutex_);
         while (!stopped() && (rs.iteration != iteration || rs.remaining[id] != 0)) rs.cv->wait(lock);
       }
-      if (stopped()) return;
+      if (stopped() || !wait_for_host(rs, id)) return;
       run_op(rs, id, iteration);
     }
     if (!wait_for_next_iteration(rs, iteration)) return;
@@ -459,6 +476,7 @@ void Simulation::p2p_actor(RankState& rs) {
       std::vector<OpId> batch;
       batch.swap(rs.p2p_ready);
       for (const OpId id : batch) {
+        if (!wait_for_host(rs, id)) return;
         const OpKind kind = rs.graph->op(id).kind;
         if (kind == OpKind::kSend || kind == OpKind::kRecv) {
           start_p2p(rs, id, iteration);
@@ -579,6 +597,7 @@ std::vector<EngineResult> Simulation::run() {
         if (op.kind == OpKind::kSend) rs.send_tags.insert(op.p2p.tag);
       }
       if (cost::has_two_lanes(*rs.graph)) rs.gpu_lock = sg4::Mutex::create();
+      if (input.compute->host_dispatch_s() > 0) rs.host.emplace(*rs.graph, input.compute->host_dispatch_s());
       job.ranks.emplace(rs.rank, &rs);
       job.ranks_with_ops += rs.graph->size() > 0 ? 1 : 0;
       job.ops_per_iteration += rs.graph->size();

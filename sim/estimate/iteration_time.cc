@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 #include <map>
+#include <optional>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -93,9 +94,27 @@ class StageTimer {
       if (waiting[id] == 0) ready.emplace(0.0, workload::is_kernel(graph.op(id).kind), 0.0, id);
     }
     const workload::Graph::Successors successors = graph.successors();
+    // The host issuing the ops, as the engine models it when the stack gives a dispatch time; ops
+    // ready while it waits at a synchronisation are parked until that ends.
+    std::optional<cost::HostDispatch> host;
+    if (compute_.host_dispatch_s() > 0) host.emplace(graph, compute_.host_dispatch_s());
+    if (host) host->begin_iteration(0);
+    std::vector<workload::OpId> parked;
     while (!ready.empty()) {
       const auto [start, kernel, ready_s, id] = ready.top();
       ready.pop();
+      if (host) {
+        const std::optional<double> issued = host->issue_s(id);
+        if (!issued) {
+          parked.push_back(id);
+          continue;
+        }
+        if (*issued > start) {
+          run.start_s[id] = *issued;
+          ready.emplace(*issued, kernel, ready_s, id);
+          continue;
+        }
+      }
       if (kernel && lanes && start < gpu_free_s) {
         ready.emplace(gpu_free_s, true, ready_s, id);
         continue;
@@ -110,6 +129,13 @@ class StageTimer {
         collectives[static_cast<size_t>(op.stream)].emplace_back(start, run.end_s[id]);
       }
       finish_s = std::max(finish_s, run.end_s[id]);
+      if (host && op.kind == OpKind::kHostSync) {
+        host->finished(id, run.end_s[id]);
+        for (const workload::OpId p : parked) {
+          ready.emplace(run.start_s[p], workload::is_kernel(graph.op(p).kind), run.start_s[p], p);
+        }
+        parked.clear();
+      }
       for (const workload::OpId next : successors.of(id)) {
         run.start_s[next] = std::max(run.start_s[next], run.end_s[id]);
         if (--waiting[next] == 0) {

@@ -54,6 +54,11 @@ void attribute_wait(Breakdown& b, const workload::Graph& graph, const engine::Ra
     b.idle_s += to_s - from_s;
     return;
   }
+  // Past the blocker's end the op waited for its host to issue it (cost::HostDispatch): idle.
+  const double blocked_until = std::clamp(run.end_s[blocker], from_s, to_s);
+  b.idle_s += to_s - blocked_until;
+  to_s = blocked_until;
+  if (to_s <= from_s) return;
   const workload::Op& op = graph.op(blocker);
   if (op.kind == OpKind::kCollective) {
     const double split_s = std::clamp(run.start_s[blocker], from_s, to_s);

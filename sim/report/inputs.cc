@@ -1,5 +1,7 @@
 #include "sim/report/inputs.h"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 namespace trainsim::report {
@@ -32,7 +34,29 @@ json topology_input(const config::Topology& topology) {
 }
 
 json hardware_input(const config::HardwareProfile& hardware) {
-  return file_input(hardware.name, hardware.content_hash, hardware.what_if);
+  json out = file_input(hardware.name, hardware.content_hash, hardware.what_if);
+  if (const std::optional<config::StackProfile>& stack = hardware.stack) {
+    json parameters = json::object();
+    for (const config::StackParameterInfo& info : config::stack_parameter_table()) {
+      if (stack->parameters[info.id] != info.neutral)
+        parameters[std::string(info.name)] = stack->parameters[info.id];
+    }
+    out["stack"] = {
+        {"framework", stack->framework}, {"hardware", stack->hardware_name}, {"parameters", parameters}};
+  }
+  return out;
+}
+
+std::string render_inputs(const json& inputs) {
+  const json& hardware = inputs.at("hardware");
+  std::string profile = fmt::format("hardware profile {}", hardware.at("name").get<std::string>());
+  if (hardware.contains("stack")) {
+    const json& stack = hardware.at("stack");
+    profile =
+        fmt::format("stack profile {} ({}) on hardware profile {}", hardware.at("name").get<std::string>(),
+                    stack.at("framework").get<std::string>(), stack.at("hardware").get<std::string>());
+  }
+  return fmt::format("# on topology {}, {}\n", inputs.at("topology").at("name").get<std::string>(), profile);
 }
 
 json scenario_inputs(const config::Scenario& s) {

@@ -307,6 +307,7 @@ std::string render_table(const json& report) {
   const double t = report.at("iteration_time_s").get<double>();
   std::string out = fmt::format("# trainsim {} ({} GPUs)\n", report.at("scenario").get<std::string>(),
                                 report.at("gpus").get<int64_t>());
+  out += render_inputs(report.at("provenance").at("inputs"));
   out += fmt::format("{:<26} {:>14.6f} s\n", "iteration time", t);
   out += fmt::format("{:<26} {:>14.1f}\n", "tokens/s", report.at("tokens_per_s").get<double>());
   out += fmt::format("{:<26} {:>14.1f}\n", "TFLOP/s per GPU", report.at("tflops_per_gpu").get<double>());

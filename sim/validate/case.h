@@ -51,6 +51,13 @@ enum class Confidence { kP, kS2, kS1, kD, kR, kFig, kAbs, kDoc, kCode, kUnconfir
 
 enum class Network { kSimgrid, kIdeal };
 
+// What a case is for (DESIGN.md decision 8): a calibration case may be fitted on (a stack profile's
+// parameters come from such cases) and is reported with its residual, never in a suite's statistics;
+// a validation case is predicted, never fitted on, and is what the statistics and the gate count.
+// A case declares it (`role`), or it follows from the case: a timed metric on one node of its
+// topology is calibration, everything else validation (role_of, metrics.h).
+enum class Role { kCalibration, kValidation };
+
 enum class ShapeKind {
   kRising,        // the metric strictly rises along the listed cases
   kBelow,         // the first case is below the second by a gap within [min_gap, max_gap]
@@ -96,6 +103,7 @@ struct Case {
   Tolerance tolerance;
   std::optional<double> calculon;  // Calculon's number for the same case, where published
   Network network = Network::kSimgrid;
+  std::optional<Role> role;             // declared; absent: from the case (role_of)
   std::vector<Assumption> assumptions;  // in file order
   ScenarioRef scenario;
   std::optional<ScenarioRef> baseline;   // comm_volume_ratio only: the denominator's scenario
@@ -145,6 +153,7 @@ std::string_view unit_of(Metric metric);
 std::string_view to_string(Comparison comparison);
 std::string_view to_string(Confidence confidence);
 std::string_view to_string(Network network);
+std::string_view to_string(Role role);
 std::string_view to_string(ShapeKind kind);
 
 }  // namespace trainsim::validate
@@ -198,6 +207,13 @@ struct EnumNames<validate::Network> {
   using N = validate::Network;
   static constexpr auto kNames =
       std::to_array<std::pair<N, std::string_view>>({{N::kSimgrid, "simgrid"}, {N::kIdeal, "ideal"}});
+};
+
+template <>
+struct EnumNames<validate::Role> {
+  using R = validate::Role;
+  static constexpr auto kNames = std::to_array<std::pair<R, std::string_view>>(
+      {{R::kCalibration, "calibration"}, {R::kValidation, "validation"}});
 };
 
 template <>

@@ -94,6 +94,8 @@ void decode_validation(MapReader& m, Case& c, Located& where) {
   double calculon = 0;
   if (m.read("calculon", calculon, config::kPositiveReal)) c.calculon = calculon;
   m.read("network", c.network);
+  Role role = Role::kValidation;
+  if (m.read("role", role)) c.role = role;
   const Node search = m.child("search");
   if (search.defined()) {
     MapReader s(search);

@@ -4,7 +4,10 @@
 #include <limits>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "sim/config/diagnostics.h"
+#include "sim/config/loader.h"
 #include "sim/report/run_report.h"
 #include "sim/validate/case_scenario.h"
 #include "sim/validate/comm_study.h"
@@ -64,8 +67,17 @@ double report_metric(Metric metric, const config::Scenario& s, const nlohmann::j
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-nlohmann::json simulate(const Case& c) {
-  const config::Scenario s = load_case_scenario(c.scenario);
+// The scenario of `ref` as `variant` asks for it.
+config::Scenario load_variant(const ScenarioRef& ref, const Variant& variant,
+                              const YAML::Node& extra = YAML::Node()) {
+  config::Scenario s = load_case_scenario(ref, extra);
+  std::optional<config::StackProfile>& stack = s.cluster.hardware.stack;
+  if (variant.hardware_only) stack.reset();
+  if (variant.stack && stack) stack->parameters = *variant.stack;
+  return s;
+}
+
+nlohmann::json simulate(const Case& c, const config::Scenario& s) {
   engine::RunOptions options;
   options.network =
       c.network == Network::kIdeal ? engine::NetworkModel::kIdeal : engine::NetworkModel::kSimgrid;
@@ -143,14 +155,14 @@ LayerTimes layer_times(const engine::ScenarioRun& run) {
   return {median(f), median(b), static_cast<int64_t>(f.size())};
 }
 
-int64_t max_sequence_tokens(const Case& c) {
+int64_t max_sequence_tokens(const Case& c, const Variant& variant) {
   int64_t longest = 0;
   for (int64_t tokens = c.search->from_tokens; tokens <= c.search->to_tokens; tokens *= 2) {
     YAML::Node extra(YAML::NodeType::Map);
     extra["model"]["seq_len"] = tokens;
     config::Scenario s;
     try {
-      s = load_case_scenario(c.scenario, extra);
+      s = load_variant(c.scenario, variant, extra);
       if (!fits(s)) break;
     } catch (const config::ConfigError&) {
       if (tokens == c.search->from_tokens) throw;
@@ -164,19 +176,49 @@ int64_t max_sequence_tokens(const Case& c) {
   return longest;
 }
 
-nlohmann::json measure(const Case& c) {
+bool timed(Metric metric) {
+  return metric != Metric::kCommVolumeRatio && metric != Metric::kMaxSequenceTokens;
+}
+
+Role role_of(const Case& c, const config::Scenario& scenario) {
+  if (c.role) return *c.role;
+  const bool one_node = scenario.cluster.gpus <= scenario.cluster.topology.node.gpus;
+  return timed(c.metric) && one_node ? Role::kCalibration : Role::kValidation;
+}
+
+nlohmann::json measure(const Case& c, const Variant& variant) {
+  const config::Scenario s = load_variant(c.scenario, variant);
+  const Role role = role_of(c, s);
+  const std::optional<config::StackProfile>& stack = s.cluster.hardware.stack;
+  if (role == Role::kValidation && !variant.stack && stack && stack->fit) {
+    for (const config::StackFitMeasurement& m : stack->fit->measurements) {
+      if (m.id != c.id) continue;
+      throw LeakageError(fmt::format(
+          "validation case {} is among the measurements stack profile {} was fitted on (stack.fit in {}): a "
+          "case a stack is fitted on is a calibration case and predicts nothing; refit the stack without it "
+          "(trainsim calibrate fit-stack) or declare the case role: calibration",
+          c.id, s.cluster.hardware.name, config::display_name(s.cluster.hardware_path)));
+    }
+  }
+  nlohmann::json out;
   switch (c.metric) {
     case Metric::kMaxSequenceTokens:
-      return {{"simulated", max_sequence_tokens(c)}};
+      out = {{"simulated", max_sequence_tokens(c, variant)}};
+      break;
     case Metric::kCommVolumeRatio: {
-      const double volume = rank_volume_bytes(load_case_scenario(c.scenario));
-      const double baseline = rank_volume_bytes(load_case_scenario(*c.baseline));
-      return {
-          {"simulated", volume / baseline}, {"volume_bytes", volume}, {"baseline_volume_bytes", baseline}};
+      const double volume = rank_volume_bytes(s);
+      const double baseline = rank_volume_bytes(load_variant(*c.baseline, variant));
+      out = {{"simulated", volume / baseline}, {"volume_bytes", volume}, {"baseline_volume_bytes", baseline}};
+      break;
     }
     default:
-      return simulate(c);
+      out = simulate(c, s);
   }
+  out["role"] = to_string(role);
+  out["gpus"] = s.cluster.gpus;
+  out["profile"] = s.cluster.hardware.name;
+  out["stack"] = stack.has_value();
+  return out;
 }
 
 }  // namespace trainsim::validate

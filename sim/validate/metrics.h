@@ -4,6 +4,8 @@
 #define TRAINSIM_SIM_VALIDATE_METRICS_H_
 
 #include <cstdint>
+#include <optional>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -13,11 +15,35 @@
 
 namespace trainsim::validate {
 
-// Simulates case `c` and returns its measurement as JSON: `simulated` (the metric's value), and,
-// for metrics read from a simulated iteration, `iteration_time_s`, `breakdown` (the run report's
-// breakdown of the critical rank), `fits` and, when the plan does not fit, `infeasible` (why).
-// Runs SimGrid for simulated metrics, so call it once per process (run_isolated). Throws
-// config::ConfigError, workload::PlanError and engine::DeadlockError.
+// Whether `metric` depends on how fast the software runs (a stack parameter can move it): not the
+// communication volume or the longest sequence that fits.
+bool timed(Metric metric);
+
+// The role of case `c`, whose scenario is `scenario`: the declared one, else calibration for a timed
+// metric whose plan fits in one node of its topology, else validation.
+Role role_of(const Case& c, const config::Scenario& scenario);
+
+// The scenario a case is measured on: as its files say; on the hardware profile beneath its stack
+// profile (the hardware-only column of `trainsim validate`); or with other stack parameters (a fit's
+// trial, `trainsim calibrate fit-stack`).
+struct Variant {
+  bool hardware_only = false;
+  std::optional<config::StackParameters> stack;  // replaces the stack profile's parameters
+};
+
+// A validation case its own stack profile was fitted on: its prediction would be a fit.
+class LeakageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Simulates case `c` (its `variant`) and returns its measurement as JSON: `simulated` (the metric's
+// value), `role` (role_of), `gpus`, `profile` (the hardware or stack profile's name) and `stack` (whether
+// it is a stack profile), and, for metrics read from a simulated iteration, `iteration_time_s`,
+// `breakdown` (the run report's breakdown of the critical rank), `fits` and, when the plan does not
+// fit, `infeasible` (why). Runs SimGrid for simulated metrics, so call it once per process
+// (run_isolated). Throws LeakageError for a validation case (as its files say) that its stack profile
+// was fitted on, config::ConfigError, workload::PlanError and engine::DeadlockError.
 //
 // Metric definitions:
 //   iteration_time_s, tflops_per_gpu, mfu, hfu  as in the run report (sim/report/run_report.h)
@@ -31,7 +57,7 @@ namespace trainsim::validate {
 //   max_sequence_tokens  see max_sequence_tokens()
 //   comm_volume_ratio   per-rank communication volume (the seed paper's view, comm_log.h) of rank
 //                       0's graph, scenario / baseline; nothing is simulated
-nlohmann::json measure(const Case& c);
+nlohmann::json measure(const Case& c, const Variant& variant = {});
 
 // FLOPs of one iteration as Megatron-DeepSpeed's throughput_calculator (megatron/utils.py) counts
 // them, the code behind the FPDT and Ulysses measurements: per sequence and layer, multiply-adds
@@ -60,7 +86,7 @@ LayerTimes layer_times(const engine::ScenarioRun& run);
 // the run report judges it (peak HBM of every rank class within the GPU's capacity, host memory per
 // node within the node's), from the operation graphs' memory timelines. 0 when even `from` does not
 // fit. A length the plan cannot express (e.g. not a multiple of the FPDT chunk) ends the search.
-int64_t max_sequence_tokens(const Case& c);
+int64_t max_sequence_tokens(const Case& c, const Variant& variant = {});
 
 }  // namespace trainsim::validate
 

@@ -1,6 +1,8 @@
 #include "sim/validate/report.h"
 
+#include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -27,6 +29,59 @@ std::string failure_of(const CaseResult& r) {
   return r.ok ? std::string("the measurement has no finite value") : r.error;
 }
 
+// The role a case's measurement reports; validation when it has none (it failed before knowing).
+Role role_of_result(const CaseResult& r) {
+  return r.ok && r.measurement.value("role", "") == "calibration" ? Role::kCalibration : Role::kValidation;
+}
+
+// The case's value on the hardware profile beneath its stack: the hardware-only measurement, or the
+// case's own when its profile is no stack profile.
+std::optional<double> hardware_only_value(const CaseResult& r) {
+  if (r.hardware_only.is_object()) {
+    const auto it = r.hardware_only.find("simulated");
+    if (it == r.hardware_only.end() || !it->is_number() || !std::isfinite(it->get<double>()))
+      return std::nullopt;
+    return it->get<double>();
+  }
+  return r.ok && !r.measurement.value("stack", false) ? simulated_value(r) : std::nullopt;
+}
+
+json summary_json(const std::vector<double>& abs_errors) {
+  const ErrorSummary e = summarize_errors(abs_errors);
+  if (e.cases == 0) return {{"cases", 0}, {"median_abs_error", json()}, {"max_abs_error", json()}};
+  return {{"cases", e.cases}, {"median_abs_error", e.median_abs_error}, {"max_abs_error", e.max_abs_error}};
+}
+
+// Validation errors against the GPUs a case runs on: does extrapolation degrade with scale?
+json scaling_json(const ValidationSet& set, const std::vector<CaseResult>& results) {
+  struct Bucket {
+    int64_t up_to;
+    const char* name;
+  };
+  constexpr std::array<Bucket, 4> kBuckets = {
+      {{8, "1-8"}, {64, "9-64"}, {512, "65-512"}, {std::numeric_limits<int64_t>::max(), "513+"}}};
+  std::array<std::vector<double>, kBuckets.size()> errors;
+  for (size_t i = 0; i < set.cases.size(); ++i) {
+    const std::optional<double> v = simulated_value(results[i]);
+    if (!v || !is_scored(set.cases[i]) || role_of_result(results[i]) != Role::kValidation) continue;
+    const int64_t gpus = results[i].measurement.value("gpus", int64_t{0});
+    for (size_t b = 0; b < kBuckets.size(); ++b) {
+      if (gpus <= kBuckets[b].up_to) {
+        errors[b].push_back(std::abs(relative_error(*v, set.cases[i].published)));
+        break;
+      }
+    }
+  }
+  json out = json::array();
+  for (size_t b = 0; b < kBuckets.size(); ++b) {
+    if (errors[b].empty()) continue;
+    json row = summary_json(errors[b]);
+    row["gpus"] = kBuckets[b].name;
+    out.push_back(row);
+  }
+  return out;
+}
+
 json case_json(const Case& c, const CaseResult& r) {
   json j{{"id", c.id},
          {"suite", c.suite},
@@ -43,6 +98,15 @@ json case_json(const Case& c, const CaseResult& r) {
   if (c.calculon) {
     j["calculon"] = *c.calculon;
     j["calculon_relative_error"] = relative_error(*c.calculon, c.published);
+  }
+  j["role"] = to_string(role_of_result(r));
+  for (const char* key : {"gpus", "profile", "stack"}) {
+    if (r.ok && r.measurement.contains(key)) j[key] = r.measurement.at(key);
+  }
+  if (const std::optional<double> h = hardware_only_value(r)) {
+    j["hardware_only"] = {{"simulated", *h}, {"relative_error", relative_error(*h, c.published)}};
+  } else if (r.hardware_only.is_object() && r.hardware_only.contains("error")) {
+    j["hardware_only"] = {{"error", r.hardware_only.at("error")}};
   }
   if (const std::optional<double> v = simulated_value(r)) {
     j["simulated"] = *v;
@@ -137,7 +201,7 @@ json make_report(const ValidationSet& set, const std::vector<CaseResult>& result
   json gate{{"applied", context.gate}, {"thresholds", json::object()}, {"violations", json::array()}};
   for (const Suite& suite : set.suites) {
     size_t total = 0, scored = 0, passed = 0, failed = 0, errors = 0;
-    std::vector<double> abs_errors, calculon_errors;
+    std::vector<double> abs_errors, calculon_errors, hardware_errors, calibration_errors;
     std::vector<GatedCase> gated;
     for (size_t i = 0; i < set.cases.size(); ++i) {
       const Case& c = set.cases[i];
@@ -152,8 +216,15 @@ json make_report(const ValidationSet& set, const std::vector<CaseResult>& result
         ++failed;
       }
       if (!is_scored(c)) continue;
+      if (role_of_result(results[i]) == Role::kCalibration) {
+        if (v) calibration_errors.push_back(std::abs(relative_error(*v, c.published)));
+        continue;
+      }
       ++scored;
       if (v) abs_errors.push_back(std::abs(relative_error(*v, c.published)));
+      if (const std::optional<double> h = hardware_only_value(results[i])) {
+        hardware_errors.push_back(std::abs(relative_error(*h, c.published)));
+      }
       if (c.calculon) calculon_errors.push_back(std::abs(relative_error(*c.calculon, c.published)));
       gated.push_back({c.id,
                        v ? std::optional<double>(std::abs(relative_error(*v, c.published))) : std::nullopt,
@@ -165,11 +236,9 @@ json make_report(const ValidationSet& set, const std::vector<CaseResult>& result
     s["median_abs_error"] = e.cases > 0 ? json(e.median_abs_error) : json();
     s["p90_abs_error"] = e.cases > 0 ? json(e.p90_abs_error) : json();
     s["max_abs_error"] = e.cases > 0 ? json(e.max_abs_error) : json();
-    if (!calculon_errors.empty()) {
-      const ErrorSummary c = summarize_errors(calculon_errors);
-      s["calculon"] = {
-          {"cases", c.cases}, {"median_abs_error", c.median_abs_error}, {"max_abs_error", c.max_abs_error}};
-    }
+    if (!calculon_errors.empty()) s["calculon"] = summary_json(calculon_errors);
+    s["hardware_only"] = summary_json(hardware_errors);
+    s["calibration"] = summary_json(calibration_errors);
     summary[suite.name] = s;
     if (suite.gate) {
       gate["thresholds"][suite.name] = {{"median_abs_error", suite.gate->median_abs_error},
@@ -209,8 +278,15 @@ json make_report(const ValidationSet& set, const std::vector<CaseResult>& result
 
   json provenance = trainsim::provenance(context.command_line);
   provenance["jobs"] = context.jobs;
-  return {{"schema_version", 1}, {"provenance", provenance}, {"wall_s", context.wall_s}, {"cpu_s", cpu_s},
-          {"cases", cases},      {"summary", summary},       {"shape_checks", shapes},   {"gate", gate}};
+  return {{"schema_version", 1},
+          {"provenance", provenance},
+          {"wall_s", context.wall_s},
+          {"cpu_s", cpu_s},
+          {"cases", cases},
+          {"summary", summary},
+          {"by_gpus", scaling_json(set, results)},
+          {"shape_checks", shapes},
+          {"gate", gate}};
 }
 
 std::string render_table(const json& report) {
@@ -220,9 +296,10 @@ std::string render_table(const json& report) {
       report.at("summary").size() == 1 ? "" : "s", report.at("provenance").at("jobs").get<int>(),
       report.at("wall_s").get<double>(), report.at("cpu_s").get<double>());
   const std::string header = fmt::format(
-      "{:<44} {:<6} {:<11} {:<34} {:>2} {:>11} {:>11} {:>8} {:>11} {:>8} {:>9} {:>9} {:>9} {:>9}\n", "# case",
-      "status", "confidence", "source", "", "published", "simulated", "error", "calculon", "c.error",
-      "compute", "exp.comm", "bubble", "offload");
+      "{:<44} {:<6} {:<5} {:<11} {:<34} {:>2} {:>11} {:>11} {:>8} {:>8} {:>11} {:>8} {:>9} {:>9} {:>9} "
+      "{:>9}\n",
+      "# case", "status", "role", "confidence", "source", "", "published", "simulated", "error", "hw.error",
+      "calculon", "c.error", "compute", "exp.comm", "bubble", "offload");
   std::string suite;
   for (const json& c : report.at("cases")) {
     if (c.at("suite") != suite) {
@@ -243,18 +320,25 @@ std::string render_table(const json& report) {
                               b.at("exposed_comm_s").get<double>(), b.at("bubble_s").get<double>(),
                               b.at("offload_stall_s").get<double>());
     }
+    const bool has_hardware = c.contains("hardware_only") && c.at("hardware_only").contains("relative_error");
     out += fmt::format(
-        "{:<44} {:<6} {:<11} {:<34} {:>2} {:>11} {:>11} {:>8} {:>11} {:>8}{}\n",
-        c.at("id").get<std::string>(), status, c.at("confidence").get<std::string>(),
-        c.at("source").at("where").get<std::string>(), comparison,
+        "{:<44} {:<6} {:<5} {:<11} {:<34} {:>2} {:>11} {:>11} {:>8} {:>8} {:>11} {:>8}{}\n",
+        c.at("id").get<std::string>(), status, c.at("role").get<std::string>().substr(0, 5),
+        c.at("confidence").get<std::string>(), c.at("source").at("where").get<std::string>(), comparison,
         value_text(metric, c.at("published").get<double>()),
         has_value ? value_text(metric, c.at("simulated").get<double>()) : std::string("-"),
         has_value ? fmt::format("{:+.1f}%", 100 * c.at("relative_error").get<double>()) : std::string("-"),
+        has_hardware ? fmt::format("{:+.1f}%", 100 * c.at("hardware_only").at("relative_error").get<double>())
+                     : std::string("-"),
         c.contains("calculon") ? value_text(metric, c.at("calculon").get<double>()) : std::string("-"),
         c.contains("calculon") ? fmt::format("{:+.1f}%", 100 * c.at("calculon_relative_error").get<double>())
                                : std::string("-"),
         breakdown);
     if (c.contains("error")) out += fmt::format("    error: {}\n", c.at("error").get<std::string>());
+    if (c.contains("hardware_only") && c.at("hardware_only").contains("error")) {
+      out += fmt::format("    error on the hardware profile alone: {}\n",
+                         c.at("hardware_only").at("error").get<std::string>());
+    }
     if (c.contains("infeasible")) {
       out += fmt::format("    note: the simulated plan does not fit: {}\n",
                          c.at("infeasible").get<std::string>());
@@ -262,18 +346,32 @@ std::string render_table(const json& report) {
   }
 
   out +=
-      fmt::format("\n{:<22} {:>5} {:>6} {:>5} {:>5} {:>6} {:>10} {:>10} {:>10} {:>17}\n", "# suite", "cases",
-                  "scored", "pass", "fail", "errors", "median|e|", "p90|e|", "max|e|", "calculon med/max");
+      "\n# validation cases only (calibration cases, which stack profiles may be fitted on, in the last "
+      "column); hw-only: the same cases on the hardware profiles beneath the stacks\n";
+  out += fmt::format("{:<22} {:>5} {:>5} {:>5} {:>5} {:>6} {:>10} {:>10} {:>10} {:>17} {:>17} {:>17}\n",
+                     "# suite", "cases", "valid", "pass", "fail", "errors", "median|e|", "p90|e|", "max|e|",
+                     "hw-only med/max", "calculon med/max", "calib. med/max");
+  const auto med_max = [](const json& s, const char* key) {
+    if (!s.contains(key) || s.at(key).at("cases").get<int>() == 0) return std::string("-");
+    return fmt::format("{}/{}", percent(s.at(key).at("median_abs_error")),
+                       percent(s.at(key).at("max_abs_error")));
+  };
   for (const auto& [name, s] : report.at("summary").items()) {
-    const std::string calculon = s.contains("calculon")
-                                     ? fmt::format("{}/{}", percent(s.at("calculon").at("median_abs_error")),
-                                                   percent(s.at("calculon").at("max_abs_error")))
-                                     : std::string("-");
     out +=
-        fmt::format("{:<22} {:>5} {:>6} {:>5} {:>5} {:>6} {:>10} {:>10} {:>10} {:>17}\n", name,
+        fmt::format("{:<22} {:>5} {:>5} {:>5} {:>5} {:>6} {:>10} {:>10} {:>10} {:>17} {:>17} {:>17}\n", name,
                     s.at("cases").get<int>(), s.at("scored").get<int>(), s.at("passed").get<int>(),
                     s.at("failed").get<int>(), s.at("errors").get<int>(), percent(s.at("median_abs_error")),
-                    percent(s.at("p90_abs_error")), percent(s.at("max_abs_error")), calculon);
+                    percent(s.at("p90_abs_error")), percent(s.at("max_abs_error")),
+                    med_max(s, "hardware_only"), med_max(s, "calculon"), med_max(s, "calibration"));
+  }
+  if (!report.at("by_gpus").empty()) {
+    out += "\n# validation error against the GPUs a case runs on (every suite)\n";
+    out += fmt::format("{:<10} {:>5} {:>10} {:>10}\n", "# GPUs", "cases", "median|e|", "max|e|");
+    for (const json& row : report.at("by_gpus")) {
+      out += fmt::format("{:<10} {:>5} {:>10} {:>10}\n", row.at("gpus").get<std::string>(),
+                         row.at("cases").get<int>(), percent(row.at("median_abs_error")),
+                         percent(row.at("max_abs_error")));
+    }
   }
 
   if (!report.at("shape_checks").empty()) out += "\n# shape checks (simulated; published)\n";
@@ -304,8 +402,9 @@ std::string render_table(const json& report) {
 
 std::string render_csv(const json& report) {
   std::string out =
-      "id,suite,metric,comparison,confidence,published,simulated,relative_error,pass,calculon,"
-      "calculon_relative_error,compute_s,exposed_comm_s,bubble_s,offload_stall_s,error\n";
+      "id,suite,role,profile,gpus,metric,comparison,confidence,published,simulated,relative_error,pass,"
+      "hardware_only_simulated,hardware_only_relative_error,calculon,calculon_relative_error,compute_s,"
+      "exposed_comm_s,bubble_s,offload_stall_s,error\n";
   const auto number = [](const json& c, const char* key) {
     return c.contains(key) ? fmt::format("{:.9g}", c.at(key).get<double>()) : std::string();
   };
@@ -321,13 +420,16 @@ std::string render_csv(const json& report) {
     std::string quoted = "\"";
     for (char ch : error) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
     quoted += "\"";
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.at("id").get<std::string>(),
-                       c.at("suite").get<std::string>(), c.at("metric").get<std::string>(),
-                       c.at("comparison").get<std::string>(), c.at("confidence").get<std::string>(),
-                       number(c, "published"), number(c, "simulated"), number(c, "relative_error"),
-                       c.contains("pass") ? (c.at("pass").get<bool>() ? "true" : "false") : "",
-                       number(c, "calculon"), number(c, "calculon_relative_error"), breakdown,
-                       error.empty() ? std::string() : quoted);
+    const json hardware = c.value("hardware_only", json::object());
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.at("id").get<std::string>(),
+        c.at("suite").get<std::string>(), c.at("role").get<std::string>(), c.value("profile", std::string()),
+        c.contains("gpus") ? std::to_string(c.at("gpus").get<int64_t>()) : std::string(),
+        c.at("metric").get<std::string>(), c.at("comparison").get<std::string>(),
+        c.at("confidence").get<std::string>(), number(c, "published"), number(c, "simulated"),
+        number(c, "relative_error"), c.contains("pass") ? (c.at("pass").get<bool>() ? "true" : "false") : "",
+        number(hardware, "simulated"), number(hardware, "relative_error"), number(c, "calculon"),
+        number(c, "calculon_relative_error"), breakdown, error.empty() ? std::string() : quoted);
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/validate/case.h"
+#include "sim/validate/metrics.h"
 
 namespace trainsim::validate {
 
@@ -17,11 +18,19 @@ struct CaseResult {
   bool ok = false;
   nlohmann::json measurement;  // measure()'s result when ok, plus wall_s and cpu_s (host time spent)
   std::string error;           // otherwise: why the case produced no value
+  // The same case on the hardware profile beneath its stack profile (RunnerOptions::hardware_only):
+  // measure()'s result, {"error": why} when it produced none, null when not run or the case names no
+  // stack profile.
+  nlohmann::json hardware_only;
 };
 
 struct RunnerOptions {
   int jobs = 1;             // children at once, >= 1
   double time_limit_s = 0;  // per case; 0 = none
+  // Also measure every case whose profile is a stack profile on the hardware profile beneath it.
+  bool hardware_only = false;
+  // The variant every case is measured as (metrics.h); default: as its files say.
+  Variant variant{};
 };
 
 // Measures every case (metrics.h measure()) in a forked child and returns the results in case order.

@@ -157,6 +157,7 @@ std::string_view to_string(Comparison comparison) { return name_of(comparison); 
 std::string_view to_string(Confidence confidence) { return name_of(confidence); }
 
 std::string_view to_string(Network network) { return name_of(network); }
+std::string_view to_string(Role role) { return name_of(role); }
 
 std::string_view to_string(ShapeKind kind) { return name_of(kind); }
 

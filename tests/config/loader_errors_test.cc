@@ -364,7 +364,7 @@ TEST_F(LoaderErrors, FileKindDetection) {
       errors_of([] { detect_file_kind("x.yaml"); }),
       ElementsAre("x.yaml:1:1: error: cannot tell what kind of file this is: a scenario has "
                   "model/training/parallelism/cluster, a topology has node/fabric, a hardware profile has "
-                  "gpu/host_link, a cluster file has jobs"));
+                  "gpu/host_link (a stack profile: stack), a cluster file has jobs"));
 }
 
 }  // namespace

@@ -2,7 +2,11 @@
 // through every member's NIC share and all-to-alls through their own.
 #include "sim/cost/alpha_beta.h"
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
+
+#include "sim/config/loader.h"
 
 namespace trainsim::cost {
 namespace {
@@ -51,6 +55,28 @@ TEST(AlphaBeta, AllToAllSendsItsOffNodeShareThroughItsOwnNic) {
   EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllToAll, ranks(0, 16), bytes),
                    8.0 / 16 * bytes / 25e9 + 15 * 4e-6);
   EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllToAll, ranks(0, 8), bytes), 7.0 / 8 * bytes / 300e9 + 7 * 1e-6);
+}
+
+}  // namespace
+}  // namespace trainsim::cost
+
+namespace trainsim::cost {
+namespace {
+
+// A stack's collective fractions scale the bandwidth of each tier (and of slow NICs), not latencies
+// or host copies.
+TEST(AlphaBeta, StackCollectiveFractionsScaleEachTier) {
+  const std::filesystem::path root = std::filesystem::path(TRAINSIM_SOURCE_DIR);
+  config::Scenario s = config::load_scenario(root / "scenarios/06-llama3-70b-256xh100.yaml");
+  const IdealTiers hardware = ideal_tiers(s);
+  config::StackProfile& stack = s.cluster.hardware.stack.emplace();
+  stack.parameters[config::StackParameter::kCollectiveFractionNvlink] = 0.5;
+  stack.parameters[config::StackParameter::kCollectiveFractionNetwork] = 0.8;
+  const IdealTiers stacked = ideal_tiers(s);
+  EXPECT_DOUBLE_EQ(stacked.intra.bandwidth_bytes_per_s, 0.5 * hardware.intra.bandwidth_bytes_per_s);
+  EXPECT_DOUBLE_EQ(stacked.inter.bandwidth_bytes_per_s, 0.8 * hardware.inter.bandwidth_bytes_per_s);
+  EXPECT_DOUBLE_EQ(stacked.inter.latency_s, hardware.inter.latency_s);
+  EXPECT_DOUBLE_EQ(stacked.intra.copy_bandwidth_bytes_per_s, hardware.intra.copy_bandwidth_bytes_per_s);
 }
 
 }  // namespace

@@ -167,3 +167,34 @@ TEST(ComputeModel, WhatIfOnARateThatSamplesShadowIsWarned) {
 
 }  // namespace
 }  // namespace trainsim::cost
+
+namespace trainsim::cost {
+namespace {
+
+// A stack profile scales each kind of kernel's rate by its own fraction, measured samples included.
+TEST(ComputeModel, StackFractionsScaleEachKindOfKernel) {
+  config::HardwareProfile p = profile();
+  WarningLog warnings;
+  const ComputeModel hardware(p, &warnings);
+  config::StackProfile& stack = p.stack.emplace();
+  stack.parameters[config::StackParameter::kGemmFraction] = 0.5;
+  stack.parameters[config::StackParameter::kAttentionFraction] = 0.8;
+  stack.parameters[config::StackParameter::kMemoryFraction] = 0.25;
+  stack.parameters[config::StackParameter::kHostDispatch] = 7e-6;
+  const ComputeModel stacked(p, &warnings);
+  EXPECT_DOUBLE_EQ(stacked.gemm_s(8192, 8192, 8192, Dtype::kBf16),
+                   2 * hardware.gemm_s(8192, 8192, 8192, Dtype::kBf16));
+  const AttentionCall call{AttentionPass::kForward, true, Dtype::kBf16, 1, 32, 32, 8192, 8192, 128};
+  EXPECT_DOUBLE_EQ(stacked.attention_s(call), hardware.attention_s(call) / 0.8);
+  EXPECT_DOUBLE_EQ(stacked.memory_s(1e9), 4 * hardware.memory_s(1e9));
+  EXPECT_DOUBLE_EQ(stacked.host_dispatch_s(), 7e-6);
+  EXPECT_DOUBLE_EQ(hardware.host_dispatch_s(), 0);
+  // The launch floor is the GPU's, not the stack's.
+  EXPECT_DOUBLE_EQ(stacked.gemm_s(8, 8, 8, Dtype::kBf16), 5e-6);
+  p.gemm_samples.push_back({Dtype::kBf16, 4096, 4096, 4096, 1e-3, {}});
+  const ComputeModel measured(p, &warnings);
+  EXPECT_NEAR(measured.gemm_s(4096, 4096, 4096, Dtype::kBf16), 2e-3, 1e-12);
+}
+
+}  // namespace
+}  // namespace trainsim::cost

@@ -576,3 +576,50 @@ TEST(Engine, MemoryPeakIsPositiveAndEverythingIsFreed) {
 
 }  // namespace
 }  // namespace trainsim::engine
+
+namespace trainsim::engine {
+namespace {
+
+// A host that takes longer to issue each kernel than the kernel runs leaves the GPU idle between
+// them; a host synchronisation holds it until the GPU has caught up (cost/rank_schedule.h).
+TEST(Engine, AHostSlowerThanItsKernelsLeavesTheGpuIdle) {
+  const ScratchDir dir;
+  const workload::ParallelPlan plan = workload::make_plan(scenario(dir, "{dp: 1}", 1, 1, 1));
+  workload::Graph g;
+  workload::Op kernel;
+  kernel.kind = workload::OpKind::kMemory;
+  kernel.bytes = 1e6;  // 1 us at 1 TB/s
+  workload::OpId last = g.add(kernel, {});
+  for (int i = 1; i < 100; ++i) last = g.add(kernel, std::vector<workload::OpId>{last});
+  workload::Op sync;
+  sync.kind = workload::OpKind::kHostSync;
+  last = g.add(sync, std::vector<workload::OpId>{last});
+  workload::Op after = kernel;
+  after.bytes = 100e6;  // 100 us, issued only once the synchronisation has returned
+  g.add(after, std::vector<workload::OpId>{last});
+  config::HardwareProfile profile;
+  profile.gpu.hbm_bandwidth_bytes_per_s = 1e12;
+  profile.compute.memory_efficiency = 1;
+  profile.compute.host_sync_s = 5e-6;
+  profile.stack.emplace().parameters[config::StackParameter::kHostDispatch] = 10e-6;
+  struct Outcome {
+    double iteration_s, compute_s, idle_s, offload_stall_s;
+  };
+  const Outcome r = in_child<Outcome>([&] {
+    WarningLog warnings;
+    const cost::ComputeModel model(profile, &warnings);
+    IdealTransport transport(cost::IdealLinks{});
+    const EngineResult run = simulate(plan, {0}, {&g}, transport, model, EngineOptions{true, 1});
+    const report::Breakdown b = report::attribute_time(g, run.ranks[0], 0, run.iteration_time_s);
+    return Outcome{run.iteration_time_s, b.compute_s, b.idle_s, b.offload_stall_s};
+  });
+  // 100 kernels issued 10 us apart (the last ends 1 us after its issue); the synchronisation, issued
+  // 10 us after the last kernel and lasting 5 us; then the last kernel's dispatch and its 100 us.
+  EXPECT_NEAR(r.iteration_s, 100 * 10e-6 + 1e-6 + 9e-6 + 5e-6 + 10e-6 + 100e-6, 1e-9);
+  EXPECT_NEAR(r.compute_s, 100 * 1e-6 + 100e-6, 1e-9);
+  EXPECT_NEAR(r.offload_stall_s, 5e-6, 1e-9);  // the synchronisation, as the breakdown counts it
+  EXPECT_NEAR(r.idle_s, r.iteration_s - r.compute_s - r.offload_stall_s, 1e-9);
+}
+
+}  // namespace
+}  // namespace trainsim::engine

@@ -61,6 +61,10 @@ const std::vector<Case> kCases = {
       "training.global_batch=128"}},
     {"01-gpt3-1.3b-dp8.yaml",
      {"parallelism={tp: 2, pp: 2, dp: 2, sequence_parallel: megatron, schedule: dualpipev}"}},
+    // A host slower than the kernels of a small model (a stack's dispatch time), with pipelining.
+    {"01-gpt3-1.3b-dp8.yaml",
+     {"parallelism.pp=2", "parallelism.dp=4", "training.micro_batch=1", "model.seq_len=512",
+      "cluster.hardware_set={stack: {framework: what-if, parameters: {host_dispatch: 60us}}}"}},
     // A slow GPU in stage 2, a middle stage the estimate builds only because of it.
     {"01-gpt3-1.3b-dp8.yaml",
      {"parallelism.pp=4", "parallelism.dp=2", "stragglers.slow_gpus=[{ranks: [5], speed: 0.7}]"}},

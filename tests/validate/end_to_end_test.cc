@@ -8,6 +8,7 @@
 #include "sim/validate/case_scenario.h"
 #include "sim/validate/comm_study.h"
 #include "sim/validate/metrics.h"
+#include "sim/validate/report.h"
 #include "sim/validate/runner.h"
 
 namespace trainsim::validate {
@@ -93,6 +94,45 @@ TEST(ValidationEndToEnd, CommStudyReproducesThePaperRatios) {
   const nlohmann::json j = to_json(study);
   EXPECT_DOUBLE_EQ(j.at("schemes")[3].at("published_ratio_to_dp").get<double>(), 1.5);
   EXPECT_THAT(render_table(study), ::testing::HasSubstr("# message-size histogram"));
+}
+
+}  // namespace
+}  // namespace trainsim::validate
+
+namespace trainsim::validate {
+namespace {
+
+const std::filesystem::path kLeak =
+    std::filesystem::path(TRAINSIM_SOURCE_DIR) / "tests/validate/fixtures/stack-leak";
+
+// A validation case its own stack profile was fitted on is refused; declared a calibration case, the
+// same run is reported with its role (and never counted in the statistics).
+TEST(ValidateEndToEnd, AValidationCaseItsStackWasFittedOnIsRefused) {
+  const ValidationSet set = load_validation_set(kLeak);
+  ASSERT_EQ(set.cases.size(), 2u);
+  RunnerOptions options;
+  options.jobs = 2;
+  options.hardware_only = true;
+  const std::vector<CaseResult> results = run_cases(set.cases, options);
+  ASSERT_EQ(set.cases[0].id, "fixture-leak-16gpu");  // sorted by id
+  EXPECT_FALSE(results[0].ok);
+  EXPECT_THAT(results[0].error,
+              ::testing::HasSubstr("validation case fixture-leak-16gpu is among the "
+                                   "measurements stack profile fixture-leaky-stack was fitted on"));
+  const CaseResult& declared = results[1];
+  ASSERT_TRUE(declared.ok) << declared.error;
+  EXPECT_EQ(declared.measurement.at("role"), "calibration");
+  EXPECT_EQ(declared.measurement.at("gpus"), 16);
+  EXPECT_EQ(declared.measurement.at("profile"), "fixture-leaky-stack");
+  // The hardware beneath the stack (gemm_fraction 0.8): faster.
+  ASSERT_TRUE(declared.hardware_only.contains("simulated"));
+  EXPECT_LT(declared.hardware_only.at("simulated").get<double>(),
+            declared.measurement.at("simulated").get<double>());
+  const nlohmann::json report = make_report(set, results, {"test", 2, 0, false});
+  const nlohmann::json& s = report.at("summary").at("fixture-stack-leak");
+  EXPECT_EQ(s.at("scored"), 1);  // only the validation case, which has no value
+  EXPECT_EQ(s.at("errors"), 1);
+  EXPECT_EQ(s.at("calibration").at("cases"), 1);
 }
 
 }  // namespace

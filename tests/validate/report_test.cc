@@ -125,7 +125,35 @@ TEST(ValidationReport, TableAndCsvShowEveryCase) {
   EXPECT_THAT(table, HasSubstr("FAIL other: e twice d"));
   const std::string csv = render_csv(r);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 6);
-  EXPECT_THAT(csv, HasSubstr("a,gated,iteration_time_s,equal,S2,10,10.2,0.02,true,,,1,0.5,0.25,0,\n"));
+  EXPECT_THAT(
+      csv,
+      HasSubstr(
+          "a,gated,validation,,,iteration_time_s,equal,S2,10,10.2,0.02,true,10.2,0.02,,,1,0.5,0.25,0,\n"));
+}
+
+// Calibration cases are reported with their residual but leave the suite's statistics and gate; the
+// hardware-only column is the same case on the profile beneath its stack.
+TEST(ValidationReport, StatisticsAndTheGateCountValidationCasesOnly) {
+  Fixture f = make_fixture();
+  f.results[1].measurement["role"] = "calibration";  // b: -15 %, the case that broke the gate
+  f.results[0].measurement["stack"] = true;
+  f.results[0].hardware_only = {{"simulated", 8.0}};
+  f.results[0].measurement["gpus"] = 64;
+  const json r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
+  const json& s = r.at("summary").at("gated");
+  EXPECT_EQ(s.at("scored"), 2);  // a and c (which failed)
+  EXPECT_NEAR(s.at("max_abs_error").get<double>(), 0.02, 1e-12);
+  EXPECT_EQ(s.at("calibration").at("cases"), 1);
+  EXPECT_NEAR(s.at("calibration").at("max_abs_error").get<double>(), 0.15, 1e-12);
+  EXPECT_NEAR(s.at("hardware_only").at("median_abs_error").get<double>(), 0.2, 1e-12);
+  EXPECT_EQ(r.at("cases")[1].at("role"), "calibration");
+  EXPECT_NEAR(r.at("cases")[0].at("hardware_only").at("relative_error").get<double>(), -0.2, 1e-12);
+  for (const json& v : r.at("gate").at("violations"))
+    EXPECT_THAT(v.get<std::string>(), ::testing::Not(HasSubstr("case b")));
+  const json& by_gpus = r.at("by_gpus");
+  ASSERT_FALSE(by_gpus.empty());
+  EXPECT_EQ(by_gpus[1].at("gpus"), "9-64");
+  EXPECT_THAT(render_table(r), HasSubstr("calib"));
 }
 
 TEST(ValidationMetrics, MegatronDeepspeedFlopsFollowTheCalculator) {

@@ -64,6 +64,8 @@ void register_run(CLI::App& app, Context& context);
 void register_analyze(CLI::App& app, Context& context);
 void register_workload(CLI::App& app, Context& context);
 void register_calibrate(CLI::App& app, Context& context);
+// `trainsim calibrate fit-stack`, under the calibrate command.
+void register_fit_stack(CLI::App* calibrate, Context& context);
 void register_sweep(CLI::App& app, Context& context);
 void register_merge(CLI::App& app, Context& context);
 void register_validate(CLI::App& app, Context& context);

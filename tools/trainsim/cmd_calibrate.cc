@@ -335,12 +335,14 @@ void register_scale(CLI::App* calibrate, Context& context) {
 }  // namespace
 
 void register_calibrate(CLI::App& app, Context& context) {
-  CLI::App* calibrate = app.add_subcommand("calibrate", "Measure, import and derive hardware profiles");
+  CLI::App* calibrate =
+      app.add_subcommand("calibrate", "Measure, import and derive hardware profiles; fit stack profiles");
   calibrate->require_subcommand(1);
   register_run(calibrate, context);
   register_import(calibrate, context);
   register_verify(calibrate, context);
   register_scale(calibrate, context);
+  register_fit_stack(calibrate, context);
 }
 
 }  // namespace trainsim::cli

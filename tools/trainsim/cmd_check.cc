@@ -50,6 +50,10 @@ std::string check_one(const std::filesystem::path& file, const std::string& forc
     }
     case config::FileKind::kHardware: {
       const config::HardwareProfile h = config::load_hardware(file);
+      if (h.stack) {
+        return fmt::format("{}: ok: stack profile {} ({}) on hardware profile {} ({})", file.string(), h.name,
+                           h.stack->framework, h.stack->hardware_name, h.gpu.name);
+      }
       return fmt::format("{}: ok: {} {} ({})", file.string(), kind_name(kind), h.name, h.gpu.name);
     }
     case config::FileKind::kCluster: {

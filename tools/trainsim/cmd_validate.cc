@@ -28,6 +28,7 @@ struct ValidateArgs {
   std::string format = "table";
   std::vector<std::string> suites;
   bool gate = false;
+  bool hardware_only = true;
 };
 
 // Loads every case's scenario (and baseline) up front, so that all input errors are reported at
@@ -68,8 +69,12 @@ int validate_command(const ValidateArgs& args, const Context& context) {
   spdlog::info("running {} validation cases, {} at a time", set.cases.size(), args.jobs);
   const auto start = std::chrono::steady_clock::now();
   size_t done = 0;
-  const std::vector<validate::CaseResult> results = validate::run_cases(
-      set.cases, {args.jobs, kCaseTimeLimitS}, [&](size_t i, const validate::CaseResult& r) {
+  validate::RunnerOptions options;
+  options.jobs = args.jobs;
+  options.time_limit_s = kCaseTimeLimitS;
+  options.hardware_only = args.hardware_only;
+  const std::vector<validate::CaseResult> results =
+      validate::run_cases(set.cases, options, [&](size_t i, const validate::CaseResult& r) {
         ++done;
         if (r.ok) {
           spdlog::info("[{}/{}] {} ({:.1f} s)", done, set.cases.size(), set.cases[i].id,
@@ -118,12 +123,19 @@ void register_validate(CLI::App& app, Context& context) {
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
   cmd->add_option("--suite", args->suites, "Only this suite (repeatable)");
+  cmd->add_flag("--hardware-only,!--no-hardware-only", args->hardware_only,
+                "Also run every case on a stack profile on the hardware profile beneath it (the hw.error "
+                "column: what the stack's calibration buys)")
+      ->capture_default_str();
   cmd->add_flag("--gate", args->gate,
                 "Apply the CI thresholds of each suite that has a gate (median and per-case |error|)");
   cmd->footer(
       "Every case is a published measurement (scenarios/validation/README.md). Errors are relative:\n"
-      "(simulated - published) / published. Exits 1 when a case produced no value or, with --gate, when a\n"
-      "gate is violated (each violation is named); 3 when a case file is invalid.");
+      "(simulated - published) / published. A case is a calibration case (one node, or role: calibration;\n"
+      "stack profiles are fitted on these) or a validation case; statistics and gates count validation\n"
+      "cases only. Exits 1 when a case produced no value (a validation case its stack was fitted on is\n"
+      "refused) or, with --gate, when a gate is violated (each violation is named); 3 when a case file is\n"
+      "invalid.");
   cmd->callback([args, &context] { context.exit_code = validate_command(*args, context); });
 }
 

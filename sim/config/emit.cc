@@ -78,6 +78,7 @@ void emit_parallelism(YAML::Emitter& out, const Parallelism& p) {
   out << YAML::Key << "order" << YAML::Value << p.order;
   out << YAML::Key << "dp_bucket" << YAML::Value << format_quantity(p.dp_bucket_bytes, QuantityKind::kBytes);
   out << YAML::Key << "overlap_grad_reduce" << YAML::Value << p.overlap_grad_reduce;
+  out << YAML::Key << "tp_comm_overlap" << YAML::Value << p.tp_comm_overlap;
   out << YAML::Key << "uneven_stages" << YAML::Value << p.uneven_stages;
   out << YAML::EndMap;
 }

@@ -113,6 +113,9 @@ struct Parallelism {
   std::string order = "tp-sp-dp-pp";
   double dp_bucket_bytes = 25.0 * 1024 * 1024;  // gradient all-reduce bucket size
   bool overlap_grad_reduce = true;              // DP reduction overlaps backward
+  // Tensor-parallel collectives overlap the GEMMs that consume or produce them (Transformer Engine's
+  // userbuffers, `--tp-comm-overlap`; needs Megatron sequence parallelism when tp > 1).
+  bool tp_comm_overlap = false;
   // Allow a layer count that pp·vpp does not divide: stages then differ by one layer, the shorter
   // ones being the last, the first, the second-to-last, ... (as Llama 3 405B's 126 layers on 16).
   bool uneven_stages = false;

@@ -248,6 +248,7 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   }
   m.read("dp_bucket", out.dp_bucket_bytes, QuantityKind::kBytes, kPositiveReal);
   m.read("overlap_grad_reduce", out.overlap_grad_reduce);
+  m.read("tp_comm_overlap", out.tp_comm_overlap);
   m.read("uneven_stages", out.uneven_stages);
   m.finish();
 }
@@ -318,6 +319,13 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
     d.error(a.parallelism, "parallelism", std::move(message));
   };
 
+  if (a.parallelism_ok && p.tp_comm_overlap && p.tp > 1 &&
+      p.sequence_parallel != SequenceParallel::kMegatron && p.sequence_parallel != SequenceParallel::kRing) {
+    plan_error(fmt::format(
+        "tp_comm_overlap with tp {} needs sequence_parallel: megatron (Transformer Engine overlaps the "
+        "all-gathers and reduce-scatters of sequence parallelism with the GEMMs, not all-reduces)",
+        p.tp));
+  }
   if (a.model_ok && a.parallelism_ok) {
     if (m.heads % p.tp != 0) {
       plan_error(fmt::format("tp {} must divide the {} attention heads; choose tp among the divisors of {}",

@@ -74,8 +74,10 @@ struct StackFitMeasurement {
 // How a stack's parameters were fitted (`stack.fit`).
 struct StackFit {
   std::vector<StackParameter> parameters;  // the fitted ones, in table order
-  // Where the measurements came from: case files or folders, relative to the stack profile.
+  // Where the measurements came from: case files or folders, and profiled runs (a scenario and the
+  // PyTorch profiler trace of one of its ranks), relative to the stack profile.
   std::vector<std::string> inputs;
+  std::vector<std::pair<std::string, std::string>> traces;  // (scenario, trace)
   std::string command;  // the command that refits the profile (with the inputs and parameters above)
   std::string tool_version;
   double rms_residual = 0;  // root mean square of the measurements' residuals

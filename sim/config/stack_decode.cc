@@ -69,6 +69,19 @@ void decode_fit(MapReader& m, StackFit& out) {
       }
     }
   }
+  if (const Node traces = m.child("traces"); traces.defined()) {
+    if (!traces.is_sequence()) {
+      traces.error("expected a list of {scenario, trace}: profiled runs the fit read, relative to this file");
+    } else {
+      for (const Node& element : traces.elements()) {
+        MapReader r(element);
+        std::pair<std::string, std::string>& t = out.traces.emplace_back();
+        r.require("scenario", t.first);
+        r.require("trace", t.second);
+        r.finish();
+      }
+    }
+  }
   m.read("rms_residual", out.rms_residual, RealRange{0, std::numeric_limits<double>::infinity()});
   MapReader uncertainty(m.child("uncertainty"));
   decode_per_parameter(uncertainty, out.uncertainty);

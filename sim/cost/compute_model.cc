@@ -29,30 +29,45 @@ double unmasked_pairs(int64_t q_len, int64_t kv_len, bool causal) {
   return kv * (kv + 1) / 2;  // rows above the diagonal see nothing
 }
 
-// Fraction of the GPU a GEMM's output tiles keep busy over its waves (tile and wave quantization,
-// NVIDIA "Matrix Multiplication Background User's Guide", sections 4.1-4.2): m x n is cut into
-// thread-block tiles, each SM runs one tile at a time, and the last wave runs partly empty. The
-// largest tensor-core tiles cuBLAS/CUTLASS use for big half-precision GEMMs are 256x128, 128x256 and
-// 128x128; the library's heuristic picks the best, so the best is taken. With fewer tiles than SMs
-// the library splits k (split-K, at least kMinSplitK deep per slice) to fill the GPU. 1 without an
-// SM count. A grouped GEMM's groups are tiled separately and their tiles share the waves.
-double wave_efficiency(int64_t m, int64_t n, int64_t k, int64_t groups, int64_t sm_count) {
-  if (sm_count <= 0) return 1.0;
+// How a GEMM's output tiles fill the GPU (tile and wave quantization, NVIDIA "Matrix Multiplication
+// Background User's Guide", sections 4.1-4.2): m x n is cut into thread-block tiles, each SM runs one
+// tile at a time, and the last wave runs partly empty. The largest tensor-core tiles cuBLAS/CUTLASS
+// use for big half-precision GEMMs are 256x128, 128x256 and 128x128; the library's heuristic picks
+// the best, so the best is taken. With fewer tiles than SMs the library splits k (split-K, at least
+// kMinSplitK deep per slice) to fill the GPU. A grouped GEMM's groups are tiled separately and their
+// tiles share the waves. Without an SM count every shape fills the GPU.
+struct Tiling {
+  int64_t tile_m = 1, tile_n = 1;
+  int64_t tiles = 1;   // output tiles, all groups
+  int64_t splits = 1;  // slices of k
+  int64_t waves = 1;
+  double useful = 1;  // fraction of the waves' SM-time that computes real output
+};
+
+Tiling tile(int64_t m, int64_t n, int64_t k, int64_t groups, int64_t sm_count) {
+  Tiling best;
+  if (sm_count <= 0) return best;
   constexpr std::array<std::array<int64_t, 2>, 3> kTiles = {{{256, 128}, {128, 256}, {128, 128}}};
   constexpr int64_t kMinSplitK = 512;
-  double best = 0;
+  best.useful = 0;
   for (const auto& [tile_m, tile_n] : kTiles) {
-    const int64_t tiles = groups * ((m + tile_m - 1) / tile_m) * ((n + tile_n - 1) / tile_n);
-    const int64_t splits = std::clamp<int64_t>(sm_count / tiles, 1, std::max<int64_t>(1, k / kMinSplitK));
-    const int64_t waves = (tiles * splits + sm_count - 1) / sm_count;
+    Tiling t{tile_m, tile_n, groups * ((m + tile_m - 1) / tile_m) * ((n + tile_n - 1) / tile_n)};
+    t.splits = std::clamp<int64_t>(sm_count / t.tiles, 1, std::max<int64_t>(1, k / kMinSplitK));
+    t.waves = (t.tiles * t.splits + sm_count - 1) / sm_count;
     // Partial tiles at the matrix edges do full-tile work for part of the output.
-    const double useful = static_cast<double>(groups * m) * static_cast<double>(n) *
-                          static_cast<double>(splits) /
-                          (static_cast<double>(waves * sm_count) * static_cast<double>(tile_m * tile_n));
-    best = std::max(best, useful);
+    t.useful = static_cast<double>(groups * m) * static_cast<double>(n) * static_cast<double>(t.splits) /
+               (static_cast<double>(t.waves * sm_count) * static_cast<double>(tile_m * tile_n));
+    // At equal occupancy the library prefers no split (which costs a reduction).
+    if (t.useful > best.useful * (1 + 1e-9) ||
+        (t.useful >= best.useful * (1 - 1e-9) && t.splits < best.splits)) {
+      best = t;
+    }
   }
   return best;
 }
+
+// The large square GEMM at which a profile's gemm_efficiency (the best-shape ceiling) holds exactly.
+constexpr int64_t kReferenceGemm = 8192;
 
 }  // namespace
 
@@ -134,11 +149,38 @@ double ComputeModel::gemm_s(int64_t m, int64_t n, int64_t k, Dtype dtype, int64_
   const double elem = config::dtype_bytes(dtype);
   const double bytes = elem * static_cast<double>(groups) *
                        (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n);
-  // The profile's efficiency is the best-shape ceiling; other shapes lose the idle part of their last
-  // wave.
-  const double compute = flops / (peak * gemm_efficiency(dtype) * gemm_fraction *
-                                  wave_efficiency(m, n, k, groups, profile_.gpu.sm_count));
-  return std::max({compute, memory_s(bytes), launch_s_});
+  return std::max(gemm_roofline_s(m, n, k, dtype, groups, gemm_fraction), memory_s(bytes));
+}
+
+double ComputeModel::gemm_roofline_s(int64_t m, int64_t n, int64_t k, Dtype dtype, int64_t groups,
+                                     double fraction) const {
+  const double peak = peak_flops_per_s(dtype);
+  const int64_t sms = profile_.gpu.sm_count;
+  const double bandwidth = memory_bandwidth_bytes_per_s();
+  // Low-precision GEMMs write bf16.
+  const double out_bytes = std::max(2.0, static_cast<double>(config::dtype_bytes(dtype)));
+  // The parts of one GEMM besides its main loop: the kernel's fixed time, each output tile written
+  // once its main loop ends (not hidden behind it), and with split-K the serial reduction (CUTLASS's
+  // and cuBLAS's): the slice that finishes last reads the other slices' fp32 partial tiles before it
+  // writes the output. Traffic at the memory rate.
+  const auto overhead = [&](const Tiling& t, int64_t rows, int64_t cols) {
+    const double tile_bytes = static_cast<double>(t.tile_m * t.tile_n) * out_bytes;
+    const double partials =
+        4.0 * static_cast<double>(rows) * static_cast<double>(cols) * static_cast<double>(t.splits - 1);
+    return launch_s_ + (static_cast<double>(t.tiles) * tile_bytes + partials) / bandwidth;
+  };
+  // The main loop's rate is the one at which the reference shape, with its overheads, takes exactly
+  // the time the profile's ceiling gives it.
+  const double reference = static_cast<double>(kReferenceGemm);
+  const Tiling ref = tile(kReferenceGemm, kReferenceGemm, kReferenceGemm, 1, sms);
+  const double ref_s = 2.0 * reference * reference * reference / (peak * gemm_efficiency(dtype));
+  const double ref_loop_at_peak_s = 2.0 * reference * reference * reference / (peak * ref.useful);
+  const double loop_efficiency =
+      ref_loop_at_peak_s / std::max(ref_s - overhead(ref, kReferenceGemm, kReferenceGemm), 0.5 * ref_s);
+  const Tiling t = tile(m, n, k, groups, sms);
+  const double flops =
+      2.0 * static_cast<double>(groups * m) * static_cast<double>(n) * static_cast<double>(k);
+  return flops / (peak * loop_efficiency * fraction * t.useful) + overhead(t, groups * m, n);
 }
 
 double ComputeModel::gemm_efficiency(Dtype dtype) const {
@@ -195,14 +237,17 @@ double ComputeModel::attention_s(const AttentionCall& c) const {
   };
   const double padding =
       (padded(c.head_dim) + padded(c.v_dim())) / static_cast<double>(c.head_dim + c.v_dim());
-  return std::max(flops * padding / (peak * efficiency * attention_fraction), launch_s_);
+  return launch_s_ + flops * padding / (peak * efficiency * attention_fraction);
+}
+
+double ComputeModel::memory_bandwidth_bytes_per_s() const {
+  return profile_.gpu.hbm_bandwidth_bytes_per_s *
+         efficiency_or_one(profile_.compute.memory_efficiency, "memory_efficiency");
 }
 
 double ComputeModel::memory_s(double bytes) const {
-  const double bandwidth = profile_.gpu.hbm_bandwidth_bytes_per_s *
-                           efficiency_or_one(profile_.compute.memory_efficiency, "memory_efficiency") *
-                           stack_[config::StackParameter::kMemoryFraction];
-  return std::max(bytes / bandwidth, launch_s_);
+  return launch_s_ +
+         bytes / (memory_bandwidth_bytes_per_s() * stack_[config::StackParameter::kMemoryFraction]);
 }
 
 }  // namespace trainsim::cost

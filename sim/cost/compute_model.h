@@ -34,10 +34,17 @@ class ComputeModel {
 
   // C[m x n] = A[m x k] B[k x n] in `dtype`; `groups` such products in one grouped kernel, whose
   // thread-block tiles share the GPU's waves (measured tables are read at the stacked shape
-  // (groups * m) x n x k).
+  // (groups * m) x n x k). Without a measured table: the kernel's fixed time (kernel_launch), its
+  // main loop over the waves of output tiles (tile and wave quantization, split-K), each tile's
+  // output written after its main loop and split-K's reduction at the memory rate; the main loop
+  // runs at the rate that makes an 8192^3 GEMM take exactly the profile's gemm_efficiency (the
+  // best-shape ceiling), so smaller shapes lose their fixed and store time and their last wave.
   double gemm_s(int64_t m, int64_t n, int64_t k, config::Dtype dtype, int64_t groups = 1) const;
+  // A fused attention kernel: the measured table, or the kernel's fixed time plus its FLOPs at the
+  // profile's attention efficiency.
   double attention_s(const AttentionCall& call) const;
-  // A kernel bound by HBM traffic of `bytes` (read + written).
+  // A kernel bound by HBM traffic of `bytes` (read + written): its fixed time plus the traffic at the
+  // profile's memory rate.
   double memory_s(double bytes) const;
   double kernel_launch_s() const { return launch_s_; }
   double host_sync_s() const { return host_sync_s_; }
@@ -52,6 +59,11 @@ class ComputeModel {
   double efficiency_or_one(double value, const char* key) const;
   // The roofline's GEMM ceiling for `dtype`.
   double gemm_efficiency(config::Dtype dtype) const;
+  // gemm_s without measured samples, the main loop at `fraction` of its rate.
+  double gemm_roofline_s(int64_t m, int64_t n, int64_t k, config::Dtype dtype, int64_t groups,
+                         double fraction) const;
+  // The profile's achievable HBM bandwidth (without the stack's memory fraction).
+  double memory_bandwidth_bytes_per_s() const;
 
   const config::HardwareProfile& profile_;
   WarningLog* warnings_;

@@ -93,8 +93,10 @@ Breakdown attribute_time(const workload::Graph& graph, const engine::RankRun& ru
     const double finish = std::min(run.end_s[id], end_s);
     if (begin > cursor) attribute_wait(b, graph, run, id, cursor, begin);
     if (finish > begin) {
-      (graph.op(id).kind == OpKind::kHostSync ? b.offload_stall_s : b.compute_s) +=
-          finish - std::max(begin, cursor);
+      const workload::Op& op = graph.op(id);
+      const double busy = finish - std::max(begin, cursor);
+      (op.kind == OpKind::kHostSync ? b.offload_stall_s : b.compute_s) += busy;
+      if (op.kind != OpKind::kHostSync && op.layer < 0) b.outside_layers_s += busy;
     }
     cursor = std::max(cursor, finish);
   }

@@ -21,6 +21,9 @@ struct Breakdown {
   double bubble_s = 0;
   double offload_stall_s = 0;
   double idle_s = 0;
+  // Of compute_s, the kernels outside the transformer layers: embedding, LM head and loss, the
+  // optimizer step and what surrounds it (not a bucket of its own: total_s() does not add it).
+  double outside_layers_s = 0;
 
   double total_s() const { return compute_s + exposed_comm_s + bubble_s + offload_stall_s + idle_s; }
 };

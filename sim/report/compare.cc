@@ -180,16 +180,21 @@ std::vector<Activity> simulated_activities(const workload::Graph& graph, const e
   return out;
 }
 
+StepProfile simulated_step(const config::Scenario& scenario, const engine::ScenarioRun& run, int64_t rank) {
+  const size_t index = simulated_index(run, rank);
+  const double end_s = run.result.total_time_s;
+  WarningLog warnings;  // the run logged its own
+  const cost::ComputeModel compute(scenario.cluster.hardware, &warnings);
+  return measured::profile_step(simulated_activities(run.graphs[index], run.result.ranks[index], compute),
+                                end_s - run.result.iteration_time_s, end_s);
+}
+
 json make_compare_report(const config::Scenario& scenario, const engine::ScenarioRun& run,
                          const json& run_report, const measured::MeasuredTrace& trace,
                          const CompareContext& context) {
   const size_t index = simulated_index(run, context.rank);
   const engine::RankRun& rank_run = run.result.ranks[index];
-  const double end_s = run.result.total_time_s;
-  WarningLog warnings;  // the run logged its own
-  const cost::ComputeModel compute(scenario.cluster.hardware, &warnings);
-  const StepProfile sim = measured::profile_step(simulated_activities(run.graphs[index], rank_run, compute),
-                                                 end_s - run.result.iteration_time_s, end_s);
+  const StepProfile sim = simulated_step(scenario, run, context.rank);
   const StepProfile meas = measured::mean_profile(trace.steps);
 
   const auto [shortest, longest] =

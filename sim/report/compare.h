@@ -29,6 +29,12 @@ namespace trainsim::report {
 std::vector<measured::Activity> simulated_activities(const workload::Graph& graph, const engine::RankRun& run,
                                                      const cost::ComputeModel& compute);
 
+// The simulated step of the rank of `run` that stands for `rank` (itself when simulated, else the
+// simulated rank of its symmetry class: the same pipeline stage), its last iteration, profiled as a
+// measured step is (measured/activity.h).
+measured::StepProfile simulated_step(const config::Scenario& scenario, const engine::ScenarioRun& run,
+                                     int64_t rank);
+
 struct CompareContext {
   std::string trace_file;  // as given
   int64_t rank = 0;        // the plan's rank the trace was taken on

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -234,6 +235,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"hfu", summary.iteration.hardware / (t * static_cast<double>(gpus) * peak)},
       {"executed_flops_utilization", summary.iteration.executed / (t * static_cast<double>(gpus) * peak)},
       {"critical_rank", r.critical_rank},
+      {"compute_outside_layers_s", b.outside_layers_s},
       {"breakdown",
        {{"compute_s", b.compute_s},
         {"exposed_comm_s", b.exposed_comm_s},
@@ -323,6 +325,11 @@ std::string render_table(const json& report) {
     const double v = b.at(key).get<double>();
     out += fmt::format("{:<26} {:>14.6f} s {:>6.1f}%\n",
                        std::string(key).substr(0, std::string(key).size() - 2), v, t > 0 ? 100 * v / t : 0);
+    if (std::string_view(key) == "compute_s") {
+      const double outside = report.at("compute_outside_layers_s").get<double>();
+      out += fmt::format("{:<26} {:>14.6f} s {:>6.1f}%   (embedding, LM head and loss, optimizer step)\n",
+                         "  of which outside layers", outside, t > 0 ? 100 * outside / t : 0);
+    }
   }
   if (!report.at("stages").empty()) {
     out += fmt::format("\n# breakdown per pipeline stage (s, up to each stage's last op)\n");

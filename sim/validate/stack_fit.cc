@@ -12,6 +12,9 @@
 #include "sim/common/isolated.h"
 #include "sim/common/version.h"
 #include "sim/config/loader.h"
+#include "sim/engine/scenario_run.h"
+#include "sim/measured/kineto_trace.h"
+#include "sim/report/compare.h"
 #include "sim/validate/case_scenario.h"
 #include "sim/validate/metrics.h"
 #include "sim/validate/statistics.h"
@@ -44,16 +47,25 @@ std::vector<StackParameter> fitted_parameters(const StackFitRequest& request,
 }
 
 // The inputs of the fit: the request's, or those the profile records (relative to it).
-std::vector<fs::path> fit_inputs(const StackFitRequest& request, const config::StackProfile& stack) {
-  if (!request.inputs.empty()) return request.inputs;
-  std::vector<fs::path> out;
+struct Inputs {
+  std::vector<fs::path> cases;
+  std::vector<ProfiledRun> traces;
+};
+
+Inputs fit_inputs(const StackFitRequest& request, const config::StackProfile& stack) {
+  if (!request.inputs.empty() || !request.traces.empty()) return {request.inputs, request.traces};
+  Inputs out;
+  const fs::path dir = request.stack_file.parent_path();
   if (stack.fit) {
-    for (const std::string& input : stack.fit->inputs) {
-      out.push_back((request.stack_file.parent_path() / input).lexically_normal());
+    for (const std::string& input : stack.fit->inputs) out.cases.push_back((dir / input).lexically_normal());
+    for (const auto& [scenario, trace] : stack.fit->traces) {
+      out.traces.push_back({(dir / scenario).lexically_normal(), (dir / trace).lexically_normal()});
     }
   }
-  if (out.empty()) {
-    throw StackFitError("name the cases to fit on (--cases FILE|DIR...); the profile's stack.fit lists none");
+  if (out.cases.empty() && out.traces.empty()) {
+    throw StackFitError(
+        "name what to fit on (--cases FILE|DIR..., --trace SCENARIO=TRACE...); the profile's stack.fit lists "
+        "nothing");
   }
   return out;
 }
@@ -122,6 +134,72 @@ std::string parameter_value(const StackParameterInfo& info, double v) {
   return info.duration ? fmt::format("{:.4g}us", v * 1e6) : fmt::format("{:.4g}", v);
 }
 
+// A profiled run ready to fit on: its scenario, the rank its trace was taken on, and its targets
+// (the step, then every compute class of at least kClassShare of the measured step), measured.
+struct Profiled {
+  ProfiledRun input;
+  config::Scenario scenario;
+  int64_t rank = 0;
+  std::vector<std::pair<std::string, double>> targets;
+};
+
+// A kernel class is fitted on when it takes at least this share of the measured step.
+constexpr double kClassShare = 0.05;
+
+std::vector<Profiled> profiled_runs(const std::vector<ProfiledRun>& inputs, const fs::path& stack_path) {
+  std::vector<Profiled> out;
+  for (const ProfiledRun& input : inputs) {
+    Profiled p{input, config::load_scenario(input.scenario)};
+    if (fs::weakly_canonical(p.scenario.cluster.hardware_path) != stack_path) {
+      throw StackFitError(fmt::format("the profiled run {} runs on {}, not on the stack profile being fitted",
+                                      config::display_name(input.scenario),
+                                      config::display_name(p.scenario.cluster.hardware_path)));
+    }
+    if (p.scenario.cluster.gpus > p.scenario.cluster.topology.node.gpus) {
+      throw StackFitError(fmt::format(
+          "the profiled run {} spans {} GPUs on nodes of {}: a stack is fitted on one node, multi-node runs "
+          "are what it predicts (compare them with trainsim compare)",
+          config::display_name(input.scenario), p.scenario.cluster.gpus,
+          p.scenario.cluster.topology.node.gpus));
+    }
+    const measured::MeasuredTrace trace = measured::read_kineto_trace(input.trace);
+    p.rank = trace.rank.value_or(0);
+    const measured::StepProfile step = measured::mean_profile(trace.steps);
+    p.targets.emplace_back("step", step.step_s);
+    for (const measured::ActivityClass cls :
+         {measured::ActivityClass::kGemm, measured::ActivityClass::kAttention,
+          measured::ActivityClass::kMemory, measured::ActivityClass::kOptimizer}) {
+      const double t = step.of(cls).time_s;
+      if (t >= kClassShare * step.step_s) p.targets.emplace_back(std::string(measured::to_string(cls)), t);
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// The simulated values of `run`'s targets with the stack at `parameters`. One simulation: call it in
+// a child process.
+nlohmann::json simulate_profiled(const Profiled& run, const config::StackParameters& parameters) {
+  config::Scenario s = run.scenario;
+  s.cluster.hardware.stack->parameters = parameters;
+  engine::RunOptions options;
+  options.engine.iterations = 2;  // the measured steps are steady ones
+  const std::unique_ptr<engine::ScenarioRun> simulated = engine::run_scenario(s, options);
+  const measured::StepProfile step = report::simulated_step(s, *simulated, run.rank);
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [what, measured] : run.targets) {
+    if (what == "step") {
+      out.push_back(step.step_s);
+      continue;
+    }
+    for (int c = 0; c < measured::kActivityClassCount; ++c) {
+      const auto cls = static_cast<measured::ActivityClass>(c);
+      if (measured::to_string(cls) == what) out.push_back(step.of(cls).time_s);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string refit_command(const StackFitRequest& request) {
@@ -139,13 +217,30 @@ StackFitResult fit_stack(const StackFitRequest& request) {
   }
   config::StackProfile& stack = *out.profile.stack;
   const std::vector<StackParameter> params = fitted_parameters(request, stack);
-  const std::vector<fs::path> inputs = fit_inputs(request, stack);
-  out.cases = calibration_cases(inputs, fs::weakly_canonical(request.stack_file), out.left_out);
-  if (out.cases.size() < params.size()) {
+  const Inputs inputs = fit_inputs(request, stack);
+  const fs::path stack_path = fs::weakly_canonical(request.stack_file);
+  const std::vector<Case> cases = calibration_cases(inputs.cases, stack_path, out.left_out);
+  const std::vector<Profiled> runs = profiled_runs(inputs.traces, stack_path);
+  // What each simulation yields, in order: a case's value, or a profiled run's targets.
+  std::vector<std::vector<size_t>> slots;  // per source (cases, then runs): its targets' indices
+  for (const Case& c : cases) {
+    slots.push_back({out.targets.size()});
+    out.targets.push_back({c.id, c.file, std::string(to_string(c.metric)), c.published});
+  }
+  for (const Profiled& run : runs) {
+    slots.emplace_back();
+    for (const auto& [what, measured] : run.targets) {
+      slots.back().push_back(out.targets.size());
+      out.targets.push_back({fmt::format("{}:{}", run.input.trace.filename().string(), what), run.input.trace,
+                             what == "step" ? "step_time_s" : what + "_time_s", measured});
+    }
+  }
+  if (out.targets.size() < params.size()) {
     throw StackFitError(fmt::format(
-        "{} calibration case{} on this stack profile cannot determine {} parameter{}; add single-node "
-        "measurements of the stack (--cases)",
-        out.cases.size(), out.cases.size() == 1 ? "" : "s", params.size(), params.size() == 1 ? "" : "s"));
+        "{} calibration measurement{} on this stack profile cannot determine {} parameter{}; add single-node "
+        "measurements of the stack (--cases, --trace)",
+        out.targets.size(), out.targets.size() == 1 ? "" : "s", params.size(),
+        params.size() == 1 ? "" : "s"));
   }
 
   BoundedProblem problem;
@@ -155,26 +250,38 @@ StackFitResult fit_stack(const StackFitRequest& request) {
     problem.upper.push_back(info.upper);
     problem.start.push_back(info.neutral);  // never the file's values: the fit depends on its inputs only
   }
-  const config::StackParameters base = stack.parameters;
+  // The parameters not fitted keep the values the profile gives them, except those an earlier fit
+  // set: nothing but that fit stands behind them.
+  config::StackParameters base = stack.parameters;
+  if (stack.fit) {
+    for (const StackParameter p : stack.fit->parameters) base[p] = config::info_of(p).neutral;
+  }
+  stack.parameters = base;
   bool first = true;
   problem.residuals = [&](const std::vector<Vector>& points) {
-    std::vector<Vector> residuals(points.size(), Vector(out.cases.size(), 0.0));
-    const size_t n = out.cases.size();
+    std::vector<Vector> residuals(points.size(), Vector(out.targets.size(), 0.0));
+    const size_t n = slots.size();
     run_isolated(
         points.size() * n, {request.jobs, request.time_limit_s},
         [&](size_t task) {
-          Variant variant;
-          variant.stack = base;
-          for (size_t j = 0; j < params.size(); ++j) (*variant.stack)[params[j]] = points[task / n][j];
-          return measure(out.cases[task % n], variant).at("simulated");
+          config::StackParameters trial = base;
+          for (size_t j = 0; j < params.size(); ++j) trial[params[j]] = points[task / n][j];
+          const size_t source = task % n;
+          if (source < cases.size())
+            return nlohmann::json::array({measure(cases[source], {false, trial}).at("simulated")});
+          return simulate_profiled(runs[source - cases.size()], trial);
         },
         [&](size_t task, IsolatedResult r) {
-          const Case& c = out.cases[task % n];
-          if (!r.ok || !r.value.is_number()) {
-            throw StackFitError(fmt::format("case {} produced no value while fitting: {}", c.id,
+          const std::vector<size_t>& targets = slots[task % slots.size()];
+          if (!r.ok || !r.value.is_array() || r.value.size() != targets.size()) {
+            throw StackFitError(fmt::format("{} produced no value while fitting: {}",
+                                            out.targets[targets.front()].id,
                                             r.ok ? "the measurement is not a number" : r.error));
           }
-          residuals[task / n][task % n] = relative_error(r.value.get<double>(), c.published);
+          for (size_t i = 0; i < targets.size(); ++i) {
+            residuals[task / slots.size()][targets[i]] =
+                relative_error(r.value[i].get<double>(), out.targets[targets[i]].published);
+          }
         });
     if (first) out.residuals_before = residuals.front();
     first = false;
@@ -183,7 +290,7 @@ StackFitResult fit_stack(const StackFitRequest& request) {
   out.solution = minimize_bounded(problem);
   const LeastSquaresResult& s = out.solution;
 
-  // Refusals: a parameter the cases do not move, or one the fit pushed to a bound.
+  // Refusals: a parameter the measurements do not move, then one the fit pushed to a bound.
   for (size_t j = 0; j < params.size(); ++j) {
     const StackParameterInfo& info = config::info_of(params[j]);
     double moved = 0;
@@ -191,28 +298,34 @@ StackFitResult fit_stack(const StackFitRequest& request) {
       moved = std::max(moved, std::abs(row[j]) * (info.upper - info.lower));
     if (moved < 1e-4) {
       throw StackFitError(fmt::format(
-          "{} does not move any of the {} cases (at most {:.2g} of relative error across its whole range): "
-          "they cannot determine it; fit it on cases it matters to, or leave it out of --fit",
-          info.name, out.cases.size(), moved));
+          "{} does not move any of the {} measurements (at most {:.2g} of relative error across its whole "
+          "range): they cannot determine it; fit it on measurements it matters to, or leave it out of --fit",
+          info.name, out.targets.size(), moved));
     }
+  }
+  for (size_t j = 0; j < params.size(); ++j) {
+    const StackParameterInfo& info = config::info_of(params[j]);
     const double margin = 1e-3 * (info.upper - info.lower);
     if (s.x[j] <= info.lower + margin || s.x[j] >= info.upper - margin) {
       throw StackFitError(fmt::format(
           "{} ends on its bound ({}, allowed {} to {}) with an rms residual of {:.2f}%: no physical value of "
-          "it reproduces these cases, so the model lacks a mechanism (or the cases disagree); find it rather "
-          "than widen the bound",
+          "it reproduces these measurements, so the model lacks a mechanism (or they disagree); find it "
+          "rather than widen the bound",
           info.name, parameter_value(info, s.x[j]), parameter_value(info, info.lower),
           parameter_value(info, info.upper), 100 * rms(s.residuals)));
     }
   }
 
   // The record.
-  const fs::path dir = fs::weakly_canonical(request.stack_file).parent_path();
+  const fs::path dir = stack_path.parent_path();
+  const auto relative = [&](const fs::path& path) {
+    return fs::weakly_canonical(path).lexically_relative(dir).generic_string();
+  };
   config::StackFit fit;
   fit.parameters = params;
-  for (const fs::path& input : inputs) {
-    fit.inputs.push_back(fs::weakly_canonical(input).lexically_relative(dir).generic_string());
-  }
+  for (const fs::path& input : inputs.cases) fit.inputs.push_back(relative(input));
+  for (const ProfiledRun& run : inputs.traces)
+    fit.traces.emplace_back(relative(run.scenario), relative(run.trace));
   fit.command = refit_command(request);
   fit.tool_version = version();
   fit.rms_residual = rms(s.residuals);
@@ -245,10 +358,9 @@ StackFitResult fit_stack(const StackFitRequest& request) {
     fit.sensitivity[params[j]] = worst;
   }
   for (size_t i = 0; i < n; ++i) {
-    const Case& c = out.cases[i];
-    fit.measurements.push_back({c.id, fs::weakly_canonical(c.file).lexically_relative(dir).generic_string(),
-                                std::string(to_string(c.metric)), c.published,
-                                c.published * (1 + s.residuals[i]), s.residuals[i]});
+    const FitTarget& t = out.targets[i];
+    fit.measurements.push_back(
+        {t.id, relative(t.file), t.metric, t.published, t.published * (1 + s.residuals[i]), s.residuals[i]});
   }
   for (size_t j = 0; j < p; ++j) stack.parameters[params[j]] = s.x[j];
   stack.fit = std::move(fit);
@@ -287,7 +399,13 @@ std::string render_stack_profile(const StackFitRequest& request, const StackFitR
   out += fmt::format("    parameters: [{}]\n", fmt::join(names, ", "));
   std::vector<std::string> inputs;
   for (const std::string& input : fit.inputs) inputs.push_back(scalar(input));
-  out += fmt::format("    inputs: [{}]\n", fmt::join(inputs, ", "));
+  if (!inputs.empty()) out += fmt::format("    inputs: [{}]\n", fmt::join(inputs, ", "));
+  if (!fit.traces.empty()) {
+    out += "    traces:\n";
+    for (const auto& [scenario, trace] : fit.traces) {
+      out += fmt::format("      - {{scenario: {}, trace: {}}}\n", scalar(scenario), scalar(trace));
+    }
+  }
   out += fmt::format("    rms_residual: {}\n", number(fit.rms_residual));
   for (const auto& [key, values] :
        {std::pair{"uncertainty", &fit.uncertainty}, std::pair{"sensitivity", &fit.sensitivity}}) {
@@ -323,8 +441,8 @@ std::string render_fit_table(const StackFitRequest& request, const StackFitResul
   const config::StackProfile& stack = *result.profile.stack;
   const config::StackFit& fit = *stack.fit;
   std::string out = fmt::format(
-      "# stack profile {} (on {}), fitted on {} calibration case{}: {} evaluations, {} iterations{}\n",
-      result.profile.name, stack.hardware_name, result.cases.size(), result.cases.size() == 1 ? "" : "s",
+      "# stack profile {} (on {}), fitted on {} calibration measurement{}: {} evaluations, {} iterations{}\n",
+      result.profile.name, stack.hardware_name, result.targets.size(), result.targets.size() == 1 ? "" : "s",
       result.solution.evaluations, result.solution.iterations,
       result.solution.converged ? "" : " (not converged)");
   out += fmt::format("{:<28} {:>10} {:>20} {:>12} {:>14}\n", "# parameter", "value", "bounds", "std. error",

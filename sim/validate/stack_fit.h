@@ -1,4 +1,5 @@
-// Fitting a stack profile (config/stack.h) on calibration cases: `trainsim calibrate fit-stack`.
+// Fitting a stack profile (config/stack.h) on calibration cases and on profiled single-node runs:
+// `trainsim calibrate fit-stack`.
 // The parameters are found by bounded least squares on the cases' relative errors
 // (least_squares.h), always from the neutral values, so the same inputs give the same profile
 // byte for byte. Only calibration cases that run on the stack profile are fitted on (DESIGN.md
@@ -25,19 +26,37 @@ class StackFitError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A training run on one node that its user profiled: the scenario that describes it (on the stack
+// profile) and the PyTorch profiler trace of one of its ranks (measured/kineto_trace.h).
+struct ProfiledRun {
+  std::filesystem::path scenario;
+  std::filesystem::path trace;
+};
+
 struct StackFitRequest {
   std::filesystem::path stack_file;  // the stack profile to refit
-  // Case files or folders of cases; empty: those the profile's stack.fit lists.
+  // Case files or folders of cases, and profiled runs; both empty: those the profile's stack.fit
+  // lists.
   std::vector<std::filesystem::path> inputs;
+  std::vector<ProfiledRun> traces;
   // The parameters to fit, at most six; empty: those the profile's stack.fit lists.
   std::vector<config::StackParameter> parameters;
   int jobs = 1;             // cases simulated at once, each in its own process
   double time_limit_s = 0;  // per simulation; 0 = none
 };
 
+// One number a stack is fitted on: a calibration case's published value, or a profiled run's step
+// time or GPU time of one kernel class (every class that takes at least 5 % of the measured step).
+struct FitTarget {
+  std::string id;              // the case's id, or "<trace file name>:<step|class>"
+  std::filesystem::path file;  // the case file or the trace
+  std::string metric;          // the case's metric, or step_time_s, gemm_time_s, attention_time_s, ...
+  double published = 0;
+};
+
 struct StackFitResult {
   config::HardwareProfile profile;    // the stack profile as loaded (stack: the refitted one)
-  std::vector<Case> cases;            // fitted on, in the order of stack.fit.measurements
+  std::vector<FitTarget> targets;     // fitted on, in the order of stack.fit.measurements
   std::vector<std::string> left_out;  // cases found but not fitted on, each with why
   Vector residuals_before;            // at the neutral parameters (the hardware profile alone)
   LeastSquaresResult solution;

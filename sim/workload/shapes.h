@@ -48,7 +48,8 @@ struct RankShapes {
   GroupKind expert_grad_group() const { return sp > 1 ? GroupKind::kEdpSp : GroupKind::kEdp; }
   // Whether the LM head runs on the embedding's stage (a tied head then reuses its matrix).
   bool head_beside_embedding() const { return pp == 1 || v_shape; }
-  bool megatron_sp = false;  // norm/dropout/residual regions sharded along the sequence over TP
+  bool megatron_sp = false;      // norm/dropout/residual regions sharded along the sequence over TP
+  bool tp_comm_overlap = false;  // SP's all-gathers and reduce-scatters overlap their GEMMs
   int zero_stage = 0;
   config::Recompute recompute = config::Recompute::kNone;
 

@@ -15,6 +15,11 @@
 // all-gathers + 2 reduce-scatters per layer where plain TP issues 2 all-reduces.
 // Recompute: full replays the whole forward (its collectives included) before the backward;
 // selective replays only the unfused attention core (softmax, dropout) right before its backward.
+// With tp_comm_overlap (Transformer Engine's userbuffers, as NeMo's performance recipes configure
+// them: nemo/collections/llm/recipes/tp_overlap_configs/userbuffers.py) the all-gather feeding a
+// column-parallel GEMM and the reduce-scatter of a row-parallel GEMM's output run together with the
+// GEMM (ring exchange of the chunks it consumes or produces), forward and in the backward's
+// gradient all-gathers; what follows waits for both, and the GEMM runs slowed while they overlap.
 #include "sim/workload/context.h"
 #include "sim/workload/errors.h"
 
@@ -32,17 +37,38 @@ OpId tp_gather(BuildContext& ctx, OpId after, double bytes) {
                           {after});
 }
 
+namespace {
+
+// What a GEMM that consumes the all-gather `gathered` waits for before it starts: the gather, or
+// nothing when the gather overlaps it (join_gather then makes what follows wait for it).
+OpId gemm_input(const BuildContext& ctx, OpId gathered) {
+  return ctx.shapes.tp_comm_overlap ? kNoOp : gathered;
+}
+
+void join_gather(BuildContext& ctx, OpId gathered) {
+  if (ctx.shapes.tp_comm_overlap && gathered != kNoOp) ctx.w.wait(Stream::kCompute, {gathered});
+}
+
+// The reduce-scatter (or all-reduce) of the output of the row-parallel GEMM just issued after
+// `before`: it starts after the GEMM, or with it when it overlaps the GEMM.
+OpId reduce_output(BuildContext& ctx, OpId before) {
+  return tp_reduce(ctx, ctx.shapes.tp_comm_overlap ? before : ctx.w.last(Stream::kCompute));
+}
+
+}  // namespace
+
 OpId mlp_forward(BuildContext& ctx, int64_t ffn_local) {
   GraphWriter& w = ctx.w;
   const RankShapes& s = ctx.shapes;
   const int64_t rows = s.batch * s.tokens;
   const int64_t fc1_width = ffn_local * (s.swiglu ? 2 : 1);
   const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
-  w.gemm(OpLabel::kFc1, GemmPass::kForward, rows, fc1_width, s.hidden, {x});
-  w.memory(OpLabel::kActivation,
-           s.act_bytes * static_cast<double>(rows) * static_cast<double>(fc1_width + ffn_local));
+  w.gemm(OpLabel::kFc1, GemmPass::kForward, rows, fc1_width, s.hidden, {gemm_input(ctx, x)});
+  join_gather(ctx, x);
+  const OpId activation = w.memory(OpLabel::kActivation, s.act_bytes * static_cast<double>(rows) *
+                                                             static_cast<double>(fc1_width + ffn_local));
   w.gemm(OpLabel::kFc2, GemmPass::kForward, rows, s.hidden, ffn_local);
-  return tp_reduce(ctx, w.last(Stream::kCompute));
+  return reduce_output(ctx, activation);
 }
 
 OpId mlp_backward(BuildContext& ctx, OpId grad_ready, OpId params, const MlpGradients& mlp) {
@@ -51,7 +77,9 @@ OpId mlp_backward(BuildContext& ctx, OpId grad_ready, OpId params, const MlpGrad
   const int64_t rows = s.batch * s.tokens;
   const int64_t fc1_width = mlp.ffn_local * (s.swiglu ? 2 : 1);
   const OpId g = tp_gather(ctx, grad_ready);
-  w.gemm(OpLabel::kFc2, GemmPass::kInputGrad, rows, mlp.ffn_local, s.hidden, {grad_ready, g, params});
+  w.gemm(OpLabel::kFc2, GemmPass::kInputGrad, rows, mlp.ffn_local, s.hidden,
+         {grad_ready, gemm_input(ctx, g), params});
+  join_gather(ctx, g);
   weight_grad_gemm(ctx, OpLabel::kFc2, mlp.ffn_local, s.hidden, rows, mlp.fc2_elements);
   w.memory(OpLabel::kActivation,
            s.act_bytes * static_cast<double>(rows) *
@@ -130,13 +158,16 @@ ForwardResult dense_forward(BuildContext& ctx, int64_t layer, int64_t micro_batc
     mla_forward(ctx);
   } else {
     const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
-    w.gemm(OpLabel::kQkv, GemmPass::kForward, rows, qkv_width, s.hidden, {x});
+    w.gemm(OpLabel::kQkv, GemmPass::kForward, rows, qkv_width, s.hidden, {gemm_input(ctx, x)});
+    join_gather(ctx, x);
     if (s.bias_passes) w.memory(OpLabel::kQkv, 2 * e * rows * qkv_width);  // + bias, in place
     if (s.rope) w.memory(OpLabel::kRope, 2 * e * rows * (s.qkv_heads + s.qkv_kv_heads) * s.head_dim);
   }
   const OpId core = attention_core_forward(ctx, layer, micro_batch);
+  const OpId before_projection =
+      s.tp_comm_overlap && core != kNoOp ? w.wait(Stream::kCompute, {core}) : w.last(Stream::kCompute);
   w.gemm(OpLabel::kProjection, GemmPass::kForward, rows, s.hidden, s.attn_out_width(), {core});
-  const OpId r1 = tp_reduce(ctx, w.last(Stream::kCompute));
+  const OpId r1 = reduce_output(ctx, before_projection);
   w.memory(OpLabel::kResidual, 3 * hn + mask, {r1});
   // MLP block.
   w.memory(OpLabel::kNorm, 2 * hn);
@@ -224,7 +255,8 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
   w.memory(OpLabel::kResidual, 3 * hn + bias_hn);
   // Attention block.
   const OpId g2 = tp_gather(ctx, w.last(Stream::kCompute));
-  w.gemm(OpLabel::kProjection, GemmPass::kInputGrad, rows, out_width, s.hidden, {g2});
+  w.gemm(OpLabel::kProjection, GemmPass::kInputGrad, rows, out_width, s.hidden, {gemm_input(ctx, g2)});
+  join_gather(ctx, g2);
   weight_grad_gemm(ctx, OpLabel::kProjection, out_width, s.hidden, rows, p.proj_weight + p.proj_bias);
   BufferId core = -1;
   if (s.recompute == config::Recompute::kSelective && act.core > 0) {

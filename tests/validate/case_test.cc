@@ -47,7 +47,7 @@ TEST(ValidationCase, DecodesEveryField) {
   ASSERT_EQ(set.suites.size(), 1u);
   ASSERT_TRUE(set.suites[0].gate.has_value());
   EXPECT_DOUBLE_EQ(set.suites[0].gate->median_abs_error, 0.05);
-  EXPECT_DOUBLE_EQ(set.suites[0].gate->max_abs_error, 0.12);
+  EXPECT_DOUBLE_EQ(*set.suites[0].gate->max_abs_error, 0.12);
 }
 
 TEST(ValidationCase, ExtendsMergesMapsAndKeepsPathsRelativeToTheirFile) {

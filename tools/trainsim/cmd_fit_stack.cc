@@ -23,6 +23,7 @@ constexpr double kCaseTimeLimitS = 600;
 struct FitStackArgs {
   std::filesystem::path stack;
   std::vector<std::filesystem::path> cases;
+  std::vector<std::string> traces;  // SCENARIO=TRACE
   std::vector<std::string> fit;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool check = false;
@@ -39,6 +40,21 @@ int fit_stack_command(const FitStackArgs& args) {
   validate::StackFitRequest request;
   request.stack_file = args.stack;
   request.inputs = args.cases;
+  for (const std::string& pair : args.traces) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size()) {
+      spdlog::error("--trace {}: expected SCENARIO=TRACE, the scenario of a profiled run and its trace",
+                    pair);
+      return kExitUsage;
+    }
+    request.traces.push_back({pair.substr(0, eq), pair.substr(eq + 1)});
+    for (const std::filesystem::path& file : {request.traces.back().scenario, request.traces.back().trace}) {
+      if (!std::filesystem::is_regular_file(file)) {
+        spdlog::error("--trace {}: {} is not a file", pair, file.string());
+        return kExitUsage;
+      }
+    }
+  }
   request.jobs = args.jobs;
   request.time_limit_s = kCaseTimeLimitS;
   for (const std::string& name : args.fit) {
@@ -88,8 +104,13 @@ void register_fit_stack(CLI::App* calibrate, Context& context) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--cases", args->cases,
                   "Validation case files or folders of them (repeatable); the calibration cases that run on "
-                  "STACK are fitted on (default: those the profile's stack.fit.inputs lists)")
+                  "STACK are fitted on (without --cases and --trace: what the profile's stack.fit lists)")
       ->check(CLI::ExistingPath);
+  cmd->add_option(
+      "--trace", args->traces,
+      "SCENARIO=TRACE: a profiled run on one node (its scenario, on STACK, and the PyTorch profiler "
+      "trace of one rank; repeatable): its step time and the GPU time of each kernel class taking "
+      "at least 5 % of the step are fitted on");
   cmd->add_option("--fit", args->fit, "The parameters to fit (default: those the profile's stack.fit lists)")
       ->delimiter(',');
   cmd->add_option("-j,--jobs", args->jobs, "Simulations at once, each in its own process")
@@ -98,7 +119,8 @@ void register_fit_stack(CLI::App* calibrate, Context& context) {
   cmd->add_flag("--check", args->check,
                 "Refit and compare with the file instead of writing it (exit 1 when it differs)");
   cmd->footer(
-      "Bounded least squares on the cases' relative errors, from the neutral parameters, so the same inputs\n"
+      "Bounded least squares on the measurements' relative errors, from the neutral parameters, so the same "
+      "inputs\n"
       "give the same file. Validation cases (multi-node, or declared) are never fitted on: those in a "
       "folder\n"
       "are listed as left out, one named on its own is refused. A parameter that ends on a bound or that no\n"

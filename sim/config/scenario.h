@@ -66,10 +66,20 @@ struct Model {
   PositionEmbedding position_embedding = PositionEmbedding::kLearned;
   bool tied_embeddings = true;  // input embedding and LM head share one matrix
   bool linear_bias = true;      // QKV, projection and MLP GEMMs carry a bias
+  // The attention kernel; never kAuto in a scenario that load_scenario returned.
+  AttentionKernel attention = AttentionKernel::kAuto;
   Moe moe;
   Mla mla;
 
   bool moe_layer(int64_t layer) const { return moe.enabled() && layer >= moe.dense_layers; }
+  // The attention kernel, auto resolved from the model alone (never from the parallel plan, so that
+  // plans are compared on one kernel): Megatron-LM's unfused CoreAttention for GPT-style models with
+  // learned positions (Korthikanti et al. 2022, Table 2), a fused kernel for RoPE models.
+  AttentionKernel resolved_attention() const {
+    if (attention != AttentionKernel::kAuto) return attention;
+    return position_embedding == PositionEmbedding::kLearned ? AttentionKernel::kUnfused
+                                                             : AttentionKernel::kFused;
+  }
   // Sizes of the attention heads: query/key (with MLA's rotary part) and value.
   int64_t qk_head_dim() const { return head_dim + mla.rope_head_dim; }
   int64_t value_head_dim() const { return mla.enabled() ? mla.v_head_dim : head_dim; }

@@ -147,6 +147,7 @@ void decode_model(MapReader& m, Model& out) {
   m.read("position_embedding", out.position_embedding);
   m.read("tied_embeddings", out.tied_embeddings);
   m.read("linear_bias", out.linear_bias);
+  m.read("attention", out.attention);
   const size_t errors_before = diag.count();
   const bool kv_given = m.read("kv_heads", out.kv_heads, kDimension);
   const bool head_dim_given = m.read("head_dim", out.head_dim, kDimension);
@@ -344,6 +345,15 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
           fmt::format("pp·vpp = {}·{} = {} must divide the {} layers; change pp or vpp, or set "
                       "uneven_stages: true to give some stages one layer less",
                       p.pp, p.vpp, p.pp * p.vpp, m.layers));
+    }
+    if ((p.sequence_parallel == SequenceParallel::kRing || p.sequence_parallel == SequenceParallel::kFpdt) &&
+        m.resolved_attention() == AttentionKernel::kUnfused) {
+      plan_error(fmt::format(
+          "sequence_parallel: {} needs a fused attention kernel (FPDT calls flash-attn's forward and "
+          "backward per chunk; ring attention merges the per-block outputs by their log-sum-exp, which "
+          "only a fused kernel returns), but model.attention is unfused{}; set model.attention: fused",
+          to_string(p.sequence_parallel),
+          m.attention == AttentionKernel::kAuto ? " (auto: a model with learned positions)" : ""));
     }
     const bool sp_kind = p.sequence_parallel == SequenceParallel::kUlysses ||
                          p.sequence_parallel == SequenceParallel::kRing ||
@@ -595,6 +605,7 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
     }
   }
   check_plan(out, a, d);
+  out.model.attention = out.model.resolved_attention();
 }
 
 }  // namespace internal

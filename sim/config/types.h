@@ -13,6 +13,11 @@ namespace trainsim::config {
 enum class Activation { kGelu, kSwiglu };
 enum class Norm { kLayerNorm, kRmsNorm };
 enum class PositionEmbedding { kLearned, kRope };
+// The attention kernel a model trains with: unfused (softmax(QK^T)V as batched GEMMs and memory passes
+// that store the scores, Megatron-LM's CoreAttention), fused (a flash-style kernel that never stores
+// them, priced at the hardware profile's attention rates), or auto (resolved from the model when the
+// scenario is read: config::resolve_attention).
+enum class AttentionKernel { kAuto, kUnfused, kFused };
 enum class Dtype { kFp64, kFp32, kTf32, kBf16, kFp16, kFp8 };
 enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble, kZbV, kDualPipeV };
 // Schedules that place two model chunks per stage in a V (stage s runs virtual stages s and 2pp - 1 - s).
@@ -77,6 +82,8 @@ TRAINSIM_ENUM_NAMES(Activation, {Activation::kGelu, "gelu"}, {Activation::kSwigl
 TRAINSIM_ENUM_NAMES(Norm, {Norm::kLayerNorm, "layernorm"}, {Norm::kRmsNorm, "rmsnorm"});
 TRAINSIM_ENUM_NAMES(PositionEmbedding, {PositionEmbedding::kLearned, "learned"},
                     {PositionEmbedding::kRope, "rope"});
+TRAINSIM_ENUM_NAMES(AttentionKernel, {AttentionKernel::kAuto, "auto"}, {AttentionKernel::kUnfused, "unfused"},
+                    {AttentionKernel::kFused, "fused"});
 TRAINSIM_ENUM_NAMES(Dtype, {Dtype::kFp64, "fp64"}, {Dtype::kFp32, "fp32"}, {Dtype::kTf32, "tf32"},
                     {Dtype::kBf16, "bf16"}, {Dtype::kFp16, "fp16"}, {Dtype::kFp8, "fp8"});
 TRAINSIM_ENUM_NAMES(Schedule, {Schedule::kGpipe, "gpipe"}, {Schedule::kOneFOneB, "1f1b"},

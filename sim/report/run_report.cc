@@ -231,6 +231,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"tokens_per_s", tokens / t},
       {"tflops_per_gpu", summary.iteration.model / (t * static_cast<double>(gpus)) / 1e12},
       {"dtype", config::to_string(s.training.dtype)},  // whose peak mfu, hfu and executed use
+      {"attention_kernel", config::to_string(s.model.resolved_attention())},
       {"mfu", summary.iteration.model / (t * static_cast<double>(gpus) * peak)},
       {"hfu", summary.iteration.hardware / (t * static_cast<double>(gpus) * peak)},
       {"executed_flops_utilization", summary.iteration.executed / (t * static_cast<double>(gpus) * peak)},
@@ -310,6 +311,12 @@ std::string render_table(const json& report) {
   std::string out = fmt::format("# trainsim {} ({} GPUs)\n", report.at("scenario").get<std::string>(),
                                 report.at("gpus").get<int64_t>());
   out += render_inputs(report.at("provenance").at("inputs"));
+  out +=
+      report.at("attention_kernel").get<std::string>() == "fused"
+          ? "# attention kernel: fused (flash-style, at the hardware profile's attention rates; "
+            "model.attention)\n"
+          : "# attention kernel: unfused (softmax(QK^T)V as batched GEMMs and memory passes that store the "
+            "scores; model.attention)\n";
   out += fmt::format("{:<26} {:>14.6f} s\n", "iteration time", t);
   out += fmt::format("{:<26} {:>14.1f}\n", "tokens/s", report.at("tokens_per_s").get<double>());
   out += fmt::format("{:<26} {:>14.1f}\n", "TFLOP/s per GPU", report.at("tflops_per_gpu").get<double>());

@@ -150,7 +150,10 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.tp_comm_overlap = s.megatron_sp && scenario.parallelism.tp_comm_overlap;
   s.dropout = s.learned_positions;
   s.bias_passes = s.linear_bias && s.learned_positions;
-  s.fused_attention = !s.learned_positions || sequence_scheme;
+  s.fused_attention = m.resolved_attention() == config::AttentionKernel::kFused;
+  require(s.fused_attention || (s.scheme != SequenceParallel::kRing && s.scheme != SequenceParallel::kFpdt),
+          "model.attention",
+          "ring attention and FPDT need a fused attention kernel (model.attention: fused)");
 
   require(divides(s.sp, m.seq_len), "parallelism.sp",
           fmt::format("sp {} must divide seq_len {}", s.sp, m.seq_len));

@@ -1,11 +1,11 @@
 // DeepSpeed-Ulysses attention (Jacobs et al. 2023; deepspeed/sequence/layer.py DistributedAttention).
 // Each rank holds seq/sp tokens with all heads after the QKV GEMM. Forward: q, k and v each go
 // through one synchronous all-to-all on the sequence-parallel group that gathers the sequence and
-// scatters the heads ([b, s/P, H, d] -> [b, s, H/P, d]); a fused attention kernel runs over the
-// whole sequence for H/P heads; one all-to-all brings the output back. Backward mirrors it: the
-// output gradient's all-to-all, the attention backward, and the all-to-alls of dq, dk and dv:
-// 4 + 4 per layer (seed-papers.md A8, B4). Message per rank: b*(s/P)*H*d*e for q/o, H_kv for k/v,
-// so the four forward messages sum to the 4Nh/P per rank of ground-truth.md B.4 for MHA.
+// scatters the heads ([b, s/P, H, d] -> [b, s, H/P, d]); the model's attention kernel (fused or not:
+// DistributedAttention wraps either) runs over the whole sequence for H/P heads; one all-to-all brings the
+// output back. Backward mirrors it: the output gradient's all-to-all, the attention backward, and the
+// all-to-alls of dq, dk and dv: 4 + 4 per layer (seed-papers.md A8, B4). Message per rank: b*(s/P)*H*d*e for
+// q/o, H_kv for k/v, so the four forward messages sum to the 4Nh/P per rank of ground-truth.md B.4 for MHA.
 #include "sim/workload/context.h"
 
 namespace trainsim::workload {
@@ -20,7 +20,8 @@ AttentionShape ulysses_shape(const RankShapes& s) {
           static_cast<int32_t>(s.qk_head_dim()),
           static_cast<int32_t>(s.v_head_dim),
           true,
-          true};
+          s.fused_attention,
+          s.dropout && !s.fused_attention};
 }
 
 // Per rank: b*(s/P) tokens of `width` elements.

@@ -200,6 +200,34 @@ TEST_F(ScenarioRules, SequenceParallelRules) {
                           "sequence_parallel: fpdt; remove them or set it"));
 }
 
+// The kernel follows the model (auto: unfused for learned positions, fused for RoPE), never the plan;
+// ring attention and FPDT refuse an unfused one, saying whether auto chose it.
+TEST_F(ScenarioRules, AttentionKernelFollowsTheModelNotThePlan) {
+  const std::string gpt = "{layers: 4, hidden: 1024, heads: 16, vocab: 1000, seq_len: 2Ki}";
+  const std::string gpt_fused =
+      "{layers: 4, hidden: 1024, heads: 16, vocab: 1000, seq_len: 2Ki, attention: fused}";
+  EXPECT_EQ(load(scenario(gpt, "{}", kBatch, 1)).model.attention, AttentionKernel::kUnfused);
+  EXPECT_EQ(load(scenario(gpt, "{sp: 4, dp: 8, sequence_parallel: ulysses}", kBatch)).model.attention,
+            AttentionKernel::kUnfused);
+  EXPECT_EQ(load(scenario(kLlama, "{sp: 4, dp: 8, sequence_parallel: ulysses}", kBatch)).model.attention,
+            AttentionKernel::kFused);
+  EXPECT_EQ(load(scenario(gpt_fused, "{sp: 4, dp: 8, sequence_parallel: ring}", kBatch)).model.attention,
+            AttentionKernel::kFused);
+  EXPECT_THAT(
+      errors(scenario(gpt, "{sp: 4, dp: 8, sequence_parallel: ring}", kBatch)),
+      ElementsAre("s.yaml:5:14: error: parallelism: sequence_parallel: ring needs a fused attention kernel "
+                  "(FPDT calls flash-attn's forward and backward per chunk; ring attention merges the "
+                  "per-block outputs by their log-sum-exp, which only a fused kernel returns), but "
+                  "model.attention is unfused (auto: a model with learned positions); set model.attention: "
+                  "fused"));
+  EXPECT_THAT(
+      errors(scenario("{preset: llama3-8b, attention: unfused}",
+                      "{sp: 4, dp: 8, sequence_parallel: fpdt, fpdt: {chunk_tokens: 2Ki}}", kBatch)),
+      ElementsAre(::testing::HasSubstr("but model.attention is unfused; set model.attention: fused")));
+  EXPECT_THAT(errors(scenario("{preset: llama3-8b, attention: flash}", "{}", kBatch)),
+              ElementsAre(::testing::HasSubstr("model.attention: unknown value \"flash\"")));
+}
+
 TEST_F(ScenarioRules, FpdtChunkRules) {
   const std::string model = "{preset: llama3-8b, seq_len: 256Ki}";
   const Scenario s = load(scenario(model, "{sp: 4, dp: 8, sequence_parallel: fpdt}", kBatch));
@@ -416,7 +444,7 @@ TEST_F(ScenarioRules, LatentAttentionRules) {
               ElementsAre("s.yaml:3:41: error: model.mla.q_lora: unknown key \"q_lora\""));
   EXPECT_THAT(
       errors(scenario("{layers: 4, hidden: 1024, heads: 16, vocab: 1000, seq_len: 128Ki, linear_bias: "
-                      "false, mla: {kv_lora_rank: 256}}",
+                      "false, attention: fused, mla: {kv_lora_rank: 256}}",
                       "{sp: 4, dp: 8, sequence_parallel: fpdt}", kBatch)),
       ElementsAre("s.yaml:5:14: error: parallelism: multi-head latent attention with sequence_parallel: "
                   "fpdt is not modelled (the FPDT chunk loop projects standard Q/K/V); use ulysses or ring"));

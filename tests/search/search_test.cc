@@ -35,11 +35,12 @@ std::filesystem::path fixture(const std::string& name) {
   return std::filesystem::path(TRAINSIM_SOURCE_DIR) / "tests/search/fixtures" / name;
 }
 
-// The tiny model on 2 GPUs; `hardware` replaces the profile.
-config::Scenario tiny(const std::string& hardware = "") {
+// The tiny model on 2 GPUs; `hardware` replaces the profile, `attention` the attention kernel.
+config::Scenario tiny(const std::string& hardware = "", const std::string& attention = "") {
   std::vector<config::Override> overrides;
   if (!hardware.empty())
     overrides.push_back(config::parse_override("cluster.hardware=" + fixture(hardware).string()));
+  if (!attention.empty()) overrides.push_back(config::parse_override("model.attention=" + attention));
   return config::load_scenario(fixture("tiny.yaml"), overrides);
 }
 
@@ -231,9 +232,10 @@ TEST(Search, RejectsOptionsOutOfRange) {
 }
 
 // Every plan of the tiny case simulated: the search must find the same best plans, the memory bound
-// must never exceed a simulated peak, and the counts must add up.
+// must never exceed a simulated peak, and the counts must add up. With the fused attention kernel, so
+// that ring attention and FPDT plans are valid and selective recompute duplicates recompute none.
 TEST(Search, FindsTheBestPlansBruteForceFinds) {
-  const config::Scenario base = tiny();
+  const config::Scenario base = tiny("", "fused");
   const PlanSpace space = enumerate_plans(base, 2);
   const CandidateBuilder builder(base);
   std::vector<size_t> valid;

@@ -68,6 +68,33 @@ TEST(ActivationMemory, GraphReproducesKorthikantiTable2) {
   }
 }
 
+// Ulysses wraps the model's own attention kernel: a GPT-style model keeps Megatron's unfused one (its
+// scores stored for the backward) unless the scenario names the fused one.
+TEST(ActivationMemory, UlyssesKeepsTheModelsAttentionKernel) {
+  testing::PlanSpec spec;
+  spec.sp = 2;
+  spec.sequence = SequenceParallel::kUlysses;
+  config::Scenario sc = testing::make_scenario("megatron-22b", 4, 4, spec);
+  sc.model.layers = 4;
+  const auto attention_ops = [](const Graph& g, bool fused) {
+    return testing::count_ops(g, [fused](const Op& op) {
+      return op.kind == OpKind::kAttentionForward && op.attention.fused == fused;
+    });
+  };
+  const Graph unfused = build_rank_graph(sc, make_plan(sc), 0);
+  EXPECT_GT(attention_ops(unfused, false), 0);
+  EXPECT_EQ(attention_ops(unfused, true), 0);
+  sc.model.attention = config::AttentionKernel::kFused;
+  const Graph fused = build_rank_graph(sc, make_plan(sc), 0);
+  EXPECT_EQ(attention_ops(fused, false), 0);
+  EXPECT_GT(attention_ops(fused, true), 0);
+  // The unfused kernel keeps the scores (Korthikanti's 5as/h per token and hidden unit, over sp), the
+  // fused one its fp32 log-sum-exp per query and head.
+  const double s = 2048, b = 4, h = 6144, a = 64;
+  EXPECT_DOUBLE_EQ(layer_one_activation_bytes(unfused) - layer_one_activation_bytes(fused),
+                   s * b * h * 5 * a * s / h / 2 - a / 2 * s * b * 4);
+}
+
 TEST(ActivationMemory, FirstOneFOneBStageHoldsPipelineDepthMicroBatches) {
   testing::PlanSpec spec;
   spec.tp = 2;

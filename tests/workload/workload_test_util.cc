@@ -28,6 +28,9 @@ config::Scenario make_scenario(std::string_view preset, int64_t global_batch, in
   s.parallelism.sequence_parallel = plan.sequence;
   s.parallelism.zero_stage = plan.zero;
   s.parallelism.recompute = plan.recompute;
+  // Ring attention and FPDT need the fused kernel, which a GPT-style model's file names explicitly.
+  if (plan.sequence == config::SequenceParallel::kRing || plan.sequence == config::SequenceParallel::kFpdt)
+    s.model.attention = config::AttentionKernel::kFused;
   s.cluster.gpus = plan.tp * plan.pp * plan.dp * plan.sp;
   s.cluster.topology.node.gpus = 8;
   return s;

@@ -24,7 +24,8 @@ struct PlanSpec {
 };
 
 // A scenario with the model of `preset` (sim/config/presets.h), the batch sizes and the plan;
-// cluster.gpus is the product of the degrees, 8 GPUs per node, bf16, Adam.
+// cluster.gpus is the product of the degrees, 8 GPUs per node, bf16, Adam; the fused attention kernel
+// under ring attention and FPDT (which need it), the model's own otherwise.
 config::Scenario make_scenario(std::string_view preset, int64_t global_batch, int64_t micro_batch,
                                const PlanSpec& plan);
 

@@ -73,10 +73,10 @@ double korthikanti_first_stage_activation_bytes(double layer_bytes, int64_t laye
 }
 
 ZeroModelState zero_model_state(double params, double shards, int zero_stage, double weight_bytes,
-                                double optimizer_bytes) {
+                                double grad_bytes, double optimizer_bytes) {
   ZeroModelState z;
   z.weights = weight_bytes * params / (zero_stage >= 3 ? shards : 1);
-  z.gradients = weight_bytes * params / (zero_stage >= 2 ? shards : 1);
+  z.gradients = grad_bytes * params / (zero_stage >= 2 ? shards : 1);
   z.optimizer = optimizer_bytes * params / (zero_stage >= 1 ? shards : 1);
   return z;
 }
@@ -87,7 +87,7 @@ ZeroModelState stage_model_state(const workload::RankShapes& s, const workload::
   const double optimizer_bytes = workload::optimizer_bytes_per_param(optimizer, s.act_bytes);
   const auto state = [&](int64_t params, workload::GroupKind group) {
     return zero_model_state(static_cast<double>(params), static_cast<double>(plan.group_size(group)),
-                            s.zero_stage, s.act_bytes, optimizer_bytes);
+                            s.zero_stage, s.act_bytes, s.grad_bytes, optimizer_bytes);
   };
   const int64_t experts = workload::stage_expert_params(s, layout, stage);
   const ZeroModelState dense = state(workload::stage_params(s, layout, stage) - experts, s.grad_group());

@@ -188,6 +188,7 @@ std::string to_yaml(const Scenario& s) {
   out << YAML::Key << "micro_batch" << YAML::Value << s.training.micro_batch;
   key_enum(out, "dtype", s.training.dtype);
   key_enum(out, "optimizer", s.training.optimizer);
+  key_enum(out, "grad_dtype", s.training.gradient_dtype());
   out << YAML::EndMap;
   emit_parallelism(out, s.parallelism);
   const std::filesystem::path dir = s.path.parent_path();

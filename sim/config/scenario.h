@@ -90,6 +90,12 @@ struct Training {
   int64_t micro_batch = 1;   // sequences per micro-batch per replica
   Dtype dtype = Dtype::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
+  // What gradients are accumulated and reduced across data-parallel ranks in (fp32, bf16 or fp16):
+  // Megatron-LM's main gradients (accumulate_allreduce_grads_in_fp32, forced for bf16; NeMo and
+  // Megatron-Bridge's grad_reduce_in_fp32), FSDP's reduce_dtype. Unset: the storage dtype.
+  std::optional<Dtype> grad_dtype;
+
+  Dtype gradient_dtype() const { return grad_dtype.value_or(storage_dtype(dtype)); }
 };
 
 struct Fpdt {

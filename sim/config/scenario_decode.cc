@@ -195,6 +195,15 @@ void decode_training(MapReader& m, Training& out) {
   m.read("micro_batch", out.micro_batch, IntRange{1, kMaxGlobalBatch});
   m.read("dtype", out.dtype);
   m.read("optimizer", out.optimizer);
+  if (Dtype grad = Dtype::kFp32; m.read("grad_dtype", grad)) {
+    if (grad == Dtype::kFp32 || grad == Dtype::kBf16 || grad == Dtype::kFp16) {
+      out.grad_dtype = grad;
+    } else {
+      m.child("grad_dtype")
+          .error(fmt::format("gradients are accumulated and reduced in fp32, bf16 or fp16, not {}",
+                             to_string(grad)));
+    }
+  }
   m.finish();
 }
 

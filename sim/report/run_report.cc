@@ -248,6 +248,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
        {{"peak_hbm_bytes", hbm_peak},
         {"peak_hbm_rank", r.ranks[peak_index].rank},
         {"hbm_at_peak_bytes", by_category},
+        {"gradient_dtype", config::to_string(s.training.gradient_dtype())},
         {"hbm_capacity_bytes", hbm_capacity},
         {"peak_host_bytes_per_node", host_peak},
         {"host_capacity_bytes_per_node", host_capacity},
@@ -354,7 +355,10 @@ std::string render_table(const json& report) {
                      m.at("peak_hbm_bytes").get<double>() / kGiB,
                      m.at("hbm_capacity_bytes").get<double>() / kGiB, m.at("peak_hbm_rank").get<int64_t>());
   for (const auto& [name, bytes] : m.at("hbm_at_peak_bytes").items()) {
-    out += fmt::format("  {:<24} {:>11.2f} GiB\n", name, bytes.get<double>() / kGiB);
+    out += fmt::format("  {:<24} {:>11.2f} GiB{}\n", name, bytes.get<double>() / kGiB,
+                       name == "gradients" ? fmt::format("   ({}, training.grad_dtype)",
+                                                         m.at("gradient_dtype").get<std::string>())
+                                           : "");
   }
   out += fmt::format("{:<26} {:>11.2f} GiB of {:.2f} GiB\n", "peak host memory per node",
                      m.at("peak_host_bytes_per_node").get<double>() / kGiB,

@@ -1,11 +1,12 @@
 // Bytes of model state one rank keeps for the whole iteration (Rajbhandari et al. 2020, ZeRO;
 // ground-truth.md A.9). With Ψ parameters on the rank before sharding, N ranks in the ZeRO group
-// (dp, or dp x sp), e bytes per weight and per gradient element (the training dtype; ZeRO's 2 + 2
-// for fp16/bf16) and K bytes of optimizer state per parameter:
-//   ZeRO-0  weights eΨ    gradients eΨ    optimizer KΨ       (16Ψ for mixed-precision Adam)
-//   ZeRO-1  eΨ            eΨ              KΨ/N
-//   ZeRO-2  eΨ            eΨ/N            KΨ/N
-//   ZeRO-3  eΨ/N          eΨ/N            KΨ/N
+// (dp, or dp x sp), e bytes per weight (the training dtype), g per gradient element (the gradient
+// dtype: ZeRO's 2 + 2 for fp16/bf16; Megatron's fp32 main gradients, 2 + 4) and K bytes of optimizer
+// state per parameter:
+//   ZeRO-0  weights eΨ    gradients gΨ    optimizer KΨ       (16Ψ for mixed-precision Adam, 18Ψ
+//   ZeRO-1  eΨ            gΨ              KΨ/N                with fp32 gradients: Megatron-LM's
+//   ZeRO-2  eΨ            gΨ/N            KΨ/N                docs/source/distrib_optimizer.md)
+//   ZeRO-3  eΨ/N          gΨ/N            KΨ/N
 #ifndef TRAINSIM_SIM_WORKLOAD_MODEL_STATE_H_
 #define TRAINSIM_SIM_WORKLOAD_MODEL_STATE_H_
 
@@ -26,14 +27,14 @@ struct ModelStateBytes {
   double optimizer = 0;
   double optimizer_params = 0;  // parameters this rank updates (Ψ, or Ψ/N with ZeRO >= 1)
   // The optimizer step reads and writes the states (2K), reads the gradient and writes the weight:
-  // 2K + 2e bytes per updated parameter. FLOPs per parameter are an estimate: Adam's moment updates,
+  // 2K + g + e bytes per updated parameter. FLOPs per parameter are an estimate: Adam's moment updates,
   // bias corrections and the square-root update come to about 12; SGD with momentum to 4.
   double step_bytes_per_param = 0;
   double step_flops_per_param = 0;
 };
 
-ModelStateBytes model_state_bytes(config::Optimizer optimizer, int weight_bytes, int zero_stage,
-                                  int64_t params, int64_t shards);
+ModelStateBytes model_state_bytes(config::Optimizer optimizer, int weight_bytes, int grad_bytes,
+                                  int zero_stage, int64_t params, int64_t shards);
 
 }  // namespace trainsim::workload
 

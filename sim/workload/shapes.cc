@@ -88,7 +88,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.batch = scenario.training.micro_batch;
   s.fp8 = scenario.training.dtype == config::Dtype::kFp8;
   s.act_bytes = config::dtype_bytes(config::storage_dtype(scenario.training.dtype));
-  s.grad_bytes = s.act_bytes;
+  s.grad_bytes = config::dtype_bytes(scenario.training.gradient_dtype());
 
   require(m.layers > 0 && m.hidden > 0 && m.heads > 0 && m.kv_heads > 0 && m.head_dim > 0 &&
               m.ffn_hidden > 0 && m.vocab > 0 && m.seq_len > 0,

@@ -200,6 +200,19 @@ TEST_F(ScenarioRules, SequenceParallelRules) {
                           "sequence_parallel: fpdt; remove them or set it"));
 }
 
+// Gradients default to the storage dtype (the training dtype; bf16 for fp8); fp32, bf16 and fp16 may be
+// named.
+TEST_F(ScenarioRules, GradientDtypeDefaultsToTheStorageDtype) {
+  EXPECT_EQ(load(scenario(kLlama, "{}", kBatch, 1)).training.gradient_dtype(), Dtype::kBf16);
+  EXPECT_EQ(load(scenario(kLlama, "{}", "{global_batch: 64, dtype: fp16}", 1)).training.gradient_dtype(),
+            Dtype::kFp16);
+  EXPECT_EQ(load(scenario(kLlama, "{}", "{global_batch: 64, grad_dtype: fp32}", 1)).training.gradient_dtype(),
+            Dtype::kFp32);
+  EXPECT_THAT(errors(scenario(kLlama, "{}", "{global_batch: 64, grad_dtype: fp8}", 1)),
+              ElementsAre("s.yaml:4:42: error: training.grad_dtype: gradients are accumulated and reduced in "
+                          "fp32, bf16 or fp16, not fp8"));
+}
+
 // The kernel follows the model (auto: unfused for learned positions, fused for RoPE), never the plan;
 // ring attention and FPDT refuse an unfused one, saying whether auto chose it.
 TEST_F(ScenarioRules, AttentionKernelFollowsTheModelNotThePlan) {

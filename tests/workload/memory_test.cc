@@ -2,6 +2,8 @@
 // pipeline in-flight activations, FPDT's worked example (seed-papers.md A9).
 #include "sim/workload/memory.h"
 
+#include <array>
+
 #include <gtest/gtest.h>
 
 #include "sim/analytic/memory.h"
@@ -136,9 +138,33 @@ TEST(ModelStateMemory, GraphAllocationsFollowTheZeroFormulas) {
     EXPECT_DOUBLE_EQ(t.hbm_max[cat(MemoryCategory::kWeights)], weights) << "ZeRO-" << stage;
     EXPECT_DOUBLE_EQ(t.hbm_max[cat(MemoryCategory::kGradients)], grads) << "ZeRO-" << stage;
     EXPECT_DOUBLE_EQ(t.hbm_max[cat(MemoryCategory::kOptimizer)], optimizer) << "ZeRO-" << stage;
-    const analytic::ZeroModelState z = analytic::zero_model_state(psi, n, stage, 2, 12);
+    const analytic::ZeroModelState z = analytic::zero_model_state(psi, n, stage, 2, 2, 12);
     EXPECT_DOUBLE_EQ(z.total(), weights + grads + optimizer);
   }
+}
+
+// fp32 gradients (Megatron's main gradients): twice the gradient memory and twice the bytes the
+// data-parallel reduction moves, the weights and optimizer unchanged.
+TEST(ModelStateMemory, GradientDtypeSetsGradientMemoryAndReductionBytes) {
+  testing::PlanSpec spec;
+  spec.dp = 8;
+  spec.zero = 1;
+  config::Scenario sc = testing::make_scenario("llama3-8b", 8, 1, spec);
+  sc.model.layers = 2;
+  const auto measure = [&sc] {
+    const Graph g = build_rank_graph(sc, make_plan(sc), 0);
+    const MemoryTimeline t = memory_timeline(g);
+    const double reduced = testing::sum_bytes(g, [](const Op& op) { return op.label == OpLabel::kGradSync; });
+    return std::array<double, 3>{t.hbm_max[cat(MemoryCategory::kGradients)],
+                                 t.hbm_max[cat(MemoryCategory::kOptimizer)], reduced};
+  };
+  const std::array<double, 3> bf16 = measure();
+  sc.training.grad_dtype = config::Dtype::kFp32;
+  const std::array<double, 3> fp32 = measure();
+  EXPECT_DOUBLE_EQ(fp32[0], 2 * bf16[0]);
+  EXPECT_DOUBLE_EQ(fp32[1], bf16[1]);
+  EXPECT_GT(bf16[2], 0);
+  EXPECT_DOUBLE_EQ(fp32[2], 2 * bf16[2]);
 }
 
 // seed-papers.md A9: Llama-3-8B, 2M tokens, 4 GPUs, 64K chunks (u = 32), offload and CPU

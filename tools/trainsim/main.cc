@@ -2,6 +2,8 @@
 // parses the command line, runs the chosen subcommand and maps errors to the documented exit codes.
 #include <exception>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -11,6 +13,26 @@
 #include "tools/trainsim/cli.h"
 
 namespace {
+
+// The usage error of a command line that names no subcommand (none, a misspelt one, or an unknown
+// option before one): what went wrong, the closest subcommand, and every subcommand with what it does.
+std::string no_subcommand_message(const CLI::App& app, const CLI::ParseError& error, int argc, char** argv) {
+  std::vector<std::string> names;
+  std::string listing;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names.push_back(sub->get_name());
+    listing += fmt::format("  {:<12} {}\n", sub->get_name(), sub->get_description());
+  }
+  std::string word;
+  for (int i = 1; i < argc && word.empty(); ++i) {
+    if (argv[i][0] != '-') word = argv[i];
+  }
+  const std::string problem = word.empty() ? std::string(error.what())
+                                           : fmt::format("unknown subcommand \"{}\"{}", word,
+                                                         trainsim::config::did_you_mean(word, names));
+  return fmt::format("trainsim: {}\nsubcommands:\n{}Run `trainsim SUBCOMMAND --help` for its options.\n",
+                     problem, listing);
+}
 
 std::string version_text() {
   return fmt::format("trainsim {} (git {})\nSimGrid {}\nCUDA kernels: {}\ninput schema_version: 1",
@@ -61,7 +83,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {  // --help, --help-all, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    if (app.get_subcommands().empty()) {
+      std::cerr << no_subcommand_message(app, e, argc, argv);
+    } else {
+      app.exit(e);
+    }
     return cli::kExitUsage;
   } catch (const trainsim::config::ConfigError& e) {
     std::cerr << e.what() << '\n';

@@ -34,10 +34,22 @@ struct Override {
 // Splits "dotted.key=value". Throws ConfigError when there is no '=' or the key is empty.
 Override parse_override(std::string_view text);
 
-enum class FileKind { kScenario, kTopology, kHardware, kCluster };
+// Every kind of input file the project reads. The loaders of the last four live above config (validate,
+// sweep, calibrate); detect_file_kind only tells them apart.
+enum class FileKind {
+  kScenario,
+  kTopology,
+  kHardware,
+  kCluster,
+  kValidationCase,
+  kValidationSuite,
+  kSweep,
+  kNetworkPart
+};
 
-// Which kind of file `path` is, from its top-level keys (a cluster file has `jobs`). Throws ConfigError when
-// it cannot be read, is not YAML, or matches no kind.
+// Which kind of file `path` is, from its top-level keys (a cluster file has `jobs`, a validation case
+// `validation`, a suite `suite`, a sweep `axes`, a network part `tier`). Throws ConfigError when it cannot
+// be read, is not YAML, or matches no kind.
 FileKind detect_file_kind(const std::filesystem::path& path);
 
 // Loads a scenario and the topology and hardware profile it references, with the scenario's what-if

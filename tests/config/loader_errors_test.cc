@@ -359,12 +359,21 @@ TEST_F(LoaderErrors, FileKindDetection) {
   EXPECT_EQ(detect_file_kind("s.yaml"), FileKind::kScenario);
   dir_.write("c.yaml", "schema_version: 1\ntopology: topo.yaml\njobs: []\n");
   EXPECT_EQ(detect_file_kind("c.yaml"), FileKind::kCluster);
+  dir_.write("v.yaml", "schema_version: 1\nvalidation: {id: a}\nscenario: {file: s.yaml}\n");
+  EXPECT_EQ(detect_file_kind("v.yaml"), FileKind::kValidationCase);
+  dir_.write("suite.yaml", "schema_version: 1\nsuite: a\n");
+  EXPECT_EQ(detect_file_kind("suite.yaml"), FileKind::kValidationSuite);
+  dir_.write("w.yaml", "schema_version: 1\nbase: s.yaml\naxes: []\n");
+  EXPECT_EQ(detect_file_kind("w.yaml"), FileKind::kSweep);
+  dir_.write("n.yaml", "schema_version: 1\nname: ib\ntier: inter_node\n");
+  EXPECT_EQ(detect_file_kind("n.yaml"), FileKind::kNetworkPart);
   dir_.write("x.yaml", "schema_version: 1\nfoo: 1\n");
   EXPECT_THAT(
       errors_of([] { detect_file_kind("x.yaml"); }),
       ElementsAre("x.yaml:1:1: error: cannot tell what kind of file this is: a scenario has "
                   "model/training/parallelism/cluster, a topology has node/fabric, a hardware profile has "
-                  "gpu/host_link (a stack profile: stack), a cluster file has jobs"));
+                  "gpu/host_link (a stack profile: stack), a cluster file has jobs, a validation case "
+                  "validation, a validation suite suite, a sweep axes, a network part tier"));
 }
 
 }  // namespace

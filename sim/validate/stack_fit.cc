@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -135,13 +136,18 @@ std::string parameter_value(const StackParameterInfo& info, double v) {
 }
 
 // A profiled run ready to fit on: its scenario, the rank its trace was taken on, and its targets
-// (the step, then every compute class of at least kClassShare of the measured step), measured.
+// with their measured values: the step (no class), then every compute class of at least kClassShare
+// of the measured step.
 struct Profiled {
   ProfiledRun input;
   config::Scenario scenario;
   int64_t rank = 0;
-  std::vector<std::pair<std::string, double>> targets;
+  std::vector<std::pair<std::optional<measured::ActivityClass>, double>> targets;
 };
+
+std::string target_name(const std::optional<measured::ActivityClass>& cls) {
+  return cls ? std::string(measured::to_string(*cls)) : "step";
+}
 
 // A kernel class is fitted on when it takes at least this share of the measured step.
 constexpr double kClassShare = 0.05;
@@ -165,12 +171,12 @@ std::vector<Profiled> profiled_runs(const std::vector<ProfiledRun>& inputs, cons
     const measured::MeasuredTrace trace = measured::read_kineto_trace(input.trace);
     p.rank = trace.rank.value_or(0);
     const measured::StepProfile step = measured::mean_profile(trace.steps);
-    p.targets.emplace_back("step", step.step_s);
+    p.targets.emplace_back(std::nullopt, step.step_s);
     for (const measured::ActivityClass cls :
          {measured::ActivityClass::kGemm, measured::ActivityClass::kAttention,
           measured::ActivityClass::kMemory, measured::ActivityClass::kOptimizer}) {
       const double t = step.of(cls).time_s;
-      if (t >= kClassShare * step.step_s) p.targets.emplace_back(std::string(measured::to_string(cls)), t);
+      if (t >= kClassShare * step.step_s) p.targets.emplace_back(cls, t);
     }
     out.push_back(std::move(p));
   }
@@ -187,16 +193,7 @@ nlohmann::json simulate_profiled(const Profiled& run, const config::StackParamet
   const std::unique_ptr<engine::ScenarioRun> simulated = engine::run_scenario(s, options);
   const measured::StepProfile step = report::simulated_step(s, *simulated, run.rank);
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& [what, measured] : run.targets) {
-    if (what == "step") {
-      out.push_back(step.step_s);
-      continue;
-    }
-    for (int c = 0; c < measured::kActivityClassCount; ++c) {
-      const auto cls = static_cast<measured::ActivityClass>(c);
-      if (measured::to_string(cls) == what) out.push_back(step.of(cls).time_s);
-    }
-  }
+  for (const auto& [cls, measured] : run.targets) out.push_back(cls ? step.of(*cls).time_s : step.step_s);
   return out;
 }
 
@@ -229,10 +226,11 @@ StackFitResult fit_stack(const StackFitRequest& request) {
   }
   for (const Profiled& run : runs) {
     slots.emplace_back();
-    for (const auto& [what, measured] : run.targets) {
+    for (const auto& [cls, measured] : run.targets) {
+      const std::string what = target_name(cls);
       slots.back().push_back(out.targets.size());
       out.targets.push_back({fmt::format("{}:{}", run.input.trace.filename().string(), what), run.input.trace,
-                             what == "step" ? "step_time_s" : what + "_time_s", measured});
+                             what + "_time_s", measured});
     }
   }
   if (out.targets.size() < params.size()) {

@@ -21,26 +21,14 @@ struct CheckArgs {
   std::string kind;  // empty: detect
 };
 
-std::string_view kind_name(config::FileKind kind) {
-  switch (kind) {
-    case config::FileKind::kScenario:
-      return "scenario";
-    case config::FileKind::kTopology:
-      return "topology";
-    case config::FileKind::kHardware:
-      return "hardware profile";
-    case config::FileKind::kCluster:
-      return "cluster file";
-    case config::FileKind::kValidationCase:
-      return "validation case";
-    case config::FileKind::kValidationSuite:
-      return "validation suite";
-    case config::FileKind::kSweep:
-      return "sweep";
-    case config::FileKind::kNetworkPart:
-      return "network part";
-  }
-  return "?";
+// What --kind accepts, and the kind each spelling forces.
+const std::map<std::string, config::FileKind>& forced_kinds() {
+  static const std::map<std::string, config::FileKind> kKinds = {
+      {"scenario", config::FileKind::kScenario},   {"topology", config::FileKind::kTopology},
+      {"hardware", config::FileKind::kHardware},   {"cluster", config::FileKind::kCluster},
+      {"case", config::FileKind::kValidationCase}, {"suite", config::FileKind::kValidationSuite},
+      {"sweep", config::FileKind::kSweep},         {"network", config::FileKind::kNetworkPart}};
+  return kKinds;
 }
 
 // The folder of validation cases a shared base serves, when `file` is one (a file in a folder named
@@ -90,16 +78,12 @@ std::string check_validation_suite(const std::filesystem::path& file) {
 
 // Validates one file; returns a one-line summary or throws ConfigError.
 std::string check_one(const std::filesystem::path& file, const std::string& forced_kind) {
-  static const std::map<std::string, config::FileKind> kKinds = {
-      {"scenario", config::FileKind::kScenario},   {"topology", config::FileKind::kTopology},
-      {"hardware", config::FileKind::kHardware},   {"cluster", config::FileKind::kCluster},
-      {"case", config::FileKind::kValidationCase}, {"suite", config::FileKind::kValidationSuite},
-      {"sweep", config::FileKind::kSweep},         {"network", config::FileKind::kNetworkPart}};
   if (const std::optional<std::filesystem::path> folder = validation_folder_of_base(file);
       folder && forced_kind.empty()) {
     return check_validation_base(file, *folder);
   }
-  const config::FileKind kind = forced_kind.empty() ? config::detect_file_kind(file) : kKinds.at(forced_kind);
+  const config::FileKind kind =
+      forced_kind.empty() ? config::detect_file_kind(file) : forced_kinds().at(forced_kind);
   switch (kind) {
     case config::FileKind::kScenario: {
       const config::Scenario s = config::load_scenario(file);
@@ -118,7 +102,7 @@ std::string check_one(const std::filesystem::path& file, const std::string& forc
         return fmt::format("{}: ok: stack profile {} ({}) on hardware profile {} ({})", file.string(), h.name,
                            h.stack->framework, h.stack->hardware_name, h.gpu.name);
       }
-      return fmt::format("{}: ok: {} {} ({})", file.string(), kind_name(kind), h.name, h.gpu.name);
+      return fmt::format("{}: ok: hardware profile {} ({})", file.string(), h.name, h.gpu.name);
     }
     case config::FileKind::kCluster: {
       const cluster::ClusterFile c = cluster::load_cluster(file);
@@ -127,8 +111,8 @@ std::string check_one(const std::filesystem::path& file, const std::string& forc
         jobs += fmt::format("{}{} on nodes {}", jobs.empty() ? "" : "; ", job.name,
                             cluster::node_ranges(job.nodes));
       }
-      return fmt::format("{}: ok: {} {} ({} jobs on {}: {})", file.string(), kind_name(kind), c.name,
-                         c.jobs.size(), c.topology.name, jobs);
+      return fmt::format("{}: ok: cluster file {} ({} jobs on {}: {})", file.string(), c.name, c.jobs.size(),
+                         c.topology.name, jobs);
     }
     case config::FileKind::kValidationCase:
       return check_validation_case(file);
@@ -157,9 +141,7 @@ void register_check(CLI::App& app, Context& context) {
       "Validate any input file: scenario, topology, hardware or stack profile, cluster file, "
       "validation case or suite, sweep, network part");
   cmd->add_option("FILE", args->files, "Files to check (the kind is detected from the keys)")->required();
-  cmd->add_option("--kind", args->kind, "Force the file kind")
-      ->check(CLI::IsMember(
-          {"scenario", "topology", "hardware", "cluster", "case", "suite", "sweep", "network"}));
+  cmd->add_option("--kind", args->kind, "Force the file kind")->check(CLI::IsMember(forced_kinds()));
   cmd->footer(
       "Prints every error at once as file:line:col: error: key: message; exits 3 if any file is invalid.");
   cmd->callback([args, &context] {

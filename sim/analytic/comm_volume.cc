@@ -128,8 +128,8 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
   // Sequence parallelism.
   // Ulysses and FPDT move q, k, v and the output (or their gradients) once per pass.
   const std::array<double, 4> qkvo_messages = {
-      token_message(s.q_width()), token_message(s.qkv_kv_heads * s.qk_head_dim()),
-      token_message(s.qkv_kv_heads * s.v_head_dim), token_message(s.attn_out_width())};
+      token_message(s.q_width()), token_message(s.qkv_kv_heads * s.kv_replication * s.qk_head_dim()),
+      token_message(s.qkv_kv_heads * s.kv_replication * s.v_head_dim), token_message(s.attn_out_width())};
   const double passes = 2 + recomputed;  // forward, backward, recomputed forward
   if (s.sp > 1) {
     switch (s.scheme) {
@@ -140,6 +140,17 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
         if (head) c.add(CommKind::kAllGather, GroupKind::kSp, g, 4.0 * s.batch * s.seq, "loss");
         break;
       case SequenceParallel::kRing: {
+        if (s.cp_all_gather) {
+          // K and V gathered in every forward (and recomputed forward) and again in the backward, their
+          // gradients reduce-scattered: messages of the whole sequence's K (or V).
+          for (const int64_t width : {s.qk_head_dim(), s.v_head_dim}) {
+            const double message = e * static_cast<double>(s.batch * s.seq * s.attn_kv_heads * width);
+            c.add(CommKind::kAllGather, GroupKind::kSp, g * layers * (full ? 3 : 2), message, "layers");
+            c.add(CommKind::kReduceScatter, GroupKind::kSp, g * layers, message, "layers");
+          }
+          if (head) c.add(CommKind::kAllReduce, GroupKind::kSp, g, 8, "loss");
+          break;
+        }
         const double p = static_cast<double>(s.sp);
         const double kv = e * static_cast<double>(s.batch * s.tokens * s.attn_kv_heads) *
                           static_cast<double>(s.qk_head_dim() + s.v_head_dim);

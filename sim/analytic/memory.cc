@@ -105,7 +105,9 @@ FpdtMemory fpdt_memory(const config::Scenario& scenario) {
   const double c = static_cast<double>(p.fpdt.chunk_tokens);
   const double s = static_cast<double>(m.seq_len);
   const double d = static_cast<double>(m.head_dim), h = static_cast<double>(m.hidden);
-  const double heads = static_cast<double>(m.heads) / sp, kv = static_cast<double>(m.kv_heads) / sp;
+  // K/V heads after the all-to-all: repeated up to one per rank when there are fewer than sp.
+  const double kv_heads = std::max(static_cast<double>(m.kv_heads), sp);
+  const double heads = static_cast<double>(m.heads) / sp, kv = kv_heads / sp;
   FpdtMemory f;
   f.chunks = m.seq_len / p.fpdt.chunk_tokens;
   f.q_chunk_bytes = b * c * heads * d * e;
@@ -115,10 +117,9 @@ FpdtMemory fpdt_memory(const config::Scenario& scenario) {
   f.sequence_tensor_bytes = b * (s / sp) * h * e;
   const double u = static_cast<double>(f.chunks);
   f.host_per_live_layer_bytes =
-      b * (s / sp) * (h + 2 * static_cast<double>(m.heads) * d + 2 * static_cast<double>(m.kv_heads) * d) *
-          e                                   // x, q, o, k, v
-      + b * heads * s * 4                     // lse
-      + (u - 1) / u * b * s * heads * d * 4;  // dq of chunks 1..u-1
+      b * (s / sp) * (h + 2 * static_cast<double>(m.heads) * d + 2 * kv_heads * d) * e  // x, q, o, k, v
+      + b * heads * s * 4                                                               // lse
+      + (u - 1) / u * b * s * heads * d * 4;                                            // dq of chunks 1..u-1
   f.host_checkpoint_bytes = p.cpu_checkpointing ? static_cast<double>(m.layers) * f.sequence_tensor_bytes : 0;
   return f;
 }

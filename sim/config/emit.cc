@@ -66,6 +66,7 @@ void emit_parallelism(YAML::Emitter& out, const Parallelism& p) {
   if (p.expert_tp > 0) out << YAML::Key << "expert_tp" << YAML::Value << p.expert_tp;
   key_enum(out, "schedule", p.schedule);
   key_enum(out, "sequence_parallel", p.sequence_parallel);
+  if (p.sequence_parallel == SequenceParallel::kRing) key_enum(out, "cp_comm", p.cp_comm);
   if (p.sequence_parallel == SequenceParallel::kFpdt) {
     out << YAML::Key << "fpdt" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "chunk_tokens" << YAML::Value << format_count(p.fpdt.chunk_tokens);
@@ -189,6 +190,8 @@ std::string to_yaml(const Scenario& s) {
   key_enum(out, "dtype", s.training.dtype);
   key_enum(out, "optimizer", s.training.optimizer);
   key_enum(out, "grad_dtype", s.training.gradient_dtype());
+  out << YAML::Key << "memory_headroom" << YAML::Value
+      << fmt::format("{:g}%", 100 * s.training.memory_headroom);
   out << YAML::EndMap;
   emit_parallelism(out, s.parallelism);
   const std::filesystem::path dir = s.path.parent_path();

@@ -170,6 +170,29 @@ bool decode(const Node& node, double& out, QuantityKind kind, RealRange range) {
   return true;
 }
 
+bool decode_percent(const Node& node, double& out, double max_percent) {
+  const std::optional<std::string> text = scalar_or_error(node, "a percentage such as 5%");
+  if (!text) return false;
+  double value = 0;
+  const char* begin = text->data();
+  const char* end = text->data() + text->size();
+  if (text->empty() || text->back() != '%') {
+    node.error(fmt::format("expected a percentage such as 5%, got \"{}\"", *text));
+    return false;
+  }
+  const auto [ptr, ec] = std::from_chars(begin, end - 1, value);
+  if (ec != std::errc() || ptr != end - 1 || !std::isfinite(value) || value < 0) {
+    node.error(fmt::format("expected a non-negative percentage such as 5%, got \"{}\"", *text));
+    return false;
+  }
+  if (value > max_percent) {
+    node.error(fmt::format("must be at most {}%, got {}", max_percent, *text));
+    return false;
+  }
+  out = value / 100;
+  return true;
+}
+
 bool decode_count(const Node& node, int64_t& out, IntRange range) {
   const std::optional<std::string> text = scalar_or_error(node, "a whole number");
   if (!text) return false;

@@ -98,6 +98,10 @@ bool decode(const Node& node, std::string& out);
 bool decode(const Node& node, double& out, QuantityKind kind, RealRange range = {});
 // A count that may carry a binary suffix ("2Mi").
 bool decode_count(const Node& node, int64_t& out, IntRange range = {});
+// A percentage: "12%" -> 0.12, "0%" -> 0, at most `max_percent` percent. Records a located error and
+// returns false for anything else (a bare number, a negative or larger one).
+bool decode_percent(const Node& node, double& out,
+                    double max_percent = std::numeric_limits<double>::infinity());
 // A path, resolved against the directory of the file that wrote it and normalised.
 bool decode(const Node& node, std::filesystem::path& out);
 

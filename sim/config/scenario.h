@@ -94,6 +94,14 @@ struct Training {
   // Megatron-LM's main gradients (accumulate_allreduce_grads_in_fp32, forced for bf16; NeMo and
   // Megatron-Bridge's grad_reduce_in_fp32), FSDP's reduce_dtype. Unset: the storage dtype.
   std::optional<Dtype> grad_dtype;
+  // The fraction of HBM a plan must leave free for what the memory model does not count: PyTorch's
+  // caching allocator (which every framework modelled here allocates through) cannot hand out the
+  // free parts of its segments that are too small or split for the next request, and workspaces grow.
+  // 5 %: an 80 GB H100 ran out of memory with 1.83 GiB reserved but unallocated (2.3 % of its HBM) at
+  // 75.3 GiB allocated, and that project now reserves 5 % (vllm-project/compressed-tensors PR 587,
+  // 2026); fragmentation can reach 30 % in extreme cases (Rajbhandari et al. 2020, ZeRO, section 3.2).
+  // 0 with `expandable_segments:True` and a measured peak.
+  double memory_headroom = 0.05;
 
   Dtype gradient_dtype() const { return grad_dtype.value_or(storage_dtype(dtype)); }
 };
@@ -121,6 +129,7 @@ struct Parallelism {
   int64_t expert_tp_degree() const { return expert_tp > 0 ? expert_tp : tp; }
   Schedule schedule = Schedule::kOneFOneB;
   SequenceParallel sequence_parallel = SequenceParallel::kNone;
+  CpComm cp_comm = CpComm::kP2p;  // with sequence_parallel: ring
   Fpdt fpdt;
   int zero_stage = 0;  // 0..3
   Recompute recompute = Recompute::kNone;
@@ -234,6 +243,8 @@ struct Scenario {
   int64_t micro_batches() const { return training.global_batch / (training.micro_batch * parallelism.dp); }
   // FPDT chunks per sequence (u in the paper): seq_len / chunk_tokens; 1 when FPDT is off.
   int64_t fpdt_chunks() const;
+  // The HBM a rank's peak must stay within: the GPU's capacity less training.memory_headroom.
+  double usable_hbm_bytes() const;
 };
 
 }  // namespace trainsim::config

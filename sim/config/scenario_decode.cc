@@ -11,6 +11,10 @@
 
 namespace trainsim::config {
 
+double Scenario::usable_hbm_bytes() const {
+  return cluster.hardware.gpu.hbm_capacity_bytes * (1 - training.memory_headroom);
+}
+
 int64_t Scenario::fpdt_chunks() const {
   if (parallelism.sequence_parallel != SequenceParallel::kFpdt) return 1;
   return model.seq_len / parallelism.fpdt.chunk_tokens;
@@ -204,6 +208,7 @@ void decode_training(MapReader& m, Training& out) {
                              to_string(grad)));
     }
   }
+  if (m.has("memory_headroom")) decode_percent(m.child("memory_headroom"), out.memory_headroom, 50);
   m.finish();
 }
 
@@ -239,6 +244,10 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   m.read("schedule", out.schedule);
   if (v_shaped_schedule(out.schedule) && !vpp_given) out.vpp = 2;
   m.read("sequence_parallel", out.sequence_parallel);
+  if (m.read("cp_comm", out.cp_comm) && out.sequence_parallel != SequenceParallel::kRing) {
+    m.child("cp_comm").error(
+        "cp_comm is only used with sequence_parallel: ring (Megatron context parallelism); remove it or set it");
+  }
   const Node fpdt = m.child("fpdt");
   if (fpdt.defined()) {
     if (out.sequence_parallel != SequenceParallel::kFpdt) {

@@ -36,6 +36,10 @@ constexpr bool split_backward_schedule(Schedule s) {
   return s == Schedule::kZeroBubble || v_shaped_schedule(s);
 }
 enum class SequenceParallel { kNone, kMegatron, kUlysses, kRing, kFpdt };
+// How context parallelism (sequence_parallel: ring) exchanges K/V: a ring of send/receives that overlaps
+// the attention blocks, or one all-gather (and a reduce-scatter of their gradients) around them
+// (Megatron-Core's cp_comm_type p2p and all_gather).
+enum class CpComm { kP2p, kAllGather };
 enum class Recompute { kNone, kSelective, kFull };
 enum class Optimizer { kAdam, kSgd };
 enum class IntraNodeKind { kNvSwitch, kNvLinkMesh, kPcie };
@@ -92,6 +96,7 @@ TRAINSIM_ENUM_NAMES(Schedule, {Schedule::kGpipe, "gpipe"}, {Schedule::kOneFOneB,
 TRAINSIM_ENUM_NAMES(SequenceParallel, {SequenceParallel::kNone, "none"},
                     {SequenceParallel::kMegatron, "megatron"}, {SequenceParallel::kUlysses, "ulysses"},
                     {SequenceParallel::kRing, "ring"}, {SequenceParallel::kFpdt, "fpdt"});
+TRAINSIM_ENUM_NAMES(CpComm, {CpComm::kP2p, "p2p"}, {CpComm::kAllGather, "all_gather"});
 TRAINSIM_ENUM_NAMES(Recompute, {Recompute::kNone, "none"}, {Recompute::kSelective, "selective"},
                     {Recompute::kFull, "full"});
 TRAINSIM_ENUM_NAMES(Optimizer, {Optimizer::kAdam, "adam"}, {Optimizer::kSgd, "sgd"});

@@ -28,7 +28,7 @@ struct IterationTimeEstimate {
   double mfu = 0;                       // model FLOPs / (iteration_s x GPUs x dense peak)
   double peak_hbm_bytes = 0;            // the memory peak of the fullest rank
   double peak_host_bytes_per_node = 0;  // pinned host memory of the busiest node (offload, CPU checkpoints)
-  bool fits = true;  // peak_hbm_bytes within the GPU's capacity and host memory within the node's
+  bool fits = true;  // peak_hbm_bytes within the GPU's usable HBM and host memory within the node's
 };
 
 // Estimates `scenario`'s iteration. For the first stage, the last, the one with the most layers and

@@ -36,6 +36,7 @@ const std::vector<std::pair<std::string, std::string>>& metric_columns() {
       {"idle_s", "/breakdown/idle_s"},
       {"peak_hbm_bytes", "/memory/peak_hbm_bytes"},
       {"hbm_capacity_bytes", "/memory/hbm_capacity_bytes"},
+      {"usable_hbm_bytes", "/memory/usable_hbm_bytes"},
       {"peak_host_bytes_per_node", "/memory/peak_host_bytes_per_node"},
       {"fits", "/memory/fits"},
       {"time_to_train_s", "/campaign/wall_time_s"},

@@ -27,6 +27,11 @@ std::vector<SequenceParallel> kinds(int64_t tp, int64_t sp) {
   return {SequenceParallel::kNone};
 }
 
+std::vector<config::CpComm> cp_comms(SequenceParallel kind) {
+  if (kind == SequenceParallel::kRing) return {config::CpComm::kP2p, config::CpComm::kAllGather};
+  return {config::CpComm::kP2p};
+}
+
 std::vector<int64_t> fpdt_chunks(SequenceParallel kind, int64_t seq_len) {
   if (kind != SequenceParallel::kFpdt) return {0};
   std::vector<int64_t> out;
@@ -72,6 +77,7 @@ PlanChoice PlanChoice::of(const config::Scenario& s) {
   c.expert_tp = p.expert_tp;
   c.schedule = p.schedule;
   c.sequence_parallel = p.sequence_parallel;
+  if (p.sequence_parallel == SequenceParallel::kRing) c.cp_comm = p.cp_comm;
   c.fpdt_chunk_tokens = p.sequence_parallel == SequenceParallel::kFpdt ? p.fpdt.chunk_tokens : 0;
   c.micro_batch = s.training.micro_batch;
   c.zero_stage = p.zero_stage;
@@ -90,6 +96,7 @@ void PlanChoice::apply(int64_t gpus, config::Scenario& s) const {
   p.expert_tp = expert_tp;
   p.schedule = schedule;
   p.sequence_parallel = sequence_parallel;
+  if (sequence_parallel == SequenceParallel::kRing) p.cp_comm = cp_comm;
   if (sequence_parallel == SequenceParallel::kFpdt) p.fpdt.chunk_tokens = fpdt_chunk_tokens;
   p.zero_stage = zero_stage;
   p.recompute = recompute;
@@ -110,6 +117,9 @@ std::vector<std::string> PlanChoice::overrides(int64_t gpus) const {
       fmt::format("parallelism.sequence_parallel={}", config::to_string(sequence_parallel)),
   };
   if (expert_tp > 0) out.push_back(fmt::format("parallelism.expert_tp={}", expert_tp));
+  if (sequence_parallel == SequenceParallel::kRing) {
+    out.push_back(fmt::format("parallelism.cp_comm={}", config::to_string(cp_comm)));
+  }
   if (sequence_parallel == SequenceParallel::kFpdt) {
     out.push_back(fmt::format("parallelism.fpdt.chunk_tokens={}", config::format_count(fpdt_chunk_tokens)));
   }
@@ -137,6 +147,8 @@ std::string PlanChoice::describe() const {
   out += fmt::format(" {}", config::to_string(schedule));
   if (sequence_parallel != SequenceParallel::kNone)
     out += fmt::format(" {}", config::to_string(sequence_parallel));
+  if (sequence_parallel == SequenceParallel::kRing && cp_comm == config::CpComm::kAllGather)
+    out += " all_gather";
   if (sequence_parallel == SequenceParallel::kFpdt) {
     out += fmt::format(" chunk{}", config::format_count(fpdt_chunk_tokens));
   }
@@ -156,6 +168,7 @@ nlohmann::json PlanChoice::to_json() const {
                         {"zero_stage", zero_stage},
                         {"recompute", config::to_string(recompute)},
                         {"micro_batch", micro_batch}};
+  if (sequence_parallel == SequenceParallel::kRing) out["cp_comm"] = config::to_string(cp_comm);
   if (sequence_parallel == SequenceParallel::kFpdt) out["fpdt_chunk_tokens"] = fpdt_chunk_tokens;
   if (expert_tp > 0) out["expert_tp"] = expert_tp;
   return out;
@@ -192,25 +205,28 @@ PlanSpace enumerate_plans(const config::Scenario& s, int64_t gpus) {
           }
         }
         for (SequenceParallel kind : kinds(tp, sp)) {
-          for (int64_t chunk : fpdt_chunks(kind, s.model.seq_len)) {
-            for (const ScheduleChoice& sc : schedules(pp, s.model.layers, kind)) {
-              for (int64_t mb : micro_batches) {
-                for (const auto& [expert_tp, ep] : eps) {
-                  PlanChoice c;
-                  c.tp = tp;
-                  c.pp = pp;
-                  c.dp = dp;
-                  c.sp = sp;
-                  c.vpp = sc.vpp;
-                  c.ep = ep;
-                  c.expert_tp = expert_tp;
-                  c.schedule = sc.schedule;
-                  c.sequence_parallel = kind;
-                  c.fpdt_chunk_tokens = chunk;
-                  c.micro_batch = mb;
-                  c.zero_stage = s.parallelism.zero_stage;
-                  c.recompute = s.parallelism.recompute;
-                  space.layouts.push_back(c);
+          for (const config::CpComm cp_comm : cp_comms(kind)) {
+            for (int64_t chunk : fpdt_chunks(kind, s.model.seq_len)) {
+              for (const ScheduleChoice& sc : schedules(pp, s.model.layers, kind)) {
+                for (int64_t mb : micro_batches) {
+                  for (const auto& [expert_tp, ep] : eps) {
+                    PlanChoice c;
+                    c.tp = tp;
+                    c.pp = pp;
+                    c.dp = dp;
+                    c.sp = sp;
+                    c.vpp = sc.vpp;
+                    c.ep = ep;
+                    c.expert_tp = expert_tp;
+                    c.schedule = sc.schedule;
+                    c.sequence_parallel = kind;
+                    c.cp_comm = cp_comm;
+                    c.fpdt_chunk_tokens = chunk;
+                    c.micro_batch = mb;
+                    c.zero_stage = s.parallelism.zero_stage;
+                    c.recompute = s.parallelism.recompute;
+                    space.layouts.push_back(c);
+                  }
                 }
               }
             }

@@ -7,6 +7,7 @@
 //   tp, pp, sp        every ordered factorisation tp·pp·sp·dp = N (dp derived)
 //   sequence_parallel none, or megatron when tp > 1 (with tp 1 it is the same plan as none), for sp 1;
 //                     ulysses, ring and fpdt for sp > 1
+//   cp_comm           p2p and all_gather (ring only)
 //   fpdt.chunk_tokens S / u for u = 1, 2, 4, ... kMaxFpdtChunks (FPDT only)
 //   schedule, vpp     1f1b; with pp > 1 also gpipe and zero-bubble, interleaved and zero-bubble with
 //                     every vpp > 1 dividing floor(L / pp), and with vpp 2 zb-v and dualpipev (the
@@ -50,7 +51,8 @@ struct PlanChoice {
   int64_t expert_tp = 0;  // expert tensor parallelism (MoE models); 0: tp
   config::Schedule schedule = config::Schedule::kOneFOneB;
   config::SequenceParallel sequence_parallel = config::SequenceParallel::kNone;
-  int64_t fpdt_chunk_tokens = 0;  // FPDT only; 0 otherwise
+  config::CpComm cp_comm = config::CpComm::kP2p;  // ring only
+  int64_t fpdt_chunk_tokens = 0;                  // FPDT only; 0 otherwise
   int64_t micro_batch = 1;
   int zero_stage = 0;
   config::Recompute recompute = config::Recompute::kNone;

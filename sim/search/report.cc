@@ -155,7 +155,11 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
         "{:>4} {:>4} {:>4} {:>5} {:>4} {:>4} {:>4} {:>4} {:<11} {:<8} {:>6} {:>4} {:<9} {:>4} {:>11.5g} "
         "{:>12.1f} {:>5.1f}% {:>8.2f}",
         i + 1, c.tp, c.pp, c.dp, c.sp, c.vpp, c.ep, c.expert_tp > 0 ? c.expert_tp : c.tp,
-        config::to_string(c.schedule), config::to_string(c.sequence_parallel),
+        config::to_string(c.schedule),
+        std::string(config::to_string(c.sequence_parallel)) +
+            (c.sequence_parallel == config::SequenceParallel::kRing && c.cp_comm == config::CpComm::kAllGather
+                 ? "/ag"
+                 : ""),
         c.fpdt_chunk_tokens > 0 ? config::format_count(c.fpdt_chunk_tokens) : "-", c.zero_stage,
         config::to_string(c.recompute), c.micro_batch, t, p.run.at("tokens_per_s").get<double>(),
         100 * p.run.at("mfu").get<double>(), p.run.at("memory").at("peak_hbm_bytes").get<double>() / kGiB);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "sim/analytic/memory_bound.h"
 #include "sim/common/isolated.h"
 #include "sim/config/diagnostics.h"
 #include "sim/config/loader.h"
@@ -17,7 +18,6 @@
 #include "sim/estimate/iteration_time.h"
 #include "sim/report/run_report.h"
 #include "sim/search/candidate.h"
-#include "sim/search/memory_bound.h"
 #include "sim/workload/errors.h"
 #include "sim/workload/plan.h"
 #include "sim/workload/shapes.h"
@@ -77,7 +77,7 @@ bool selective_is_no_recompute(const config::Scenario& s) {
 
 // Screens layouts [begin, end) in the calling process; returns what Screening::merge reads.
 json screen_chunk(const CandidateBuilder& builder, const PlanSpace& space, size_t begin, size_t end) {
-  const double capacity = builder.base().cluster.hardware.gpu.hbm_capacity_bytes;
+  const double capacity = builder.base().usable_hbm_bytes();
   json invalid = json::array();
   json survivors = json::array();
   int64_t over_memory = 0;
@@ -100,7 +100,7 @@ json screen_chunk(const CandidateBuilder& builder, const PlanSpace& space, size_
           ++duplicates;
           continue;
         }
-        const double bound = memory_lower_bound_bytes(s);
+        const double bound = analytic::memory_lower_bound(s).total();
         if (bound > capacity) {
           ++over_memory;
           continue;

@@ -67,6 +67,8 @@ json analytic_report(const config::Scenario& s, const estimate::IterationTimeEst
       {"memory",
        {{"peak_hbm_bytes", e.peak_hbm_bytes},
         {"hbm_capacity_bytes", s.cluster.hardware.gpu.hbm_capacity_bytes},
+        {"memory_headroom", s.training.memory_headroom},
+        {"usable_hbm_bytes", s.usable_hbm_bytes()},
         {"peak_host_bytes_per_node", e.peak_host_bytes_per_node},
         {"host_capacity_bytes_per_node", s.cluster.topology.node.host_memory_bytes},
         {"fits", e.fits}}},

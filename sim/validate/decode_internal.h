@@ -29,9 +29,6 @@ struct Reader {
 // not by every case that extends it. Returns false when nothing usable was read.
 bool load_file(const std::filesystem::path& path, Reader& reader, std::vector<config::Layer>& out);
 
-// "12%" -> 0.12. Records a located error and returns false for anything else.
-bool decode_percent(const config::Node& node, double& out);
-
 // Where things were written, for the errors that only the whole set reveals.
 struct Located {
   config::Location id;                         // a case's validation.id or a suite's `suite` key

@@ -103,23 +103,4 @@ bool load_file(const std::filesystem::path& path, Reader& reader, std::vector<co
   return load_layers(path, {}, reader, chain, out);
 }
 
-bool decode_percent(const config::Node& node, double& out) {
-  std::string text;
-  if (!config::decode(node, text)) return false;
-  double value = 0;
-  const char* begin = text.data();
-  const char* end = text.data() + text.size();
-  if (text.empty() || text.back() != '%') {
-    node.error(fmt::format("expected a percentage such as 5%, got \"{}\"", text));
-    return false;
-  }
-  const auto [ptr, ec] = std::from_chars(begin, end - 1, value);
-  if (ec != std::errc() || ptr != end - 1 || value < 0) {
-    node.error(fmt::format("expected a non-negative percentage such as 5%, got \"{}\"", text));
-    return false;
-  }
-  out = value / 100;
-  return true;
-}
-
 }  // namespace trainsim::validate::internal

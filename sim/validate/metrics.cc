@@ -36,7 +36,7 @@ bool fits(const config::Scenario& scenario) {
   const workload::WorkloadSummary summary = workload::summarize(scenario, plan, graphs);
   double hbm = 0;
   for (const workload::ClassSummary& c : summary.classes) hbm = std::max(hbm, c.memory.peak_hbm_bytes);
-  return hbm <= scenario.cluster.hardware.gpu.hbm_capacity_bytes &&
+  return hbm <= scenario.usable_hbm_bytes() &&
          summary.peak_host_bytes_per_node <= scenario.cluster.topology.node.host_memory_bytes;
 }
 

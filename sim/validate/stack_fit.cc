@@ -155,7 +155,7 @@ constexpr double kClassShare = 0.05;
 std::vector<Profiled> profiled_runs(const std::vector<ProfiledRun>& inputs, const fs::path& stack_path) {
   std::vector<Profiled> out;
   for (const ProfiledRun& input : inputs) {
-    Profiled p{input, config::load_scenario(input.scenario)};
+    Profiled p{input, config::load_scenario(input.scenario), 0, {}};
     if (fs::weakly_canonical(p.scenario.cluster.hardware_path) != stack_path) {
       throw StackFitError(fmt::format("the profiled run {} runs on {}, not on the stack profile being fitted",
                                       config::display_name(input.scenario),

@@ -160,6 +160,8 @@ void ulysses_attention_forward(BuildContext& ctx);
 void ulysses_attention_backward(BuildContext& ctx);
 void ring_attention_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch);
 void ring_attention_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch);
+void all_gather_attention_forward(BuildContext& ctx);
+void all_gather_attention_backward(BuildContext& ctx);
 
 // The MLP of an MoE layer (moe.cc), from its input norm's output to the output before the residual
 // add, in the writer's current phase: router, token dispatch (all-to-all over ep, all-gather over

@@ -106,6 +106,16 @@ OpId all_to_all(BuildContext& ctx, double bytes, OpId after, int32_t index) {
                           {after}, index);
 }
 
+// With fewer K/V heads than ranks (RankShapes::kv_replication), the pass that repeats one chunk's k and
+// v before their all-to-alls, or sums their copies' gradients after them: both tensors once at the
+// rank's own heads and once repeated (z.kv is the repeated size). Returns `after` when nothing is
+// repeated.
+OpId replicate_kv(BuildContext& ctx, const Sizes& z, OpId after, int32_t index) {
+  const double copies = static_cast<double>(ctx.shapes.kv_replication);
+  if (copies == 1) return after;
+  return ctx.w.memory(OpLabel::kQkv, 2 * z.kv * (1 + 1 / copies), {after}, index);
+}
+
 OpId barrier(BuildContext& ctx, OpId after, int32_t index) {
   return ctx.w.collective(OpLabel::kBarrier, CollectiveKind::kBarrier, GroupKind::kWorld, 4, Stream::kComm,
                           {after}, index);
@@ -166,8 +176,9 @@ FpdtSaved offload_forward(BuildContext& ctx, bool save) {
     gk[i] = gpu(ctx, z.kv, Stream::kCompute, ci);
     gv[i] = gpu(ctx, z.kv, Stream::kCompute, ci);
     all_to_all(ctx, z.q, gemm, ci);
-    all_to_all(ctx, z.kv, gemm, ci);
-    all_to_all(ctx, z.kv, gemm, ci);
+    const OpId kv = replicate_kv(ctx, z, gemm, ci);
+    all_to_all(ctx, z.kv, kv, ci);
+    all_to_all(ctx, z.kv, kv, ci);
     w.release(qkv, Stream::kComm);
     const OpId bar = barrier(ctx, w.last(Stream::kComm), ci);
     if (s.rope) w.memory(OpLabel::kRope, 2 * (z.q + z.kv), {w.last(Stream::kComm), bar}, ci);
@@ -327,7 +338,7 @@ OpId offload_backward(BuildContext& ctx, FpdtSaved& saved, OpId grad_ready) {
     const BufferId gathered = gpu(ctx, z.e * z.rows_chunk * z.qkv_width, Stream::kCompute, ci);
     all_to_all(ctx, z.q, grads_ready, ci);
     all_to_all(ctx, z.kv, grads_ready, ci);
-    all_to_all(ctx, z.kv, grads_ready, ci);
+    replicate_kv(ctx, z, all_to_all(ctx, z.kv, grads_ready, ci), ci);
     w.host_sync({w.last(Stream::kCopyAux)}, ci);
     const OpId bar = barrier(ctx, w.last(Stream::kComm), ci);
     const int64_t q_width = s.heads * s.head_dim, kv_width = s.kv_heads * s.head_dim;
@@ -383,8 +394,9 @@ FpdtSaved gpu_forward(BuildContext& ctx, bool save) {
     saved.k[i] = gpu(ctx, z.kv, Stream::kCompute, ci);
     saved.v[i] = gpu(ctx, z.kv, Stream::kCompute, ci);
     all_to_all(ctx, z.q, gemm, ci);
-    all_to_all(ctx, z.kv, gemm, ci);
-    const OpId v = all_to_all(ctx, z.kv, gemm, ci);
+    const OpId kv = replicate_kv(ctx, z, gemm, ci);
+    all_to_all(ctx, z.kv, kv, ci);
+    const OpId v = all_to_all(ctx, z.kv, kv, ci);
     w.release(qkv, Stream::kComm);
     if (s.rope) w.memory(OpLabel::kRope, 2 * (z.q + z.kv), {v}, ci);
     const BufferId out = gpu(ctx, z.dq, Stream::kCompute, ci);
@@ -438,7 +450,7 @@ OpId gpu_backward(BuildContext& ctx, FpdtSaved& saved, OpId grad_ready) {
     if (s.rope) w.memory(OpLabel::kRope, z.kv + z.dkv, {}, ci);
     const OpId ready = w.last(Stream::kCompute);
     all_to_all(ctx, z.kv, ready, ci);
-    const OpId dv = all_to_all(ctx, z.kv, ready, ci);
+    const OpId dv = replicate_kv(ctx, z, all_to_all(ctx, z.kv, ready, ci), ci);
     for (int64_t k = 0; k < 2; ++k) {
       wgrad = w.gemm(OpLabel::kQkv, GemmPass::kWeightGrad, kv_width, s.hidden, z.rows_chunk, {dv}, ci);
     }

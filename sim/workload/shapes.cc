@@ -174,13 +174,21 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
     require(
         s.tp == 1, "parallelism.tp",
         "DeepSpeed-Ulysses and FPDT run without tensor parallelism; set tp: 1 and use sp for the sequence");
-    require(divides(s.sp, m.heads) && divides(s.sp, m.kv_heads), "parallelism.sp",
-            fmt::format("the all-to-all scatters heads: sp {} must divide heads {} and kv_heads {}", s.sp,
-                        m.heads, m.kv_heads));
+    require(
+        divides(s.sp, m.heads) && (divides(s.sp, m.kv_heads) || divides(m.kv_heads, s.sp)), "parallelism.sp",
+        fmt::format("the all-to-all scatters heads: sp {} must divide heads {}, and divide kv_heads {} or "
+                    "be a multiple of it",
+                    s.sp, m.heads, m.kv_heads));
+    // With more ranks than K/V heads, each K/V head is repeated sp / kv_heads times after the QKV
+    // projection, so that the all-to-all gives every rank one; autograd sums the copies' gradients
+    // (DeepSpeed's UlyssesSPAttentionHF, deepspeed/runtime/sequence_parallel/ulysses_sp.py:
+    // kv_replication_factor, repeat_interleave before the all-to-all).
+    s.kv_replication = m.kv_heads < s.sp ? s.sp / m.kv_heads : 1;
     s.attn_heads = m.heads / s.sp;
-    s.attn_kv_heads = m.kv_heads / s.sp;
+    s.attn_kv_heads = m.kv_heads * s.kv_replication / s.sp;
   }
   if (s.scheme == SequenceParallel::kRing) {
+    s.cp_all_gather = p.cp_comm == config::CpComm::kAllGather;
     require(
         divides(2 * s.sp, m.seq_len), "parallelism.sp",
         fmt::format("load-balanced ring attention splits the sequence in 2 x sp = {} chunks; it must divide "

@@ -41,6 +41,7 @@ struct RankShapes {
 
   // Plan.
   config::SequenceParallel scheme = config::SequenceParallel::kNone;
+  bool cp_all_gather = false;  // context parallelism (ring) exchanges K/V by all-gather, not send/receive
   int64_t tp = 1, sp = 1, dp = 1, pp = 1, vpp = 1;
   bool v_shape = false;  // ZB-V, DualPipeV: stage s runs virtual stages s and 2pp - 1 - s (layout.h)
   // Where gradients are reduced and ZeRO shards live: dp, or dp_sp when sp > 1; and the same for
@@ -62,6 +63,9 @@ struct RankShapes {
   int64_t attn_kv_heads = 0;  // key/value heads in this rank's attention kernels
   int64_t qkv_heads = 0;      // query heads of this rank's QKV GEMM output
   int64_t qkv_kv_heads = 0;   // key/value heads of this rank's QKV GEMM output
+  // Copies of each K/V head that Ulysses and FPDT send through their all-to-all when sp exceeds the K/V
+  // heads (sp / kv_heads, each rank then gets one); 1 otherwise.
+  int64_t kv_replication = 1;
   int64_t ffn_local = 0;      // ffn / tp
   int64_t vocab_local = 0;    // ceil(vocab / tp)
   int64_t micro_batches = 0;  // per iteration and data-parallel replica

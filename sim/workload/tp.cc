@@ -104,7 +104,11 @@ OpId attention_core_forward(BuildContext& ctx, int64_t layer, int64_t micro_batc
       ulysses_attention_forward(ctx);
       break;
     case config::SequenceParallel::kRing:
-      ring_attention_forward(ctx, layer, micro_batch);
+      if (ctx.shapes.cp_all_gather) {
+        all_gather_attention_forward(ctx);
+      } else {
+        ring_attention_forward(ctx, layer, micro_batch);
+      }
       break;
     default:
       local_attention_forward(ctx);
@@ -120,7 +124,11 @@ OpId attention_core_backward(BuildContext& ctx, int64_t layer, int64_t micro_bat
       ulysses_attention_backward(ctx);
       return ctx.w.last(Stream::kComm);
     case config::SequenceParallel::kRing:
-      ring_attention_backward(ctx, layer, micro_batch);
+      if (ctx.shapes.cp_all_gather) {
+        all_gather_attention_backward(ctx);
+      } else {
+        ring_attention_backward(ctx, layer, micro_batch);
+      }
       return kNoOp;
     default:
       local_attention_backward(ctx);

@@ -31,6 +31,7 @@ struct Case {
   int64_t chunk = 0;
   bool offload = true;
   bool dense = false;  // drop the preset's experts (keep its attention)
+  config::CpComm cp_comm = config::CpComm::kP2p;
 };
 
 TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
@@ -61,6 +62,15 @@ TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
       {"ulysses zero3", "llama3-8b", 4096, 2, 8,
        plan(1, 1, 2, 4, SequenceParallel::kUlysses, 3, Recompute::kFull)},
       {"ring+tp+pp", "llama3-8b", 4096, 4, 4, plan(2, 2, 1, 4, SequenceParallel::kRing, 1, Recompute::kFull)},
+      {"ulysses sp 16 over 8 kv heads", "llama3-8b", 4096, 2, 1,
+       plan(1, 1, 1, 16, SequenceParallel::kUlysses, 3, Recompute::kFull)},
+      {"fpdt sp 32 over 8 kv heads", "llama3-8b", 65536, 2, 1,
+       plan(1, 1, 1, 32, SequenceParallel::kFpdt, 3, Recompute::kFull), 16384},
+      {"ring all-gather+tp+pp full", "llama3-8b", 4096, 4, 4,
+       plan(2, 2, 1, 4, SequenceParallel::kRing, 1, Recompute::kFull), 0, true, false, config::CpComm::kAllGather},
+      {"mla ring all-gather", "deepseek-v3", 2048, 4, 8,
+       plan(2, 1, 2, 2, SequenceParallel::kRing, 1, Recompute::kNone, 1, 2), 0, true, false,
+       config::CpComm::kAllGather},
       {"fpdt offload", "llama3-8b", 32768, 2, 1,
        plan(1, 1, 1, 4, SequenceParallel::kFpdt, 3, Recompute::kFull), 8192},
       {"fpdt gpu", "megatron-1.7b", 16384, 2, 2,
@@ -98,6 +108,7 @@ TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
     if (c.chunk) s.parallelism.fpdt.chunk_tokens = c.chunk;
     s.parallelism.fpdt.offload = c.offload;
     if (c.dense) s.model.moe = {};
+    s.parallelism.cp_comm = c.cp_comm;
     const workload::ParallelPlan p = workload::make_plan(s);
     for (const workload::SymmetryClass& cls : p.symmetry_classes()) {
       std::map<Key, Totals> graph, closed;

@@ -213,6 +213,30 @@ TEST_F(ScenarioRules, GradientDtypeDefaultsToTheStorageDtype) {
                           "fp32, bf16 or fp16, not fp8"));
 }
 
+// cp_comm chooses how context parallelism exchanges K/V; it means nothing for the other schemes.
+TEST_F(ScenarioRules, CpCommBelongsToContextParallelism) {
+  EXPECT_EQ(load(scenario(kLlama, "{sp: 2, sequence_parallel: ring, cp_comm: all_gather}", kBatch, 2))
+                .parallelism.cp_comm,
+            CpComm::kAllGather);
+  EXPECT_THAT(errors(scenario(kLlama, "{sp: 2, sequence_parallel: ulysses, cp_comm: all_gather}", kBatch, 2)),
+              ElementsAre(::testing::HasSubstr("parallelism.cp_comm: cp_comm is only used with "
+                                               "sequence_parallel: ring (Megatron context parallelism)")));
+}
+
+// The memory headroom is a percentage of HBM (5 % unless given) that a plan's peak must leave free.
+TEST_F(ScenarioRules, MemoryHeadroomIsAPercentageOfHbm) {
+  const Scenario plain = load(scenario(kLlama, "{}", kBatch, 1));
+  EXPECT_DOUBLE_EQ(plain.training.memory_headroom, 0.05);
+  EXPECT_DOUBLE_EQ(plain.usable_hbm_bytes(), 0.95 * plain.cluster.hardware.gpu.hbm_capacity_bytes);
+  const Scenario none = load(scenario(kLlama, "{}", "{global_batch: 64, memory_headroom: 0%}", 1));
+  EXPECT_DOUBLE_EQ(none.usable_hbm_bytes(), none.cluster.hardware.gpu.hbm_capacity_bytes);
+  EXPECT_THAT(errors(scenario(kLlama, "{}", "{global_batch: 64, memory_headroom: 0.1}", 1)),
+              ElementsAre("s.yaml:4:47: error: training.memory_headroom: expected a percentage such as 5%, "
+                          "got \"0.1\""));
+  EXPECT_THAT(errors(scenario(kLlama, "{}", "{global_batch: 64, memory_headroom: 60%}", 1)),
+              ElementsAre("s.yaml:4:47: error: training.memory_headroom: must be at most 50%, got 60%"));
+}
+
 // The kernel follows the model (auto: unfused for learned positions, fused for RoPE), never the plan;
 // ring attention and FPDT refuse an unfused one, saying whether auto chose it.
 TEST_F(ScenarioRules, AttentionKernelFollowsTheModelNotThePlan) {

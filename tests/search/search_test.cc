@@ -12,13 +12,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "sim/analytic/memory_bound.h"
 #include "sim/common/isolated.h"
 #include "sim/config/emit.h"
 #include "sim/config/loader.h"
 #include "sim/engine/scenario_run.h"
 #include "sim/report/run_report.h"
 #include "sim/search/candidate.h"
-#include "sim/search/memory_bound.h"
 #include "sim/search/plan_space.h"
 #include "sim/search/report.h"
 #include "sim/workload/errors.h"
@@ -51,7 +51,9 @@ TEST(PlanSpace, CoversEveryDegreeScheduleKindAndMicroBatch) {
   std::set<SequenceParallel> kinds;
   std::set<std::pair<Schedule, int64_t>> schedules;
   std::set<int64_t> chunks, micro_batches;
+  std::set<config::CpComm> cp_comms;
   for (const PlanChoice& c : space.layouts) {
+    if (c.sequence_parallel == SequenceParallel::kRing) cp_comms.insert(c.cp_comm);
     EXPECT_EQ(c.tp * c.pp * c.sp * c.dp, 2) << c.describe();
     EXPECT_EQ(base.training.global_batch % (c.micro_batch * c.dp), 0) << c.describe();
     degrees.insert({c.tp, c.pp, c.sp, c.dp});
@@ -72,9 +74,11 @@ TEST(PlanSpace, CoversEveryDegreeScheduleKindAndMicroBatch) {
                                                                {Schedule::kDualPipeV, 2}}));
   EXPECT_EQ(chunks, (std::set<int64_t>{4, 8, 16, 32, 64, 128, 256}));  // 256 / u, u = 1 .. 64
   EXPECT_EQ(micro_batches, (std::set<int64_t>{1, 2}));
+  EXPECT_EQ(cp_comms, (std::set<config::CpComm>{config::CpComm::kP2p, config::CpComm::kAllGather}));
   // tp 2: {none, megatron} x 2 micro-batches; pp 2: {1f1b, gpipe, interleaved, zero bubble with and
-  // without chunks, zb-v, dualpipev} x 2; sp 2: {ulysses, ring, 7 FPDT chunks} x 2; dp 2: micro-batch 1.
-  EXPECT_EQ(space.layouts.size(), 4u + 14u + 18u + 1u);
+  // without chunks, zb-v, dualpipev} x 2; sp 2: {ulysses, ring by p2p and by all-gather, 7 FPDT chunks}
+  // x 2; dp 2: micro-batch 1.
+  EXPECT_EQ(space.layouts.size(), 4u + 14u + 20u + 1u);
   ASSERT_EQ(space.size(), space.layouts.size() * 12);
   std::set<std::pair<int, Recompute>> variants;
   for (size_t i = 0; i < kVariantsPerLayout; ++i)
@@ -255,7 +259,7 @@ TEST(Search, FindsTheBestPlansBruteForceFinds) {
       [&](size_t i) -> json {
         const config::Scenario s = *builder.check(space.at(valid[i]), 2).scenario;
         try {
-          const double bound = memory_lower_bound_bytes(s);
+          const double bound = analytic::memory_lower_bound(s).total();
           engine::RunOptions options;
           options.network = engine::NetworkModel::kIdeal;
           const auto run = engine::run_scenario(s, options);
@@ -286,8 +290,8 @@ TEST(Search, FindsTheBestPlansBruteForceFinds) {
   }
   ASSERT_FALSE(duplicates.empty()) << "the case should exercise the duplicate plans";
 
-  const double capacity = base.cluster.hardware.gpu.hbm_capacity_bytes;
-  std::vector<std::pair<double, size_t>> ranking;  // (time, index) of the plans that fit
+  const double capacity = base.usable_hbm_bytes();  // the HBM less the allocator's headroom
+  std::vector<std::pair<double, size_t>> ranking;   // (time, index) of the plans that fit
   int64_t over_bound = 0;
   for (const auto& [index, t] : truth) {
     if (t.contains("invalid")) {

@@ -124,7 +124,9 @@ axes:
 TEST_F(Evaluate, APointThatDoesNotFitIsAnInfeasibleResult) {
   const nlohmann::json r = analytic(2);
   EXPECT_EQ(r["status"], "infeasible");
-  EXPECT_THAT(r["reason"].get<std::string>(), HasSubstr("GiB of HBM at its peak but the GPU has 80.00 GiB"));
+  EXPECT_THAT(r["reason"].get<std::string>(),
+              HasSubstr("GiB of HBM at its peak but the GPU has 76.00 GiB usable (the GPU's "
+                        "80.00 GiB less the 5% headroom"));
   EXPECT_FALSE(r["memory"]["fits"].get<bool>());
   EXPECT_GT(r["iteration_time_s"].get<double>(), 0);
 }

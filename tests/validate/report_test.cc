@@ -32,7 +32,8 @@ CaseResult value(double simulated) {
            {"breakdown",
             {{"compute_s", 1.0}, {"exposed_comm_s", 0.5}, {"bubble_s", 0.25}, {"offload_stall_s", 0.0}}},
            {"cpu_s", 2.0}},
-          ""};
+          "",
+          nullptr};
 }
 
 struct Fixture {
@@ -52,7 +53,7 @@ Fixture make_fixture() {
   other.shape_checks.push_back({ShapeKind::kBelow, "d below e", "fig", {"d", "e"}, 0.5, 1.0, 0});
   other.shape_checks.push_back({ShapeKind::kRatioAtLeast, "e twice d", "fig", {"e", "d"}, 0, 0, 2});
   f.set.suites = {gated, other};
-  f.results = {value(10.2), value(8.5), CaseResult{false, {}, "the task's process died of signal 6"},
+  f.results = {value(10.2), value(8.5), CaseResult{false, {}, "the task's process died of signal 6", nullptr},
                value(2.0), value(3.0)};
   return f;
 }

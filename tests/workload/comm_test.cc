@@ -6,6 +6,8 @@
 #include "sim/analytic/params.h"
 #include "sim/workload/builder.h"
 #include "sim/workload/comm_log.h"
+#include "sim/workload/errors.h"
+#include "sim/workload/shapes.h"
 #include "tests/workload/workload_test_util.h"
 
 namespace trainsim::workload {
@@ -174,6 +176,93 @@ TEST(CommVolume, UlyssesAllToAllsPerLayer) {
   const Graph gg = build_rank_graph(gqa, gqa_plan, 0);
   const double q = 2.0 * (8192 / 4) * 32 * 128, kv = 2.0 * (8192 / 4) * 8 * 128;
   EXPECT_DOUBLE_EQ(testing::sum_bytes(gg, a2a(Phase::kForward)), 2 * q + 2 * kv);
+}
+
+// More ranks than K/V heads: Llama-3 8B's 8 K/V heads on sp 32 are repeated 4 times so that every rank
+// gets one (DeepSpeed's ulysses_sp.py), the k and v all-to-alls carry the copies (as large as q's), and
+// one memory pass repeats them in the forward and one sums their gradients in the backward.
+TEST(CommVolume, UlyssesRepeatsKeyValueHeadsForMoreRanksThanHeads) {
+  testing::PlanSpec spec;
+  spec.sp = 32;
+  spec.sequence = SequenceParallel::kUlysses;
+  config::Scenario sc = testing::make_scenario("llama3-8b", 1, 1, spec);
+  sc.model.layers = 1;
+  const ParallelPlan plan = make_plan(sc);
+  const RankShapes shapes = derive_shapes(sc, plan);
+  EXPECT_EQ(shapes.kv_replication, 4);
+  EXPECT_EQ(shapes.attn_heads, 1);
+  EXPECT_EQ(shapes.attn_kv_heads, 1);
+  const Graph g = build_rank_graph(sc, plan, 0);
+  const auto forward_a2a = [](const Op& op) {
+    return op.kind == OpKind::kCollective && op.collective.kind == CollectiveKind::kAllToAll &&
+           op.phase == Phase::kForward;
+  };
+  const double tokens = 8192.0 / 32, q = 2.0 * tokens * 32 * 128, kv = 2.0 * tokens * 8 * 128;
+  EXPECT_DOUBLE_EQ(testing::sum_bytes(g, forward_a2a), 4 * q);  // q, the k and v copies, the output
+  const auto repeat = [](Phase phase) {
+    return [phase](const Op& op) {
+      return op.kind == OpKind::kMemory && op.label == OpLabel::kQkv && op.phase == phase;
+    };
+  };
+  EXPECT_DOUBLE_EQ(testing::sum_bytes(g, repeat(Phase::kForward)), 2 * kv * (1 + 4));
+  EXPECT_DOUBLE_EQ(testing::sum_bytes(g, repeat(Phase::kBackward)), 2 * kv * (1 + 4));
+  // sp and the K/V heads, neither dividing the other, are refused.
+  spec.sp = 24;
+  config::Scenario odd = testing::make_scenario("llama3-8b", 1, 1, spec);
+  odd.model.heads = 48;
+  odd.model.kv_heads = 16;
+  odd.model.seq_len = 24 * 1024;
+  EXPECT_THROW(
+      {
+        try {
+          derive_shapes(odd, make_plan(odd));
+        } catch (const PlanError& e) {
+          EXPECT_STREQ(
+              e.what(),
+              "parallelism.sp: the all-to-all scatters heads: sp 24 must divide heads 48, and divide "
+              "kv_heads 16 or "
+              "be a multiple of it");
+          throw;
+        }
+      },
+      PlanError);
+}
+
+// Context parallelism by all-gather (Megatron-Core's cp_comm_type all_gather, as Llama 3 runs it): K and
+// V of the whole sequence gathered once in the forward and again in the backward, their gradients
+// reduce-scattered; the attention does the same work as the ring's, in two kernels.
+TEST(CommVolume, ContextParallelAllGatherGathersKeyValueOnce) {
+  testing::PlanSpec spec;
+  spec.sp = 4;
+  spec.sequence = SequenceParallel::kRing;
+  config::Scenario ring = testing::make_scenario("llama3-8b", 1, 1, spec);
+  ring.model.layers = 1;
+  config::Scenario gathered = ring;
+  gathered.parallelism.cp_comm = config::CpComm::kAllGather;
+  const ParallelPlan plan = make_plan(gathered);
+  const Graph g = build_rank_graph(gathered, plan, 0);
+  const double message = 2.0 * 8192 * 8 * 128;  // the whole sequence's K (or V), 8 heads of 128
+  const auto collectives = [](CollectiveKind kind, Phase phase) {
+    return [kind, phase](const Op& op) {
+      return op.kind == OpKind::kCollective && op.collective.kind == kind && op.phase == phase &&
+             op.collective.group.kind == GroupKind::kSp;
+    };
+  };
+  EXPECT_EQ(testing::count_ops(g, collectives(CollectiveKind::kAllGather, Phase::kForward)), 2);
+  EXPECT_DOUBLE_EQ(testing::sum_bytes(g, collectives(CollectiveKind::kAllGather, Phase::kForward)), 2 * message);
+  EXPECT_EQ(testing::count_ops(g, collectives(CollectiveKind::kAllGather, Phase::kBackward)), 2);
+  EXPECT_DOUBLE_EQ(testing::sum_bytes(g, collectives(CollectiveKind::kReduceScatter, Phase::kBackward)),
+                   2 * message);
+  EXPECT_EQ(testing::count_ops(g, [](const Op& op) { return op.kind == OpKind::kSend; }), 0);
+  const auto attention_flops = [](const Graph& graph) {
+    double flops = 0;
+    for (const Op& op : graph.ops()) {
+      if (op.kind == OpKind::kAttentionForward || op.kind == OpKind::kAttentionBackward) flops += op.model_flops;
+    }
+    return flops;
+  };
+  const ParallelPlan ring_plan = make_plan(ring);
+  EXPECT_DOUBLE_EQ(attention_flops(g), attention_flops(build_rank_graph(ring, ring_plan, 0)));
 }
 
 // Ring attention: P-1 K/V passes forward, each overlapping an attention block.

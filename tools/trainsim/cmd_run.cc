@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "sim/analytic/memory_bound.h"
 #include "sim/common/atomic_file.h"
 #include "sim/common/interrupt.h"
 #include "sim/engine/scenario_run.h"
@@ -101,6 +102,12 @@ int run(const RunArgs& args, const Context& context) {
   if (const std::string why = unrecordable_links(s, args); !why.empty()) {
     spdlog::error("--links: {}", why);
     return kExitUsage;
+  }
+  if (!args.ignore_memory) {
+    if (const std::string why = analytic::memory_bound_refusal(s); !why.empty()) {
+      spdlog::error("infeasible plan: {} (--ignore-memory simulates it anyway)", why);
+      return kExitInfeasible;
+    }
   }
   // The trace's temporary file exists from the start, so an unwritable destination fails before the
   // simulation, not after it.

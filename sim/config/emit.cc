@@ -82,6 +82,9 @@ void emit_parallelism(YAML::Emitter& out, const Parallelism& p) {
   out << YAML::Key << "overlap_grad_reduce" << YAML::Value << p.overlap_grad_reduce;
   out << YAML::Key << "tp_comm_overlap" << YAML::Value << p.tp_comm_overlap;
   out << YAML::Key << "uneven_stages" << YAML::Value << p.uneven_stages;
+  if (p.first_stage_layers > 0)
+    out << YAML::Key << "first_stage_layers" << YAML::Value << p.first_stage_layers;
+  if (p.last_stage_layers > 0) out << YAML::Key << "last_stage_layers" << YAML::Value << p.last_stage_layers;
   out << YAML::EndMap;
 }
 

@@ -144,6 +144,11 @@ struct Parallelism {
   // Allow a layer count that pp·vpp does not divide: stages then differ by one layer, the shorter
   // ones being the last, the first, the second-to-last, ... (as Llama 3 405B's 126 layers on 16).
   bool uneven_stages = false;
+  // Layers of the first and of the last pipeline stage, the others sharing the rest evenly
+  // (Megatron-Core's num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage,
+  // --decoder-first-pipeline-num-layers); 0: the split above.
+  int64_t first_stage_layers = 0;
+  int64_t last_stage_layers = 0;
 };
 
 // The data center the cluster runs in (cluster.facility): what cooling and power delivery add to the

@@ -2,8 +2,11 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/config/decode.h"
 #include "sim/config/limits.h"
@@ -246,7 +249,8 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   m.read("sequence_parallel", out.sequence_parallel);
   if (m.read("cp_comm", out.cp_comm) && out.sequence_parallel != SequenceParallel::kRing) {
     m.child("cp_comm").error(
-        "cp_comm is only used with sequence_parallel: ring (Megatron context parallelism); remove it or set it");
+        "cp_comm is only used with sequence_parallel: ring (Megatron context parallelism); remove it or set "
+        "it");
   }
   const Node fpdt = m.child("fpdt");
   if (fpdt.defined()) {
@@ -269,6 +273,8 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   m.read("overlap_grad_reduce", out.overlap_grad_reduce);
   m.read("tp_comm_overlap", out.tp_comm_overlap);
   m.read("uneven_stages", out.uneven_stages);
+  m.read("first_stage_layers", out.first_stage_layers, kDimension);
+  m.read("last_stage_layers", out.last_stage_layers, kDimension);
   m.finish();
 }
 
@@ -355,7 +361,29 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
                       "tensor-parallel ranks); use tp <= {}",
                       p.tp, m.kv_heads, m.kv_heads));
     }
-    if (m.layers < p.pp * p.vpp) {
+    const bool stage_layers = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+    if (stage_layers) {
+      // The stages between the first and the last share the remaining layers evenly.
+      const int64_t middle_stages =
+          p.pp - (p.first_stage_layers > 0 ? 1 : 0) - (p.last_stage_layers > 0 ? 1 : 0);
+      const int64_t middle_layers = m.layers - p.first_stage_layers - p.last_stage_layers;
+      if (p.pp == 1 || p.vpp > 1 || p.uneven_stages) {
+        plan_error(
+            "first_stage_layers and last_stage_layers set the layers of the first and last of pp > 1 stages "
+            "without virtual stages (vpp 1) and without uneven_stages; remove them or change the plan");
+      } else if (middle_stages == 0 ? middle_layers != 0
+                                    : middle_layers < middle_stages || middle_layers % middle_stages != 0) {
+        std::vector<std::string> given;
+        if (p.first_stage_layers > 0)
+          given.push_back(fmt::format("first_stage_layers {}", p.first_stage_layers));
+        if (p.last_stage_layers > 0)
+          given.push_back(fmt::format("last_stage_layers {}", p.last_stage_layers));
+        plan_error(fmt::format(
+            "{} layers less {} leave {} for the other {} stages, which must share them evenly (at least one "
+            "each); change {}",
+            m.layers, fmt::join(given, " and "), middle_layers, middle_stages, fmt::join(given, " or ")));
+      }
+    } else if (m.layers < p.pp * p.vpp) {
       plan_error(fmt::format("pp·vpp = {}·{} = {} model chunks but only {} layers; lower pp or vpp", p.pp,
                              p.vpp, p.pp * p.vpp, m.layers));
     } else if (m.layers % (p.pp * p.vpp) != 0 && !p.uneven_stages) {

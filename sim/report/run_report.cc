@@ -15,7 +15,9 @@
 #include "sim/report/link_report.h"
 #include "sim/report/power.h"
 #include "sim/workload/builder.h"
+#include "sim/workload/layout.h"
 #include "sim/workload/memory.h"
+#include "sim/workload/shapes.h"
 #include "sim/workload/summary.h"
 
 namespace trainsim::report {
@@ -173,6 +175,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   // critical rank alone can be a light stage that mostly waits for the heavy ones.
   json stages = json::array();
   if (s.parallelism.pp > 1) {
+    const workload::StageLayout layout = workload::partition_layers(workload::derive_shapes(s, run.plan));
     std::vector<bool> seen(static_cast<size_t>(s.parallelism.pp), false);
     for (size_t i = 0; i < run.ranks.size(); ++i) {
       const auto stage = static_cast<size_t>(run.plan.coords(run.ranks[i]).pp());
@@ -180,7 +183,13 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       seen[stage] = true;
       const engine::RankRun& rr = r.ranks[i];
       const Breakdown sb = attribute_time(run.graphs[i], rr, iteration_start, rr.finish_s);
+      int64_t layers = 0;
+      for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
+        layers +=
+            layout.layer_count[static_cast<size_t>(layout.virtual_stage(static_cast<int64_t>(stage), chunk))];
+      }
       stages.push_back({{"stage", stage},
+                        {"layers", layers},
                         {"rank", rr.rank},
                         {"busy_until_s", rr.finish_s - iteration_start},
                         {"compute_s", sb.compute_s},
@@ -354,14 +363,15 @@ std::string render_table(const json& report) {
   }
   if (!report.at("stages").empty()) {
     out += fmt::format("\n# breakdown per pipeline stage (s, up to each stage's last op)\n");
-    out += fmt::format("{:>6} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "stage", "rank",
-                       "busy until", "compute", "comm", "bubble", "offload", "idle");
+    out += fmt::format("{:>6} {:>7} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "stage", "layers",
+                       "rank", "busy until", "compute", "comm", "bubble", "offload", "idle");
     for (const json& st : report.at("stages")) {
-      out += fmt::format("{:>6} {:>7} {:>11.4f} {:>11.4f} {:>11.4f} {:>11.4f} {:>11.4f} {:>11.4f}\n",
-                         st.at("stage").get<int64_t>(), st.at("rank").get<int64_t>(),
-                         st.at("busy_until_s").get<double>(), st.at("compute_s").get<double>(),
-                         st.at("exposed_comm_s").get<double>(), st.at("bubble_s").get<double>(),
-                         st.at("offload_stall_s").get<double>(), st.at("idle_s").get<double>());
+      out += fmt::format("{:>6} {:>7} {:>7} {:>11.4f} {:>11.4f} {:>11.4f} {:>11.4f} {:>11.4f} {:>11.4f}\n",
+                         st.at("stage").get<int64_t>(), st.at("layers").get<int64_t>(),
+                         st.at("rank").get<int64_t>(), st.at("busy_until_s").get<double>(),
+                         st.at("compute_s").get<double>(), st.at("exposed_comm_s").get<double>(),
+                         st.at("bubble_s").get<double>(), st.at("offload_stall_s").get<double>(),
+                         st.at("idle_s").get<double>());
     }
   }
   out += fmt::format(

@@ -6,8 +6,43 @@
 
 namespace trainsim::workload {
 
+namespace {
+
+void number_layers(StageLayout& layout) {
+  layout.first_layer.resize(layout.layer_count.size());
+  int64_t first = 0;
+  for (size_t v = 0; v < layout.layer_count.size(); ++v) {
+    layout.first_layer[v] = first;
+    first += layout.layer_count[v];
+  }
+}
+
+}  // namespace
+
 StageLayout partition_layers(const RankShapes& shapes) {
+  if (shapes.first_stage_layers > 0 || shapes.last_stage_layers > 0) {
+    return partition_layers_with_ends(shapes.layers, shapes.pp, shapes.first_stage_layers,
+                                      shapes.last_stage_layers);
+  }
   return partition_layers(shapes.layers, shapes.pp, shapes.vpp, shapes.v_shape);
+}
+
+StageLayout partition_layers_with_ends(int64_t layers, int64_t pp, int64_t first_stage_layers,
+                                       int64_t last_stage_layers) {
+  StageLayout layout;
+  layout.pp = pp;
+  const int64_t middle_stages = pp - (first_stage_layers > 0 ? 1 : 0) - (last_stage_layers > 0 ? 1 : 0);
+  const int64_t middle_layers = layers - first_stage_layers - last_stage_layers;
+  TRAINSIM_WORKLOAD_CHECK(
+      pp > 1 && (middle_stages == 0 ? middle_layers == 0
+                                    : middle_layers >= middle_stages && middle_layers % middle_stages == 0))
+      << layers << " layers, first stage " << first_stage_layers << ", last stage " << last_stage_layers
+      << ", over " << pp << " stages";
+  layout.layer_count.assign(pp, middle_stages > 0 ? middle_layers / middle_stages : 0);
+  if (first_stage_layers > 0) layout.layer_count.front() = first_stage_layers;
+  if (last_stage_layers > 0) layout.layer_count.back() = last_stage_layers;
+  number_layers(layout);
+  return layout;
 }
 
 StageLayout partition_layers(int64_t layers, int64_t pp, int64_t vpp, bool v_shape) {
@@ -25,12 +60,7 @@ StageLayout partition_layers(int64_t layers, int64_t pp, int64_t vpp, bool v_sha
     const int64_t stage = k % 2 == 0 ? stages - 1 - k / 2 : k / 2;
     --layout.layer_count[stage];
   }
-  layout.first_layer.resize(stages);
-  int64_t first = 0;
-  for (int64_t v = 0; v < stages; ++v) {
-    layout.first_layer[v] = first;
-    first += layout.layer_count[v];
-  }
+  number_layers(layout);
   return layout;
 }
 

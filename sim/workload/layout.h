@@ -9,7 +9,8 @@
 // interleaved assignment), or in a V (ZB-V, Qi et al. 2024 Sec. 6; DeepSeek's DualPipeV): stage s
 // runs virtual stages s and 2pp - 1 - s, so activations go down the stages and back up, and the
 // first stage holds both ends. The embedding runs on virtual stage 0, the final norm, LM head and
-// loss on the last one.
+// loss on the last one. A plan that names the first or the last stage's layer count (vpp 1) gives the
+// other stages an equal share of the rest.
 #ifndef TRAINSIM_SIM_WORKLOAD_LAYOUT_H_
 #define TRAINSIM_SIM_WORKLOAD_LAYOUT_H_
 
@@ -40,6 +41,10 @@ struct StageLayout {
 // Splits `layers` over pp * vpp virtual stages as described above. Aborts when layers < pp * vpp
 // (derive_shapes rejects such plans first).
 StageLayout partition_layers(int64_t layers, int64_t pp, int64_t vpp, bool v_shape = false);
+// The same with the first and/or last stage's count given (0: not given; vpp 1), the other stages
+// sharing the rest evenly. Aborts when they cannot (the scenario decoder rejects such plans first).
+StageLayout partition_layers_with_ends(int64_t layers, int64_t pp, int64_t first_stage_layers,
+                                       int64_t last_stage_layers);
 // The layout of a plan's shapes.
 StageLayout partition_layers(const RankShapes& shapes);
 

@@ -82,6 +82,8 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.pp = plan.degree(Axis::kPp);
   s.vpp = p.vpp;
   s.v_shape = config::v_shaped_schedule(p.schedule);
+  s.first_stage_layers = p.first_stage_layers;
+  s.last_stage_layers = p.last_stage_layers;
   s.zero_stage = p.zero_stage;
   s.recompute = p.recompute;
   s.cpu_checkpointing = p.cpu_checkpointing;

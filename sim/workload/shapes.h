@@ -44,6 +44,7 @@ struct RankShapes {
   bool cp_all_gather = false;  // context parallelism (ring) exchanges K/V by all-gather, not send/receive
   int64_t tp = 1, sp = 1, dp = 1, pp = 1, vpp = 1;
   bool v_shape = false;  // ZB-V, DualPipeV: stage s runs virtual stages s and 2pp - 1 - s (layout.h)
+  int64_t first_stage_layers = 0, last_stage_layers = 0;  // 0: the split of layout.h
   // Where gradients are reduced and ZeRO shards live: dp, or dp_sp when sp > 1; and the same for
   // expert weights over their expert-data-parallel group (edp, edp_sp).
   GroupKind grad_group() const { return sp > 1 ? GroupKind::kDpSp : GroupKind::kDp; }

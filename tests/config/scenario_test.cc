@@ -124,6 +124,20 @@ TEST_F(ScenarioRules, LayersMustSplitOverStages) {
                   "lower pp or vpp"));
 }
 
+// The first and last stage's layers may be given; the other stages must share the rest evenly.
+TEST_F(ScenarioRules, FirstAndLastStageLayers) {
+  EXPECT_TRUE(errors(scenario(kLlama, "{pp: 4, dp: 8, first_stage_layers: 5, last_stage_layers: 9}",
+                              "{global_batch: 64}"))
+                  .empty());
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{pp: 4, dp: 8, first_stage_layers: 6}", "{global_batch: 64}")),
+      ElementsAre("s.yaml:5:14: error: parallelism: 32 layers less first_stage_layers 6 leave 26 for the "
+                  "other 3 stages, which must share them evenly (at least one each); change "
+                  "first_stage_layers 6"));
+  EXPECT_THAT(errors(scenario(kLlama, "{pp: 4, vpp: 2, dp: 8, first_stage_layers: 5}", "{global_batch: 64}")),
+              ElementsAre(::testing::HasSubstr("without virtual stages (vpp 1)")));
+}
+
 TEST_F(ScenarioRules, BatchMustSplitOverMicroBatchesAndReplicas) {
   EXPECT_THAT(
       errors(scenario(kLlama, "{dp: 32}", "{global_batch: 48, micro_batch: 1}")),

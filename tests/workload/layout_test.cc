@@ -34,6 +34,17 @@ TEST(PartitionLayers, SurplusComesOffTheLastAndFirstStages) {
   EXPECT_EQ(three.layer_count, (std::vector<int64_t>{2, 3, 2, 2}));
 }
 
+// Megatron-Core's first and last stage layer counts: the other stages share the rest evenly.
+TEST(PartitionLayers, FirstAndLastStagesAsGiven) {
+  EXPECT_EQ(partition_layers_with_ends(126, 16, 7, 7).layer_count,
+            (std::vector<int64_t>{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7}));
+  EXPECT_EQ(partition_layers_with_ends(61, 4, 16, 0).layer_count, (std::vector<int64_t>{16, 15, 15, 15}));
+  EXPECT_EQ(partition_layers_with_ends(10, 2, 4, 6).layer_count, (std::vector<int64_t>{4, 6}));
+  const StageLayout l = partition_layers_with_ends(30, 3, 0, 6);
+  EXPECT_EQ(l.layer_count, (std::vector<int64_t>{12, 12, 6}));
+  EXPECT_EQ(l.first_layer, (std::vector<int64_t>{0, 12, 24}));
+}
+
 // ZB-V: stage s runs virtual stages s and 2pp - 1 - s, so the first stage holds both ends of the
 // model and a tied LM head reuses the embedding there.
 TEST(PartitionLayers, VShapeTurnsOnTheLastStage) {

@@ -68,6 +68,17 @@ std::string readable_duration(double seconds) {
   return fmt::format("{:.3g} s", seconds);
 }
 
+// "25.9 GWh", "812 MWh", "4.1 kWh": three significant digits in the largest unit that keeps the value
+// at least 1 (kWh to TWh).
+std::string readable_energy(double joules) {
+  const double kwh = joules / 3.6e6;
+  static constexpr std::pair<double, const char*> kUnits[] = {{1e9, "TWh"}, {1e6, "GWh"}, {1e3, "MWh"}};
+  for (const auto& [scale, unit] : kUnits) {
+    if (kwh >= scale) return fmt::format("{:.3g} {}", kwh / scale, unit);
+  }
+  return fmt::format("{:.3g} kWh", kwh);
+}
+
 }  // namespace
 
 std::string render_campaign(const json& c) {
@@ -104,10 +115,11 @@ std::string render_campaign(const json& c) {
                        c.at("price_per_gpu_hour_usd").get<double>());
   }
   if (c.contains("energy_j")) {
-    const double it_mwh = c.at("energy_j").get<double>() / 3.6e9;
-    const double facility_mwh = c.at("facility_energy_j").get<double>() / 3.6e9;
-    out += fmt::format("{:<26} {:>14}   (IT; {:.4g} MWh at the facility)\n", "energy",
-                       fmt::format("{:.4g} MWh", it_mwh), facility_mwh);
+    const double it_j = c.at("energy_j").get<double>();
+    const double facility_j = c.at("facility_energy_j").get<double>();
+    out += fmt::format("{:<26} {:>14}   (IT; {} at the facility, PUE {:.3g}{})\n", "energy",
+                       readable_energy(it_j), readable_energy(facility_j), facility_j / it_j,
+                       facility_j == it_j ? ": cluster.facility.pue unset, the IT load alone" : "");
     if (c.contains("electricity_cost_usd")) {
       out += fmt::format("{:<26} {:>14}   (at ${} per kWh)\n", "electricity",
                          fmt::format("${:.3g}M", c.at("electricity_cost_usd").get<double>() / 1e6),

@@ -235,10 +235,9 @@ std::string render_power(const json& p) {
                      "IT power, stopped", watts(p.at("it_idle_w").get<double>()),
                      watts(p.at("it_nameplate_w").get<double>()));
   const double pue = p.at("pue").get<double>();
-  if (pue != 1) {
-    out += fmt::format("{:<26} {:>14}   (PUE {:.2f})\n", "facility power, mean",
-                       watts(p.at("facility_mean_w").get<double>()), pue);
-  }
+  out += fmt::format("{:<26} {:>14}   (PUE {:.2f}{})\n", "facility power, mean",
+                     watts(p.at("facility_mean_w").get<double>()), pue,
+                     pue == 1 ? ": cluster.facility.pue unset, cooling and power delivery not counted" : "");
   out += fmt::format("{:<26} {:>14}   ({:.3g} J per token, IT)\n", "energy per iteration",
                      joules(p.at("energy_per_iteration_j").get<double>()),
                      p.at("energy_per_token_j").get<double>());

@@ -148,6 +148,39 @@ std::string render_stragglers(const json& report) {
 
 }  // namespace
 
+// The plan the run simulated, as a planner reads it first.
+json plan_summary(const config::Scenario& s) {
+  const config::Parallelism& p = s.parallelism;
+  json out = {{"tp", p.tp},
+              {"pp", p.pp},
+              {"dp", p.dp},
+              {"sp", p.sp},
+              {"vpp", p.vpp},
+              {"ep", p.ep},
+              {"schedule", config::to_string(p.schedule)},
+              {"sequence_parallel", config::to_string(p.sequence_parallel)},
+              {"zero_stage", p.zero_stage},
+              {"recompute", config::to_string(p.recompute)},
+              {"micro_batch", s.training.micro_batch},
+              {"global_batch", s.training.global_batch},
+              {"micro_batches_per_replica", s.micro_batches()},
+              {"seq_len", s.model.seq_len},
+              {"tokens_per_iteration", s.training.global_batch * s.model.seq_len}};
+  if (p.sequence_parallel == config::SequenceParallel::kRing) out["cp_comm"] = config::to_string(p.cp_comm);
+  return out;
+}
+
+// The per-iteration times of a run of several iterations.
+json iterations_report(const engine::EngineResult& r) {
+  json times = json::array();
+  double previous = 0;
+  for (const double end : r.iteration_end_s) {
+    times.push_back(end - previous);
+    previous = end;
+  }
+  return {{"count", times.size()}, {"times_s", times}};
+}
+
 json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
                      const ReportContext& context) {
   const engine::EngineResult& r = run.result;
@@ -235,6 +268,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"provenance", provenance},
       {"scenario", s.name},
       {"gpus", gpus},
+      {"plan", plan_summary(s)},
       {"iteration_time_s", t},
       {"tokens_per_s", tokens / t},
       {"tflops_per_gpu", summary.iteration.model / (t * static_cast<double>(gpus)) / 1e12},
@@ -273,6 +307,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"warnings", warnings},
       {"simulation", {{"ranks_simulated", run.ranks.size()}, {"ops_executed", r.ops_executed}}},
   };
+  if (context.iterations > 1) report["iterations"] = iterations_report(r);
   if (s.stragglers.any()) report["stragglers"] = stragglers(s.stragglers, run);
   const json power = power_report(s, run);
   if (!power.is_null()) report["power"] = power;
@@ -327,13 +362,66 @@ std::string infeasibility(const json& report) {
   return out;
 }
 
+// "# plan: tp 8 x pp 8 (vpp 3, interleaved) x dp 1, megatron sequence parallelism, ZeRO 1, selective
+// recompute; micro-batch 1 of 64 per iteration (64 per replica), 2048 tokens each: 131072 tokens"
+std::string render_plan(const json& p) {
+  std::string degrees = fmt::format("tp {}", p.at("tp").get<int64_t>());
+  if (p.at("sp").get<int64_t>() > 1) degrees += fmt::format(" x sp {}", p.at("sp").get<int64_t>());
+  degrees += fmt::format(" x pp {}", p.at("pp").get<int64_t>());
+  if (p.at("pp").get<int64_t>() > 1) {
+    degrees += fmt::format(
+        " ({}{})", p.at("vpp").get<int64_t>() > 1 ? fmt::format("vpp {}, ", p.at("vpp").get<int64_t>()) : "",
+        p.at("schedule").get<std::string>());
+  }
+  degrees += fmt::format(" x dp {}", p.at("dp").get<int64_t>());
+  if (p.at("ep").get<int64_t>() > 1) degrees += fmt::format(", ep {}", p.at("ep").get<int64_t>());
+  const std::string sequence = p.at("sequence_parallel").get<std::string>();
+  std::string scheme = sequence == "none" ? "no sequence parallelism" : sequence + " sequence parallelism";
+  if (p.contains("cp_comm"))
+    scheme = fmt::format("ring context parallelism ({})", p.at("cp_comm").get<std::string>());
+  const std::string recompute = p.at("recompute").get<std::string>();
+  const int64_t micro_batches = p.at("micro_batches_per_replica").get<int64_t>();
+  return fmt::format(
+      "# plan: {}, {}, ZeRO {}, {} recomputation; micro-batch {}, {} micro-batch{} per replica, global batch "
+      "{} of {} tokens: {} tokens per iteration\n",
+      degrees, scheme, p.at("zero_stage").get<int>(), recompute == "none" ? "no" : recompute,
+      p.at("micro_batch").get<int64_t>(), micro_batches, micro_batches == 1 ? "" : "es",
+      p.at("global_batch").get<int64_t>(), p.at("seq_len").get<int64_t>(),
+      p.at("tokens_per_iteration").get<int64_t>());
+}
+
+// "3   (0.1731, 0.1729, 0.1729 s; ...)": each iteration's time, with their spread or why there is none.
+std::string render_iterations(const json& iterations) {
+  const std::vector<double> times = iterations.at("times_s").get<std::vector<double>>();
+  if (times.empty()) return "";
+  std::string listed;
+  for (const double t : times) listed += fmt::format("{}{:.6f}", listed.empty() ? "" : ", ", t);
+  const auto [lo, hi] = std::minmax_element(times.begin(), times.end());
+  const auto [steady_lo, steady_hi] = std::minmax_element(times.begin() + 1, times.end());
+  std::string why;
+  if (*hi - *lo <= 1e-9 * *hi) {
+    why = "all equal: the simulation draws no noise and stragglers are fixed per rank";
+  } else if (*steady_hi - *steady_lo <= 1e-9 * *steady_hi) {
+    why = fmt::format(
+        "the first {:+.2f}% from the others, which nothing of a previous iteration overlaps differently; "
+        "then equal: the simulation draws no noise and stragglers are fixed per rank",
+        100 * (times.front() - *steady_lo) / *steady_lo);
+  } else {
+    why = fmt::format("spread {:.2f}% from the fastest to the slowest", 100 * (*hi - *lo) / *lo);
+  }
+  return fmt::format("{:<26} {:>14}   ({} s; the report is the last; {})\n", "iterations", times.size(),
+                     listed, why);
+}
+
 std::string render_table(const json& report) {
   const json& b = report.at("breakdown");
   const json& m = report.at("memory");
   const double t = report.at("iteration_time_s").get<double>();
-  std::string out = fmt::format("# trainsim {} ({} GPUs)\n", report.at("scenario").get<std::string>(),
-                                report.at("gpus").get<int64_t>());
+  const int64_t gpus = report.at("gpus").get<int64_t>();
+  std::string out = fmt::format("# trainsim {} ({} GPU{})\n", report.at("scenario").get<std::string>(), gpus,
+                                gpus == 1 ? "" : "s");
   out += render_inputs(report.at("provenance").at("inputs"));
+  out += render_plan(report.at("plan"));
   out +=
       report.at("attention_kernel").get<std::string>() == "fused"
           ? "# attention kernel: fused (flash-style, at the hardware profile's attention rates; "
@@ -341,6 +429,7 @@ std::string render_table(const json& report) {
           : "# attention kernel: unfused (softmax(QK^T)V as batched GEMMs and memory passes that store the "
             "scores; model.attention)\n";
   out += fmt::format("{:<26} {:>14.6f} s\n", "iteration time", t);
+  if (report.contains("iterations")) out += render_iterations(report.at("iterations"));
   out += fmt::format("{:<26} {:>14.1f}\n", "tokens/s", report.at("tokens_per_s").get<double>());
   out += fmt::format("{:<26} {:>14.1f}\n", "TFLOP/s per GPU", report.at("tflops_per_gpu").get<double>());
   const std::string dtype = report.at("dtype").get<std::string>();
@@ -411,9 +500,9 @@ std::string render_table(const json& report) {
 std::string render_comm_table(const json& report) {
   std::string out = fmt::format("# communication of rank {} (nccl-tests form; time from launch)\n",
                                 report.at("critical_rank").get<int64_t>());
-  out += fmt::format("# {:>14} {:>10} {:>8} {:>6} {:>7} {:>12} {:>10} {:>10}\n", "kind", "group", "size",
+  out += fmt::format("# {:>14} {:>10} {:>8} {:>6} {:>7} {:>12} {:>10} {:>10}\n", "kind", "group", "ranks",
                      "calls", "bytes", "time", "algbw", "busbw");
-  out += fmt::format("# {:>14} {:>10} {:>8} {:>6} {:>7} {:>12} {:>10} {:>10}\n", "", "", "(ranks)", "", "(B)",
+  out += fmt::format("# {:>14} {:>10} {:>8} {:>6} {:>7} {:>12} {:>10} {:>10}\n", "", "", "", "", "(B)",
                      "(us)", "(GB/s)", "(GB/s)");
   for (const json& e : report.at("comm")) {
     out += fmt::format("  {:>14} {:>10} {:>8} {:>6} {:>7.0f} {:>12.2f} {:>10.2f} {:>10.2f}\n",
@@ -422,6 +511,15 @@ std::string render_comm_table(const json& report) {
                        e.at("bytes_per_call").get<double>(), 1e6 * e.at("mean_time_s").get<double>(),
                        e.at("algbw_bytes_per_s").get<double>() / 1e9,
                        e.at("busbw_bytes_per_s").get<double>() / 1e9);
+  }
+  std::vector<std::string> groups;
+  for (const json& e : report.at("comm")) {
+    const std::string group = e.at("group").get<std::string>();
+    if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
+  }
+  for (const std::string& group : groups) {
+    const std::string_view meaning = workload::describe_group(group);
+    if (!meaning.empty()) out += fmt::format("# {}: {}\n", group, meaning);
   }
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -325,6 +326,28 @@ std::vector<Axis> group_axes(GroupKind kind) {
 }
 
 std::string_view to_string(Axis axis) { return kAxisNames[axis_index(axis)]; }
+
+std::string_view describe_group(std::string_view name) {
+  static constexpr std::pair<std::string_view, std::string_view> kMeanings[] = {
+      {"tp", "tensor-parallel group"},
+      {"sp", "sequence- or context-parallel group (Ulysses, ring, FPDT)"},
+      {"dp", "data-parallel group"},
+      {"pp", "pipeline-parallel group"},
+      {"dp_sp", "data- and sequence-parallel ranks together (gradients and ZeRO shards when sp > 1)"},
+      {"world", "every rank"},
+      {"embedding", "the first and last pipeline stages (tied embedding gradients)"},
+      {"ep", "expert-parallel group (token all-to-alls)"},
+      {"edp", "expert data-parallel group (the ranks holding the same experts)"},
+      {"edp_sp", "expert data- and sequence-parallel ranks together"},
+      {"etp", "expert tensor-parallel group"},
+      {"pp_comm", "sends between adjacent pipeline stages"},
+      {"cp_comm", "ring attention's K/V sends between context-parallel neighbours"},
+  };
+  for (const auto& [known, meaning] : kMeanings) {
+    if (known == name) return meaning;
+  }
+  return {};
+}
 
 std::string_view to_string(GroupKind kind) {
   switch (kind) {

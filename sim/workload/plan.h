@@ -135,6 +135,9 @@ std::vector<Axis> group_axes(GroupKind kind);
 
 std::string_view to_string(Axis axis);
 std::string_view to_string(GroupKind kind);
+// What a group name of the communication log (a GroupKind's to_string, or the label of point-to-point
+// sends: pp_comm, cp_comm) means, in words; empty for a name it does not know.
+std::string_view describe_group(std::string_view name);
 
 }  // namespace trainsim::workload
 

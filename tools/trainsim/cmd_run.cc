@@ -120,7 +120,7 @@ int run(const RunArgs& args, const Context& context) {
   options.engine.time_limit_s = args.time_limit_s;
   options.network = engine::network_model(args.network);
   options.busiest_links = args.links;
-  spdlog::info("simulating {} on {} GPUs ({} ranks)", s.name, s.cluster.gpus,
+  spdlog::info("simulating {} on {} GPU{} ({} ranks)", s.name, s.cluster.gpus, s.cluster.gpus == 1 ? "" : "s",
                args.full ? "every" : "one per symmetry class of");
   std::unique_ptr<engine::ScenarioRun> result;
   try {

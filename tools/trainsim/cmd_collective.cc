@@ -31,6 +31,7 @@ struct CollectiveArgs {
   std::string step_bytes = "1M";
   std::filesystem::path topology;
   std::filesystem::path hardware;
+  bool uncalibrated = false;
   std::string algorithm = "auto";
   std::string datatype = "float";
   std::string op = "sum";
@@ -240,6 +241,12 @@ void run(const CollectiveArgs& args) {
   std::vector<uint64_t> sizes =
       kind == cost::CollectiveKind::kBarrier ? std::vector<uint64_t>{0} : sweep(args);
 
+  if (args.hardware.empty() && !args.uncalibrated) {
+    throw std::invalid_argument(
+        "name the GPUs' hardware profile with --hardware (e.g. calibrate/profiles/h100-sxm5-80gb.yaml): its "
+        "measured or cited collective efficiencies are what NCCL reaches on them; --uncalibrated simulates "
+        "the topology's links at their nominal rates, a bound no NCCL run reaches");
+  }
   const config::Topology topology = config::load_topology(args.topology);
   std::optional<config::HardwareProfile> hardware;
   if (!args.hardware.empty()) hardware = config::load_hardware(args.hardware);
@@ -341,7 +348,12 @@ void register_collective(CLI::App& app, Context& context) {
   cmd->add_option("-t,--topology", args->topology, "Topology YAML file")
       ->required()
       ->envname("TRAINSIM_TOPOLOGY");
-  cmd->add_option("--hardware", args->hardware, "Hardware profile YAML file (named in the header)");
+  CLI::Option* hardware = cmd->add_option(
+      "--hardware", args->hardware,
+      "Hardware profile YAML file: its collective efficiencies (required unless --uncalibrated)");
+  cmd->add_flag("--uncalibrated", args->uncalibrated,
+                "Without a hardware profile: the topology's links at their nominal rates (an upper bound)")
+      ->excludes(hardware);
   cmd->add_option("-a,--algorithm", args->algorithm, "Collective algorithm")
       ->capture_default_str()
       ->check(CLI::IsMember(names(cost::algorithm_names())));

@@ -1,5 +1,9 @@
 #include "tools/trainsim/cli.h"
 
+#include <algorithm>
+#include <thread>
+
+#include <fmt/format.h>
 #include <spdlog/cfg/env.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -36,6 +40,15 @@ int fit_exit_code(const std::string& why, bool ignore_memory) {
   }
   spdlog::error("infeasible plan: {}", why);
   return kExitInfeasible;
+}
+
+int all_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+void add_jobs_option(CLI::App* cmd, int& jobs, std::string_view what) {
+  jobs = all_cores();
+  cmd->add_option("-j,--jobs", jobs,
+                  fmt::format("{} at once, each in its own process (default: all cores)", what))
+      ->check(CLI::Range(1, 4096));
 }
 
 void ScenarioArgs::add_to(CLI::App* cmd) {

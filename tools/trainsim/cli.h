@@ -51,6 +51,12 @@ bool open_output(const std::filesystem::path& path, std::string_view option, std
 // kExitInfeasible after logging it, or kExitOk after a warning when `ignore_memory`.
 int fit_exit_code(const std::string& why, bool ignore_memory);
 
+// The machine's cores: what -j,--jobs defaults to in every subcommand that has it.
+int all_cores();
+// -j,--jobs on `cmd`: how many `what` run at once, each in its own process (1 to 4096; default all
+// cores).
+void add_jobs_option(CLI::App* cmd, int& jobs, std::string_view what);
+
 // Configures the stderr logger: -1 errors only, 0 warnings and info, 1 debug, 2+ trace. The level
 // can also come from SPDLOG_LEVEL.
 void setup_logging(int verbosity);

@@ -23,7 +23,7 @@ struct ClusterArgs {
   int iterations = 2;
   bool collapsed = false;
   std::string network = "simgrid";
-  int parallel = 1;
+  int jobs = 1;
   double time_limit_s = 0;
   bool ignore_memory = false;
   std::string trace;
@@ -53,7 +53,7 @@ int run(const ClusterArgs& args, const Context& context) {
   options.run.engine.time_limit_s = args.time_limit_s;
   options.run.network = engine::network_model(args.network);
   options.run.busiest_links = args.links;
-  options.parallel = args.parallel;
+  options.parallel = args.jobs;
   options.command_line = context.command_line;
   // The trace's temporary file exists from the start, so an unwritable destination fails before the
   // simulations; the run of every job together writes it, and it is renamed into place once complete.
@@ -118,9 +118,7 @@ void register_cluster(CLI::App& app, Context& context) {
                   "another)")
       ->check(CLI::IsMember({"simgrid", "ideal"}))
       ->capture_default_str();
-  cmd->add_option("-j,--parallel", args->parallel, "Simulations at once (the shared run and each job alone)")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
+  add_jobs_option(cmd, args->jobs, "Simulations (the shared run and each job alone)");
   cmd->add_option(
          "--time-limit", args->time_limit_s,
          "Stop (exit 5) a simulation that runs longer than this many seconds of wall-clock time; 0 = "

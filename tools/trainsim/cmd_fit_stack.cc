@@ -3,7 +3,6 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -25,7 +24,7 @@ struct FitStackArgs {
   std::vector<std::filesystem::path> cases;
   std::vector<std::string> traces;  // SCENARIO=TRACE
   std::vector<std::string> fit;
-  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int jobs = 1;
   bool check = false;
 };
 
@@ -113,9 +112,7 @@ void register_fit_stack(CLI::App* calibrate, Context& context) {
       "at least 5 % of the step are fitted on");
   cmd->add_option("--fit", args->fit, "The parameters to fit (default: those the profile's stack.fit lists)")
       ->delimiter(',');
-  cmd->add_option("-j,--jobs", args->jobs, "Simulations at once, each in its own process")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
+  add_jobs_option(cmd, args->jobs, "Simulations");
   cmd->add_flag("--check", args->check,
                 "Refit and compare with the file instead of writing it (exit 1 when it differs)");
   cmd->footer(

@@ -75,9 +75,7 @@ void register_search(CLI::App& app, Context& context) {
   cmd->add_option("--top", args->top, "How many of the best plans to report")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--jobs", args->jobs, "Plans screened or simulated at once, each in its own process")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_jobs_option(cmd, args->jobs, "Plans screened or simulated");
   cmd->add_option("--network", args->network,
                   "Network model of the simulations: simgrid, or ideal (contention-free alpha-beta, fast)")
       ->check(CLI::IsMember({"simgrid", "ideal"}))

@@ -4,7 +4,6 @@
 #include <csignal>
 #include <iostream>
 #include <signal.h>
-#include <thread>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -48,7 +47,7 @@ class StopOnSignal {
 struct SweepArgs {
   std::string file;
   std::string out;
-  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int jobs = 1;
   bool analytic = false;
   bool full = false;
   size_t check_analytic = 0;
@@ -161,9 +160,7 @@ void register_sweep(CLI::App& app, Context& context) {
   cmd->add_option("SWEEP", args->file, "Sweep YAML file (scenarios/sweeps/README.md)")->required();
   cmd->add_option("--out", args->out, "Output directory (required unless --list)");
   cmd->add_flag("--list", args->list, "Print the points (index, id, axis values) and stop");
-  cmd->add_option("-j,--jobs", args->jobs, "Points evaluated at once (forked processes)")
-      ->check(CLI::Range(1, 4096))
-      ->capture_default_str();
+  add_jobs_option(cmd, args->jobs, "Points evaluated");
   cmd->add_flag("--analytic", args->analytic, "Closed-form estimate instead of simulation (fast screening)");
   cmd->add_flag(
          "--full", args->full,

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <iostream>
 #include <set>
-#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -24,7 +23,7 @@ constexpr double kCaseTimeLimitS = 900;
 
 struct ValidateArgs {
   std::filesystem::path dir = "scenarios/validation";
-  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int jobs = 1;
   std::string format = "table";
   std::vector<std::string> suites;
   bool gate = false;
@@ -116,9 +115,7 @@ void register_validate(CLI::App& app, Context& context) {
       app.add_subcommand("validate", "Reproduce published training measurements and report the error");
   cmd->add_option("DIR", args->dir, "A folder of validation cases (searched recursively) or one case file")
       ->capture_default_str();
-  cmd->add_option("-j,--jobs", args->jobs, "Cases simulated at once, each in its own process")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
+  add_jobs_option(cmd, args->jobs, "Cases simulated");
   cmd->add_option("--format", args->format, "Output format")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();

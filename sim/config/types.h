@@ -41,7 +41,9 @@ enum class SequenceParallel { kNone, kMegatron, kUlysses, kRing, kFpdt };
 // (Megatron-Core's cp_comm_type p2p and all_gather).
 enum class CpComm { kP2p, kAllGather };
 enum class Recompute { kNone, kSelective, kFull };
-enum class Optimizer { kAdam, kSgd };
+// AdamW keeps Adam's two moments; its decoupled weight decay is one more multiply-add per parameter
+// in the same pass.
+enum class Optimizer { kAdam, kAdamW, kSgd };
 enum class IntraNodeKind { kNvSwitch, kNvLinkMesh, kPcie };
 enum class FabricKind { kSingleNode, kFatTree, kRailOptimized, kDragonfly, kTorus };
 // How a tree fabric spreads traffic over the parallel cables between two switch levels: adaptive
@@ -99,7 +101,8 @@ TRAINSIM_ENUM_NAMES(SequenceParallel, {SequenceParallel::kNone, "none"},
 TRAINSIM_ENUM_NAMES(CpComm, {CpComm::kP2p, "p2p"}, {CpComm::kAllGather, "all_gather"});
 TRAINSIM_ENUM_NAMES(Recompute, {Recompute::kNone, "none"}, {Recompute::kSelective, "selective"},
                     {Recompute::kFull, "full"});
-TRAINSIM_ENUM_NAMES(Optimizer, {Optimizer::kAdam, "adam"}, {Optimizer::kSgd, "sgd"});
+TRAINSIM_ENUM_NAMES(Optimizer, {Optimizer::kAdam, "adam"}, {Optimizer::kAdamW, "adamw"},
+                    {Optimizer::kSgd, "sgd"});
 TRAINSIM_ENUM_NAMES(IntraNodeKind, {IntraNodeKind::kNvSwitch, "nvswitch"},
                     {IntraNodeKind::kNvLinkMesh, "nvlink-mesh"}, {IntraNodeKind::kPcie, "pcie"});
 TRAINSIM_ENUM_NAMES(FabricKind, {FabricKind::kSingleNode, "single-node"}, {FabricKind::kFatTree, "fat-tree"},

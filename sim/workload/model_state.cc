@@ -8,6 +8,7 @@ int optimizer_bytes_per_param(config::Optimizer optimizer, int weight_bytes) {
   const bool mixed = weight_bytes < 4;
   switch (optimizer) {
     case config::Optimizer::kAdam:
+    case config::Optimizer::kAdamW:
       return mixed ? 12 : 8;
     case config::Optimizer::kSgd:
       return mixed ? 8 : 4;
@@ -30,7 +31,9 @@ ModelStateBytes model_state_bytes(config::Optimizer optimizer, int weight_bytes,
   m.optimizer = zero_stage >= 1 ? k * psi / n : k * psi;
   m.optimizer_params = zero_stage >= 1 ? psi / n : psi;
   m.step_bytes_per_param = 2 * k + g + e;
-  m.step_flops_per_param = optimizer == config::Optimizer::kAdam ? 12 : 4;
+  m.step_flops_per_param = optimizer == config::Optimizer::kSgd     ? 4
+                           : optimizer == config::Optimizer::kAdamW ? 14
+                                                                    : 12;
   return m;
 }
 

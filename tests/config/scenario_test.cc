@@ -237,6 +237,12 @@ TEST_F(ScenarioRules, CpCommBelongsToContextParallelism) {
                                                "sequence_parallel: ring (Megatron context parallelism)")));
 }
 
+// AdamW is accepted as what it is: Adam's states, with its decoupled weight decay.
+TEST_F(ScenarioRules, AdamWIsAnOptimizer) {
+  EXPECT_EQ(load(scenario(kLlama, "{}", "{global_batch: 64, optimizer: adamw}", 1)).training.optimizer,
+            Optimizer::kAdamW);
+}
+
 // The memory headroom is a percentage of HBM (5 % unless given) that a plan's peak must leave free.
 TEST_F(ScenarioRules, MemoryHeadroomIsAPercentageOfHbm) {
   const Scenario plain = load(scenario(kLlama, "{}", kBatch, 1));

@@ -393,7 +393,7 @@ std::string render_plan(const json& p) {
 // "3   (0.1731, 0.1729, 0.1729 s; ...)": each iteration's time, with their spread or why there is none.
 std::string render_iterations(const json& iterations) {
   const std::vector<double> times = iterations.at("times_s").get<std::vector<double>>();
-  if (times.empty()) return "";
+  if (times.size() < 2) return "";
   std::string listed;
   for (const double t : times) listed += fmt::format("{}{:.6f}", listed.empty() ? "" : ", ", t);
   const auto [lo, hi] = std::minmax_element(times.begin(), times.end());

@@ -146,8 +146,6 @@ std::string render_stragglers(const json& report) {
   return out;
 }
 
-}  // namespace
-
 // The plan the run simulated, as a planner reads it first.
 json plan_summary(const config::Scenario& s) {
   const config::Parallelism& p = s.parallelism;
@@ -180,6 +178,8 @@ json iterations_report(const engine::EngineResult& r) {
   }
   return {{"count", times.size()}, {"times_s", times}};
 }
+
+}  // namespace
 
 json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
                      const ReportContext& context) {
@@ -362,8 +362,11 @@ std::string infeasibility(const json& report) {
   return out;
 }
 
-// "# plan: tp 8 x pp 8 (vpp 3, interleaved) x dp 1, megatron sequence parallelism, ZeRO 1, selective
-// recompute; micro-batch 1 of 64 per iteration (64 per replica), 2048 tokens each: 131072 tokens"
+namespace {
+
+// "# plan: tp 8 x pp 8 (vpp 3, interleaved) x dp 1, megatron sequence parallelism, ZeRO 0, selective
+// recomputation; micro-batch 1, 64 micro-batches per replica, global batch 64 of 2048 tokens: 131072
+// tokens per iteration"
 std::string render_plan(const json& p) {
   std::string degrees = fmt::format("tp {}", p.at("tp").get<int64_t>());
   if (p.at("sp").get<int64_t>() > 1) degrees += fmt::format(" x sp {}", p.at("sp").get<int64_t>());
@@ -412,6 +415,8 @@ std::string render_iterations(const json& iterations) {
   return fmt::format("{:<26} {:>14}   ({} s; the report is the last; {})\n", "iterations", times.size(),
                      listed, why);
 }
+
+}  // namespace
 
 std::string render_table(const json& report) {
   const json& b = report.at("breakdown");

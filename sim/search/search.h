@@ -4,8 +4,8 @@
 // 2. Screen every plan, in forked children: the scenario decoder's rules (candidate.h; a layout the
 //    rules reject takes its ZeRO and recompute variants with it), then duplicates (selective
 //    recompute under a fused attention kernel keeps and recomputes exactly what recompute none
-//    does: counted, not simulated), then the memory lower bound
-//    (memory_bound.h) against the GPU's HBM, then the closed-form iteration time
+//    does: counted, not simulated), then the memory lower bound (analytic/memory_bound.h) against
+//    the usable HBM (Scenario::usable_hbm_bytes), then the closed-form iteration time
 //    (estimate/iteration_time.h).
 // 3. Simulate in order of closed-form time, each plan in its own forked child (SimGrid allows one
 //    simulation per process), until K simulated plans fit in memory; let E be the closed-form time

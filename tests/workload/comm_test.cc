@@ -249,7 +249,8 @@ TEST(CommVolume, ContextParallelAllGatherGathersKeyValueOnce) {
     };
   };
   EXPECT_EQ(testing::count_ops(g, collectives(CollectiveKind::kAllGather, Phase::kForward)), 2);
-  EXPECT_DOUBLE_EQ(testing::sum_bytes(g, collectives(CollectiveKind::kAllGather, Phase::kForward)), 2 * message);
+  EXPECT_DOUBLE_EQ(testing::sum_bytes(g, collectives(CollectiveKind::kAllGather, Phase::kForward)),
+                   2 * message);
   EXPECT_EQ(testing::count_ops(g, collectives(CollectiveKind::kAllGather, Phase::kBackward)), 2);
   EXPECT_DOUBLE_EQ(testing::sum_bytes(g, collectives(CollectiveKind::kReduceScatter, Phase::kBackward)),
                    2 * message);
@@ -257,7 +258,8 @@ TEST(CommVolume, ContextParallelAllGatherGathersKeyValueOnce) {
   const auto attention_flops = [](const Graph& graph) {
     double flops = 0;
     for (const Op& op : graph.ops()) {
-      if (op.kind == OpKind::kAttentionForward || op.kind == OpKind::kAttentionBackward) flops += op.model_flops;
+      if (op.kind == OpKind::kAttentionForward || op.kind == OpKind::kAttentionBackward)
+        flops += op.model_flops;
     }
     return flops;
   };

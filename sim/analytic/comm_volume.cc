@@ -128,8 +128,8 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
   // Sequence parallelism.
   // Ulysses and FPDT move q, k, v and the output (or their gradients) once per pass.
   const std::array<double, 4> qkvo_messages = {
-      token_message(s.q_width()), token_message(s.qkv_kv_heads * s.kv_replication * s.qk_head_dim()),
-      token_message(s.qkv_kv_heads * s.kv_replication * s.v_head_dim), token_message(s.attn_out_width())};
+      token_message(s.q_width()), token_message(s.a2a_kv_heads() * s.qk_head_dim()),
+      token_message(s.a2a_kv_heads() * s.v_head_dim), token_message(s.attn_out_width())};
   const double passes = 2 + recomputed;  // forward, backward, recomputed forward
   if (s.sp > 1) {
     switch (s.scheme) {

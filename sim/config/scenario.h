@@ -250,6 +250,9 @@ struct Scenario {
   int64_t fpdt_chunks() const;
   // The HBM a rank's peak must stay within: the GPU's capacity less training.memory_headroom.
   double usable_hbm_bytes() const;
+  // Whether a plan whose fullest rank peaks at `peak_hbm_bytes` and whose busiest node holds
+  // `peak_host_bytes_per_node` of host memory fits: within the usable HBM and the node's host memory.
+  bool memory_fits(double peak_hbm_bytes, double peak_host_bytes_per_node) const;
 };
 
 }  // namespace trainsim::config

@@ -18,6 +18,11 @@ double Scenario::usable_hbm_bytes() const {
   return cluster.hardware.gpu.hbm_capacity_bytes * (1 - training.memory_headroom);
 }
 
+bool Scenario::memory_fits(double peak_hbm_bytes, double peak_host_bytes_per_node) const {
+  return peak_hbm_bytes <= usable_hbm_bytes() &&
+         peak_host_bytes_per_node <= cluster.topology.node.host_memory_bytes;
+}
+
 int64_t Scenario::fpdt_chunks() const {
   if (parallelism.sequence_parallel != SequenceParallel::kFpdt) return 1;
   return model.seq_len / parallelism.fpdt.chunk_tokens;

@@ -364,8 +364,7 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
   e.tokens_per_s =
       static_cast<double>(scenario.training.global_batch * scenario.model.seq_len) / e.iteration_s;
   e.mfu = e.model_flops / (e.iteration_s * gpus * compute.peak_flops_per_s(scenario.training.dtype));
-  e.fits = e.peak_hbm_bytes <= scenario.usable_hbm_bytes() &&
-           e.peak_host_bytes_per_node <= scenario.cluster.topology.node.host_memory_bytes;
+  e.fits = scenario.memory_fits(e.peak_hbm_bytes, e.peak_host_bytes_per_node);
   return e;
 }
 

@@ -36,8 +36,7 @@ bool fits(const config::Scenario& scenario) {
   const workload::WorkloadSummary summary = workload::summarize(scenario, plan, graphs);
   double hbm = 0;
   for (const workload::ClassSummary& c : summary.classes) hbm = std::max(hbm, c.memory.peak_hbm_bytes);
-  return hbm <= scenario.usable_hbm_bytes() &&
-         summary.peak_host_bytes_per_node <= scenario.cluster.topology.node.host_memory_bytes;
+  return scenario.memory_fits(hbm, summary.peak_host_bytes_per_node);
 }
 
 double report_metric(Metric metric, const config::Scenario& s, const nlohmann::json& report) {

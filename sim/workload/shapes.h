@@ -112,6 +112,8 @@ struct RankShapes {
   int64_t kv_lora_rank = 0, q_lora_rank = 0, rope_head_dim = 0, v_head_dim = 0;
   bool mla() const { return kv_lora_rank > 0; }
   int64_t qk_head_dim() const { return head_dim + rope_head_dim; }
+  // K/V heads of this rank's tokens that Ulysses' all-to-all carries: its QKV output's, repeated.
+  int64_t a2a_kv_heads() const { return qkv_kv_heads * kv_replication; }
   // Widths (elements per token) of this rank's attention tensors: the queries, the keys and values
   // together (the QKV GEMM's output is both), and the attention output (the projection's input).
   int64_t q_width() const { return qkv_heads * qk_head_dim(); }

@@ -32,10 +32,8 @@ double message(const RankShapes& s, int64_t width) {
   return static_cast<double>(s.act_bytes) * static_cast<double>(s.batch * s.tokens * width);
 }
 double q_bytes(const RankShapes& s) { return message(s, s.q_width()); }
-double k_bytes(const RankShapes& s) {
-  return message(s, s.qkv_kv_heads * s.kv_replication * s.qk_head_dim());
-}
-double v_bytes(const RankShapes& s) { return message(s, s.qkv_kv_heads * s.kv_replication * s.v_head_dim); }
+double k_bytes(const RankShapes& s) { return message(s, s.a2a_kv_heads() * s.qk_head_dim()); }
+double v_bytes(const RankShapes& s) { return message(s, s.a2a_kv_heads() * s.v_head_dim); }
 double o_bytes(const RankShapes& s) { return message(s, s.attn_out_width()); }
 
 // The pass that repeats k and v (forward) or sums their copies' gradients (backward): one copy read

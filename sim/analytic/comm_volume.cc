@@ -227,8 +227,12 @@ std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_
       case 3: {
         const bool regather = s.tied_embeddings && s.pp == 1;  // the LM head gathers the embedding again
         const double gathered = params + (regather ? static_cast<double>(s.vocab_local) * s.hidden : 0.0);
-        c.add_volume(CommKind::kAllGather, dp, 2 * g * gathered * e, "ZeRO-3");
-        c.add_volume(CommKind::kReduceScatter, dp, g * params * s.grad_bytes, "ZeRO-3");
+        // Gathers per iteration (zero3.h): once under pipelining, else per micro-batch for the forward
+        // and, when resharded after it, again for the backward; gradients reduced once or per micro-batch.
+        const double gathers = s.zero3_per_iteration() ? 1 : (s.reshard_after_forward ? 2 : 1) * g;
+        const double reductions = s.zero3_per_iteration() ? 1 : g;
+        c.add_volume(CommKind::kAllGather, dp, gathers * gathered * e, "ZeRO-3");
+        c.add_volume(CommKind::kReduceScatter, dp, reductions * params * s.grad_bytes, "ZeRO-3");
         break;
       }
       default:

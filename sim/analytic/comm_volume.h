@@ -15,7 +15,8 @@
 //               virtual stage, and one gradient back
 // Per iteration, with Ψ this rank's parameters (bytes per element e): DP all-reduce 2Ψe; ZeRO-1
 // reduce-scatter Ψe + all-gather Ψe; ZeRO-2 reduce-scatter every micro-batch (gΨe) + all-gather Ψe;
-// ZeRO-3 all-gather 2gΨe + reduce-scatter gΨe (B4's 3Ψ = 1.5 x DP with g = 1).
+// ZeRO-3 all-gather 2gΨe + reduce-scatter gΨe (B4's 3Ψ = 1.5 x DP with g = 1), gΨe + gΨe when
+// parameters stay gathered from forward to backward, Ψe + Ψe under pipelining (zero3.h).
 // Embedding/head: one TP reduction of m each way, 3 fp32 per-token all-reduces for the
 // vocab-parallel loss, the loss exchange over the sequence group (ring: 8 bytes all-reduced,
 // Ulysses/FPDT: the fp32 per-token loss all-gathered), the tied-embedding all-reduce between the

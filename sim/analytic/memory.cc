@@ -90,8 +90,15 @@ ZeroModelState stage_model_state(const workload::RankShapes& s, const workload::
                             s.zero_stage, s.act_bytes, s.grad_bytes, optimizer_bytes);
   };
   const int64_t experts = workload::stage_expert_params(s, layout, stage);
-  const ZeroModelState dense = state(workload::stage_params(s, layout, stage) - experts, s.grad_group());
+  const int64_t dense_params = workload::stage_params(s, layout, stage) - experts;
+  ZeroModelState dense = state(dense_params, s.grad_group());
   const ZeroModelState expert = state(experts, s.expert_grad_group());
+  if (s.zero3_per_iteration()) {
+    // Under pipelining every unit stays gathered, and its gradients accumulate unsharded, until the
+    // chunk's last backward (zero3.h): a whole copy of the stage's weights and gradients besides the shards.
+    dense.weights += static_cast<double>(s.act_bytes) * static_cast<double>(dense_params);
+    dense.gradients += static_cast<double>(s.grad_bytes) * static_cast<double>(dense_params);
+  }
   return {dense.weights + expert.weights, dense.gradients + expert.gradients,
           dense.optimizer + expert.optimizer};
 }

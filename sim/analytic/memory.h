@@ -51,7 +51,8 @@ struct ZeroModelState {
 ZeroModelState zero_model_state(double params, double shards, int zero_stage, double weight_bytes,
                                 double grad_bytes, double optimizer_bytes);
 // The same for one rank of `stage`: its dense parameters sharded over the data-parallel group, its
-// expert parameters over the expert-data-parallel group.
+// expert parameters over the expert-data-parallel group; with ZeRO-3 under pipelining, plus the
+// stage's gathered weights and unsharded gradients, held for the whole iteration.
 ZeroModelState stage_model_state(const workload::RankShapes& shapes, const workload::StageLayout& layout,
                                  const workload::ParallelPlan& plan, int64_t stage,
                                  config::Optimizer optimizer);

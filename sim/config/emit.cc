@@ -1,6 +1,8 @@
 #include "sim/config/emit.h"
 
+#include <cmath>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -55,7 +57,34 @@ void emit_model(YAML::Emitter& out, const Model& m) {
   out << YAML::EndMap;
 }
 
-void emit_parallelism(YAML::Emitter& out, const Parallelism& p) {
+// A key the framework supplies unless the scenario sets it: the key when set; otherwise, in
+// Defaults::kResolved, a comment with the framework's value, so that the output loads back to the same
+// scenario and a changed plan loaded from it still takes the framework's default.
+void framework_key(YAML::Emitter& out, const Scenario& s, Defaults defaults, const char* key, bool given,
+                   const std::string& value) {
+  if (given) {
+    out << YAML::Key << key << YAML::Value << value;
+  } else if (defaults == Defaults::kResolved) {
+    out << YAML::Newline
+        << YAML::Comment(fmt::format("{}: {} ({} default)", key, value, to_string(s.framework)));
+  }
+}
+
+// yaml-cpp writes a comment on its own line at column 0; indent each like the line after it.
+std::string indent_comments(const std::string& yaml) {
+  std::vector<std::string> lines;
+  std::istringstream in(yaml);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  for (size_t i = lines.size(); i-- > 1;) {  // from the end, so a comment follows indented lines
+    if (lines[i - 1].rfind("# ", 0) == 0) lines[i - 1].insert(0, lines[i].find_first_not_of(' '), ' ');
+  }
+  std::string out;
+  for (const std::string& line : lines) out += line + "\n";
+  return out;
+}
+
+void emit_parallelism(YAML::Emitter& out, const Scenario& s, Defaults defaults) {
+  const Parallelism& p = s.parallelism;
   out << YAML::Key << "parallelism" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "tp" << YAML::Value << p.tp;
   out << YAML::Key << "pp" << YAML::Value << p.pp;
@@ -78,8 +107,15 @@ void emit_parallelism(YAML::Emitter& out, const Parallelism& p) {
   key_enum(out, "recompute", p.recompute);
   out << YAML::Key << "cpu_checkpointing" << YAML::Value << p.cpu_checkpointing;
   out << YAML::Key << "order" << YAML::Value << p.order;
-  out << YAML::Key << "dp_bucket" << YAML::Value << format_quantity(p.dp_bucket_bytes, QuantityKind::kBytes);
-  out << YAML::Key << "overlap_grad_reduce" << YAML::Value << p.overlap_grad_reduce;
+  framework_key(out, s, defaults, "dp_bucket", p.dp_bucket_bytes.has_value(),
+                std::isinf(s.dp_bucket_bytes()) ? std::string("one per model chunk")
+                                                : format_quantity(s.dp_bucket_bytes(), QuantityKind::kBytes));
+  framework_key(out, s, defaults, "overlap_grad_reduce", p.overlap_grad_reduce.has_value(),
+                s.overlap_grad_reduce() ? "true" : "false");
+  if (p.zero_stage == 3) {
+    framework_key(out, s, defaults, "reshard_after_forward", p.reshard_after_forward.has_value(),
+                  s.reshard_after_forward() ? "true" : "false");
+  }
   out << YAML::Key << "tp_comm_overlap" << YAML::Value << p.tp_comm_overlap;
   out << YAML::Key << "uneven_stages" << YAML::Value << p.uneven_stages;
   if (p.first_stage_layers > 0)
@@ -179,24 +215,26 @@ void emit_what_if(YAML::Emitter& out, const char* key, const std::vector<WhatIf>
 
 }  // namespace
 
-std::string to_yaml(const Scenario& s) {
+std::string to_yaml(const Scenario& s, Defaults defaults) {
   YAML::Emitter out;
   out.SetBoolFormat(YAML::TrueFalseBool);
   out << YAML::BeginMap;
   out << YAML::Key << "schema_version" << YAML::Value << 1;
   out << YAML::Key << "name" << YAML::Value << s.name;
   if (!s.description.empty()) out << YAML::Key << "description" << YAML::Value << s.description;
+  key_enum(out, "framework", s.framework);
   emit_model(out, s.model);
   out << YAML::Key << "training" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "global_batch" << YAML::Value << s.training.global_batch;
   out << YAML::Key << "micro_batch" << YAML::Value << s.training.micro_batch;
   key_enum(out, "dtype", s.training.dtype);
   key_enum(out, "optimizer", s.training.optimizer);
-  key_enum(out, "grad_dtype", s.training.gradient_dtype());
+  framework_key(out, s, defaults, "grad_dtype", s.training.grad_dtype.has_value(),
+                std::string(to_string(s.gradient_dtype())));
   out << YAML::Key << "memory_headroom" << YAML::Value
       << fmt::format("{:g}%", 100 * s.training.memory_headroom);
   out << YAML::EndMap;
-  emit_parallelism(out, s.parallelism);
+  emit_parallelism(out, s, defaults);
   const std::filesystem::path dir = s.path.parent_path();
   out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "topology" << YAML::Value << s.cluster.topology_path.lexically_relative(dir).string();
@@ -223,7 +261,7 @@ std::string to_yaml(const Scenario& s) {
   if (s.stragglers.any()) emit_stragglers(out, s.stragglers);
   if (s.campaign.tokens > 0) emit_campaign(out, s.campaign);
   out << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
+  return indent_comments(std::string(out.c_str()) + "\n");
 }
 
 }  // namespace trainsim::config

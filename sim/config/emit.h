@@ -9,9 +9,15 @@
 
 namespace trainsim::config {
 
+// What to write for the keys a framework supplies when the scenario leaves them out
+// (Scenario::gradient_dtype and the accessors beside it): their values, marked "<framework> default"
+// (what `show` prints), or nothing, so that a changed plan loaded from the output takes the
+// framework's default again (search candidates, sweep points).
+enum class Defaults { kResolved, kAsGiven };
+
 // The scenario as a YAML document. File references are written relative to the scenario's
 // directory, so the output can be saved next to it and loaded again.
-std::string to_yaml(const Scenario& scenario);
+std::string to_yaml(const Scenario& scenario, Defaults defaults = Defaults::kResolved);
 
 }  // namespace trainsim::config
 

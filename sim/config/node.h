@@ -142,6 +142,15 @@ class MapReader {
     const Node value = child(key);
     return value.defined() && decode(value, out, std::forward<Extra>(extra)...);
   }
+  // Reads an optional key whose absence means "the default decided elsewhere": `out` is set only
+  // when the key is there and valid.
+  template <class T, class... Extra>
+  bool read(std::string_view key, std::optional<T>& out, Extra&&... extra) {
+    T value{};
+    if (!read(key, value, std::forward<Extra>(extra)...)) return false;
+    out = value;
+    return true;
+  }
   // Reads a required key: a missing key is an error located at this map.
   template <class T, class... Extra>
   bool require(std::string_view key, T& out, Extra&&... extra) {

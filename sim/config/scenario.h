@@ -92,7 +92,8 @@ struct Training {
   Optimizer optimizer = Optimizer::kAdam;
   // What gradients are accumulated and reduced across data-parallel ranks in (fp32, bf16 or fp16):
   // Megatron-LM's main gradients (accumulate_allreduce_grads_in_fp32, forced for bf16; NeMo and
-  // Megatron-Bridge's grad_reduce_in_fp32), FSDP's reduce_dtype. Unset: the storage dtype.
+  // Megatron-Bridge's grad_reduce_in_fp32), FSDP's reduce_dtype. Unset: the framework's default
+  // (Scenario::gradient_dtype).
   std::optional<Dtype> grad_dtype;
   // The fraction of HBM a plan must leave free for what the memory model does not count: PyTorch's
   // caching allocator (which every framework modelled here allocates through) cannot hand out the
@@ -102,8 +103,6 @@ struct Training {
   // 2026); fragmentation can reach 30 % in extreme cases (Rajbhandari et al. 2020, ZeRO, section 3.2).
   // 0 with `expandable_segments:True` and a measured peak.
   double memory_headroom = 0.05;
-
-  Dtype gradient_dtype() const { return grad_dtype.value_or(storage_dtype(dtype)); }
 };
 
 struct Fpdt {
@@ -136,8 +135,13 @@ struct Parallelism {
   bool cpu_checkpointing = false;  // checkpointed layer inputs kept in host memory
   // Rank order, innermost (fastest varying) first; a permutation of tp, sp, dp, pp.
   std::string order = "tp-sp-dp-pp";
-  double dp_bucket_bytes = 25.0 * 1024 * 1024;  // gradient all-reduce bucket size
-  bool overlap_grad_reduce = true;              // DP reduction overlaps backward
+  // Unset: the framework's default (Scenario::dp_bucket_bytes and the accessors beside it).
+  std::optional<double> dp_bucket_bytes;    // gradient reduction bucket size
+  std::optional<bool> overlap_grad_reduce;  // DP reduction overlaps backward
+  // ZeRO-3 / FSDP: free the gathered parameters after each forward use and gather them again for the
+  // backward (FSDP's reshard_after_forward, DeepSpeed stage 3's release after each module), or keep
+  // them from the forward to the backward.
+  std::optional<bool> reshard_after_forward;
   // Tensor-parallel collectives overlap the GEMMs that consume or produce them (Transformer Engine's
   // userbuffers, `--tp-comm-overlap`; needs Megatron sequence parallelism when tp > 1).
   bool tp_comm_overlap = false;
@@ -237,6 +241,7 @@ struct Scenario {
   std::string name;
   std::string description;
   std::string content_hash;  // of the file (and what it extends), for provenance; --set not included
+  Framework framework = Framework::kGeneric;
   Model model;
   Training training;
   Parallelism parallelism;
@@ -250,6 +255,16 @@ struct Scenario {
   int64_t fpdt_chunks() const;
   // The HBM a rank's peak must stay within: the GPU's capacity less training.memory_headroom.
   double usable_hbm_bytes() const;
+  // The keys a framework supplies when the scenario leaves them out (sim/config/framework.cc cites
+  // each default): the gradient dtype, the data-parallel bucket in bytes (+infinity: one bucket per
+  // model chunk), whether its reduction overlaps the backward, and FSDP's resharding after forward.
+  Dtype gradient_dtype() const;
+  double dp_bucket_bytes() const;
+  bool overlap_grad_reduce() const;
+  bool reshard_after_forward() const;
+  // Why the framework cannot run this ZeRO stage with this pipeline, or empty: DeepSpeed's pipeline
+  // engine refuses ZeRO-2/3, torchtitan shards only with FSDP (ZeRO-3).
+  std::string zero_plan_error() const;
   // Whether a plan whose fullest rank peaks at `peak_hbm_bytes` and whose busiest node holds
   // `peak_host_bytes_per_node` of host memory fits: within the usable HBM and the node's host memory.
   bool memory_fits(double peak_hbm_bytes, double peak_host_bytes_per_node) const;

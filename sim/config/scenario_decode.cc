@@ -276,6 +276,7 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   }
   m.read("dp_bucket", out.dp_bucket_bytes, QuantityKind::kBytes, kPositiveReal);
   m.read("overlap_grad_reduce", out.overlap_grad_reduce);
+  m.read("reshard_after_forward", out.reshard_after_forward);
   m.read("tp_comm_overlap", out.tp_comm_overlap);
   m.read("uneven_stages", out.uneven_stages);
   m.read("first_stage_layers", out.first_stage_layers, kDimension);
@@ -471,7 +472,8 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
       plan_error(fmt::format("schedule {} places 2 model chunks per stage in a V; set vpp: 2 (got {})",
                              to_string(p.schedule), p.vpp));
     }
-    if (p.schedule != Schedule::kGpipe && p.schedule != Schedule::kOneFOneB && p.pp == 1) {
+    if (const std::string zero = s.zero_plan_error(); !zero.empty()) plan_error(zero);
+  if (p.schedule != Schedule::kGpipe && p.schedule != Schedule::kOneFOneB && p.pp == 1) {
       plan_error(fmt::format("schedule {} needs pp > 1", to_string(p.schedule)));
     }
     check_experts(m, p, a.cluster_ok || a.dp_given, plan_error);
@@ -547,6 +549,7 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
   Anchors a;
   r.require("name", out.name);
   r.read("description", out.description);
+  r.read("framework", out.framework);
 
   const auto section = [&](std::string_view key, Location& where, bool& ok, const auto& decode) {
     const Node node = r.child(key);

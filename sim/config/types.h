@@ -44,6 +44,11 @@ enum class Recompute { kNone, kSelective, kFull };
 // AdamW keeps Adam's two moments; its decoupled weight decay is one more multiply-add per parameter
 // in the same pass.
 enum class Optimizer { kAdam, kAdamW, kSgd };
+// The training framework a scenario models: it supplies the defaults of the keys a scenario leaves out
+// (gradient precision, bucket sizes, overlap, FSDP resharding; sim/config/framework.cc cites each) and
+// decides which plans compose (ZeRO-3 under pipeline parallelism). generic: the simulator's own
+// defaults, tied to no framework.
+enum class Framework { kGeneric, kMegatronLm, kMegatronDeepSpeed, kDeepSpeed, kTorchtitan, kNemo };
 enum class IntraNodeKind { kNvSwitch, kNvLinkMesh, kPcie };
 enum class FabricKind { kSingleNode, kFatTree, kRailOptimized, kDragonfly, kTorus };
 // How a tree fabric spreads traffic over the parallel cables between two switch levels: adaptive
@@ -103,6 +108,10 @@ TRAINSIM_ENUM_NAMES(Recompute, {Recompute::kNone, "none"}, {Recompute::kSelectiv
                     {Recompute::kFull, "full"});
 TRAINSIM_ENUM_NAMES(Optimizer, {Optimizer::kAdam, "adam"}, {Optimizer::kAdamW, "adamw"},
                     {Optimizer::kSgd, "sgd"});
+TRAINSIM_ENUM_NAMES(Framework, {Framework::kGeneric, "generic"}, {Framework::kMegatronLm, "megatron-lm"},
+                    {Framework::kMegatronDeepSpeed, "megatron-deepspeed"},
+                    {Framework::kDeepSpeed, "deepspeed"}, {Framework::kTorchtitan, "torchtitan"},
+                    {Framework::kNemo, "nemo"});
 TRAINSIM_ENUM_NAMES(IntraNodeKind, {IntraNodeKind::kNvSwitch, "nvswitch"},
                     {IntraNodeKind::kNvLinkMesh, "nvlink-mesh"}, {IntraNodeKind::kPcie, "pcie"});
 TRAINSIM_ENUM_NAMES(FabricKind, {FabricKind::kSingleNode, "single-node"}, {FabricKind::kFatTree, "fat-tree"},

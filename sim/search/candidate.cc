@@ -34,7 +34,7 @@ std::string CandidateBuilder::yaml(const PlanChoice& choice, int64_t gpus) const
   s.cluster.price_per_gpu_hour_usd = base_.cluster.price_per_gpu_hour_usd;
   s.cluster.facility = base_.cluster.facility;
   choice.apply(gpus, s);
-  return config::to_yaml(s);
+  return config::to_yaml(s, config::Defaults::kAsGiven);
 }
 
 CandidateCheck CandidateBuilder::check(const PlanChoice& choice, int64_t gpus) const {

@@ -375,7 +375,7 @@ SweepFile load_sweep(const std::filesystem::path& path) {
       }
     }
   }
-  flatten(YAML::Load(config::to_yaml(base)), "", out.base_fields);
+  flatten(YAML::Load(config::to_yaml(base, config::Defaults::kAsGiven)), "", out.base_fields);
   for (const Setting& s : out.set) out.base_fields[s.key] = scalar_value(s.value);
   check_filter_names(out, diagnostics);
   diagnostics.throw_if_any();

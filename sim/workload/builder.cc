@@ -1,6 +1,7 @@
 #include "sim/workload/builder.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 
 #include "sim/workload/context.h"
@@ -35,23 +36,56 @@ OpId gather_pipeline_message(BuildContext& ctx, OpId received) {
                           ctx.shapes.hidden_norm_bytes(), Stream::kComm, {received});
 }
 
-// The parameter uses ZeRO-3 will see, in the order the schedule runs them.
+// The parameter uses ZeRO-3 will see, in the order the schedule runs them, with what each gathers,
+// frees and reduces (the policies of zero3.h).
 std::vector<ParamGatherer::Use> zero3_uses(const RankShapes& s, const StageLayout& layout, int64_t stage,
                                            const std::vector<PipelineStep>& steps) {
-  std::vector<ParamGatherer::Use> uses;
+  // The units of each model chunk in forward order (embedding, layers, head) and their sizes.
   const int64_t per_layer = layer_params(s).total();  // ZeRO-3 is not modelled with experts
-  for (const PipelineStep& step : steps) {
-    const int64_t v = layout.virtual_stage(stage, step.chunk);
-    const int64_t layers = layout.layer_count[v];
-    if (step.pass == Pass::kWeightGrad) continue;  // weights are not read
+  std::vector<std::vector<int64_t>> chunk_units(layout.vpp);
+  std::vector<int64_t> elements;
+  for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
+    const int64_t v = layout.virtual_stage(stage, chunk);
+    const auto add = [&](int64_t n) {
+      chunk_units[chunk].push_back(static_cast<int64_t>(elements.size()));
+      elements.push_back(n);
+    };
+    if (layout.has_embedding(v)) add(embedding_unit_elements(s));
+    for (int64_t l = 0; l < layout.layer_count[v]; ++l) add(per_layer);
+    if (layout.has_head(v)) add(head_unit_elements(s));
+  }
+  std::vector<size_t> last_backward(layout.vpp, 0);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].pass != Pass::kForward) last_backward[steps[i].chunk] = i;
+  }
+
+  const bool per_iteration = s.zero3_per_iteration();
+  std::vector<bool> held(elements.size(), false);
+  std::vector<ParamGatherer::Use> uses;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const PipelineStep& step = steps[i];
+    const std::vector<int64_t>& units = chunk_units[step.chunk];
     if (step.pass == Pass::kForward) {
-      if (layout.has_embedding(v)) uses.push_back({embedding_unit_elements(s), false});
-      for (int64_t l = 0; l < layers; ++l) uses.push_back({per_layer, false});
-      if (layout.has_head(v)) uses.push_back({head_unit_elements(s), false});
-    } else {
-      if (layout.has_head(v)) uses.push_back({head_unit_elements(s), true});
-      for (int64_t l = 0; l < layers; ++l) uses.push_back({per_layer, true});
-      if (layout.has_embedding(v)) uses.push_back({embedding_unit_elements(s), true});
+      for (const int64_t u : units) {
+        ParamGatherer::Use use{elements[u], false, u, true, true, {}};
+        use.gather = !per_iteration || !held[u];
+        use.free_after = !per_iteration && s.reshard_after_forward;
+        held[u] = true;
+        uses.push_back(use);
+      }
+      continue;
+    }
+    for (auto it = units.rbegin(); it != units.rend(); ++it) {
+      ParamGatherer::Use use{elements[*it], true, *it, true, true, {}};
+      if (per_iteration) {
+        use.gather = false;
+        use.free_after = false;
+        if (i == last_backward[step.chunk] && std::next(it) == units.rend()) use.reduce = units;
+      } else {
+        use.gather = s.reshard_after_forward;
+        use.reduce = {*it};
+      }
+      uses.push_back(use);
     }
   }
   return uses;
@@ -188,19 +222,20 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
   const config::Parallelism& p = scenario.parallelism;
   const GroupKind grad_group = s.grad_group();
   const std::vector<PipelineStep> steps = pipeline_schedule(p.schedule, s.pp, stage, s.vpp, s.micro_batches);
-  GradientSync grads(w, s.zero_stage, grad_group, p.dp_bucket_bytes, p.overlap_grad_reduce, s.grad_bytes,
-                     s.act_bytes);
+  const double bucket_bytes = scenario.dp_bucket_bytes();
+  const bool overlap = scenario.overlap_grad_reduce();
+  GradientSync grads(w, s.zero_stage, grad_group, bucket_bytes, overlap, s.grad_bytes, s.act_bytes);
   // Expert weights have their own buckets, reduced over the expert-data-parallel group (Megatron's
   // expert gradient buffers).
   const GroupKind expert_group = s.expert_grad_group();
   std::optional<GradientSync> expert_grads;
   if (s.experts > 0) {
-    expert_grads.emplace(w, s.zero_stage, expert_group, p.dp_bucket_bytes, p.overlap_grad_reduce,
-                         s.grad_bytes, s.act_bytes);
+    expert_grads.emplace(w, s.zero_stage, expert_group, bucket_bytes, overlap, s.grad_bytes, s.act_bytes);
   }
   std::optional<ParamGatherer> zero3;
   if (s.zero_stage == 3) {
-    zero3.emplace(w, grad_group, s.act_bytes, s.grad_bytes, zero3_uses(s, layout, stage, steps));
+    zero3.emplace(w, grad_group, s.act_bytes, s.grad_bytes, zero3_uses(s, layout, stage, steps),
+                  s.zero3_per_iteration());
   }
   const bool ring = s.scheme == config::SequenceParallel::kRing;
   const double attention_model_flops =
@@ -269,11 +304,11 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
   }
   if (s.zero_stage == 2) {
     // DeepSpeed's reduction bucket (ipg buffer).
-    persistent.push_back(w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm,
-                                 std::min(p.dp_bucket_bytes,
-                                          static_cast<double>(stage_params(s, layout, stage)) * s.grad_bytes),
-                                 Stream::kCompute)
-                             .buffer);
+    persistent.push_back(
+        w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm,
+                std::min(bucket_bytes, static_cast<double>(stage_params(s, layout, stage)) * s.grad_bytes),
+                Stream::kCompute)
+            .buffer);
   }
 
   // The pipeline schedule. Gradients are reduced in the last backward (or W pass) of each model

@@ -90,7 +90,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.batch = scenario.training.micro_batch;
   s.fp8 = scenario.training.dtype == config::Dtype::kFp8;
   s.act_bytes = config::dtype_bytes(config::storage_dtype(scenario.training.dtype));
-  s.grad_bytes = config::dtype_bytes(scenario.training.gradient_dtype());
+  s.grad_bytes = config::dtype_bytes(scenario.gradient_dtype());
 
   require(m.layers > 0 && m.hidden > 0 && m.heads > 0 && m.kv_heads > 0 && m.head_dim > 0 &&
               m.ffn_hidden > 0 && m.vocab > 0 && m.seq_len > 0,
@@ -103,9 +103,9 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
                       scenario.training.global_batch, s.batch, s.dp));
   s.micro_batches = scenario.training.global_batch / (s.batch * s.dp);
   require(p.zero_stage >= 0 && p.zero_stage <= 3, "parallelism.zero_stage", "must be 0, 1, 2 or 3");
-  require(!(p.zero_stage >= 2 && s.pp > 1), "parallelism.zero_stage",
-          "ZeRO-2/3 shard gradients per micro-batch, which DeepSpeed's pipeline engine does not support; "
-          "use zero_stage 0 or 1 with pp > 1, or pp: 1");
+  const std::string zero_error = scenario.zero_plan_error();
+  require(zero_error.empty(), "parallelism.zero_stage", zero_error);
+  s.reshard_after_forward = scenario.reshard_after_forward();
   require(!(p.cpu_checkpointing && p.recompute != config::Recompute::kFull), "parallelism.cpu_checkpointing",
           "CPU checkpointing keeps the inputs of fully recomputed layers on the host; set recompute: full");
 

@@ -54,6 +54,13 @@ struct RankShapes {
   bool megatron_sp = false;      // norm/dropout/residual regions sharded along the sequence over TP
   bool tp_comm_overlap = false;  // SP's all-gathers and reduce-scatters overlap their GEMMs
   int zero_stage = 0;
+  // ZeRO-3: parameters gathered for a forward are freed after it and gathered again for the backward
+  // (true), or kept until the backward (false; with pp > 1 until the chunk's last backward, see zero3.h).
+  bool reshard_after_forward = true;
+  // ZeRO-3 under pipeline parallelism (torchtitan's FSDP2 under torch.distributed.pipelining): each
+  // unit's parameters are gathered once per iteration and its gradients accumulated unsharded, then
+  // reduce-scattered after the chunk's last backward.
+  bool zero3_per_iteration() const { return zero_stage == 3 && pp > 1; }
   config::Recompute recompute = config::Recompute::kNone;
 
   // Per rank, per micro-batch.

@@ -1,27 +1,46 @@
 #include "sim/workload/zero3.h"
 
+#include <algorithm>
+
 #include "sim/workload/errors.h"
 
 namespace trainsim::workload {
 
 ParamGatherer::ParamGatherer(GraphWriter& writer, GroupKind group, int weight_bytes, int grad_bytes,
-                             std::vector<Use> uses)
+                             std::vector<Use> uses, bool per_iteration)
     : w_(writer),
       group_(group),
       weight_bytes_(weight_bytes),
       grad_bytes_(grad_bytes),
       uses_(std::move(uses)),
+      per_iteration_(per_iteration),
       gather_(uses_.size(), kNoOp),
       gathered_(uses_.size(), -1),
-      freed_(uses_.size(), kNoOp) {}
+      freed_(uses_.size(), kNoOp) {
+  for (size_t k = 0; k < uses_.size(); ++k) {
+    const Use& use = uses_[k];
+    if (use.gather) gathering_.push_back(k);
+    if (use.unit >= static_cast<int64_t>(unit_elements_.size())) unit_elements_.resize(use.unit + 1, 0);
+    unit_elements_[use.unit] = use.elements;
+  }
+  holder_.assign(unit_elements_.size(), -1);
+  grads_.assign(unit_elements_.size(), -1);
+}
 
 void ParamGatherer::issue(size_t k) {
-  if (k >= uses_.size() || gathered_[k] >= 0) return;
+  if (k >= uses_.size() || !uses_[k].gather || gathered_[k] >= 0) return;
+  // Two gathers back: its buffer must be gone first when it is freed after its own use.
+  const auto position = std::lower_bound(gathering_.begin(), gathering_.end(), k) - gathering_.begin();
+  OpId two_back_freed = kNoOp;
+  if (position >= 2) {
+    const size_t earlier = gathering_[position - 2];
+    if (uses_[earlier].free_after) two_back_freed = freed_[earlier];
+  }
   const double bytes = static_cast<double>(uses_[k].elements) * weight_bytes_;
-  const OpId two_back_freed = k >= 2 ? freed_[k - 2] : kNoOp;
-  gathered_[k] = w_.alloc(OpLabel::kGatheredParams, MemoryCategory::kBuffers, MemorySpace::kHbm, bytes,
-                          Stream::kDpComm, {two_back_freed})
-                     .buffer;
+  gathered_[k] =
+      w_.alloc(OpLabel::kGatheredParams, per_iteration_ ? MemoryCategory::kWeights : MemoryCategory::kBuffers,
+               MemorySpace::kHbm, bytes, Stream::kDpComm, {two_back_freed})
+          .buffer;
   gather_[k] =
       w_.collective(OpLabel::kParamGather, CollectiveKind::kAllGather, group_, bytes, Stream::kDpComm);
 }
@@ -37,23 +56,35 @@ OpId ParamGatherer::acquire(int64_t elements, bool backward) {
   issue(next_);
   issue(next_ + 1);
   active_ = true;
-  if (backward) {
-    grad_buffer_ = w_.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm,
-                            static_cast<double>(elements) * grad_bytes_, Stream::kCompute)
-                       .buffer;
+  if (use.gather) holder_[use.unit] = static_cast<int64_t>(next_);
+  TRAINSIM_WORKLOAD_CHECK(holder_[use.unit] >= 0) << "use " << next_ << " of a unit nobody gathered";
+  if (backward && grads_[use.unit] < 0) {
+    grads_[use.unit] =
+        w_.alloc(per_iteration_ ? OpLabel::kGradAccumulate : OpLabel::kCommBuffer,
+                 per_iteration_ ? MemoryCategory::kGradients : MemoryCategory::kBuffers, MemorySpace::kHbm,
+                 static_cast<double>(elements) * grad_bytes_, Stream::kCompute)
+            .buffer;
   }
-  return gather_[next_];
+  return gather_[holder_[use.unit]];
+}
+
+void ParamGatherer::free_params(int64_t unit) {
+  const int64_t holder = holder_[unit];
+  freed_[holder] = w_.release(gathered_[holder], Stream::kCompute);
+  holder_[unit] = -1;
 }
 
 void ParamGatherer::release(OpId last_grad) {
   TRAINSIM_WORKLOAD_CHECK(active_) << "release without acquire";
   const Use& use = uses_[next_];
-  freed_[next_] = w_.release(gathered_[next_], Stream::kCompute);
-  if (use.backward) {
+  if (use.free_after) free_params(use.unit);
+  for (const int64_t unit : use.reduce) {
+    TRAINSIM_WORKLOAD_CHECK(grads_[unit] >= 0) << "unit " << unit << " reduced before any backward";
     w_.collective(OpLabel::kGradSync, CollectiveKind::kReduceScatter, group_,
-                  static_cast<double>(use.elements) * grad_bytes_, Stream::kDpComm, {last_grad});
-    w_.release(grad_buffer_, Stream::kDpComm);
-    grad_buffer_ = -1;
+                  static_cast<double>(unit_elements_[unit]) * grad_bytes_, Stream::kDpComm, {last_grad});
+    w_.release(grads_[unit], Stream::kDpComm);
+    grads_[unit] = -1;
+    if (holder_[unit] >= 0) free_params(unit);
   }
   active_ = false;
   ++next_;

@@ -4,6 +4,7 @@
 #include "sim/analytic/comm_volume.h"
 
 #include <map>
+#include <optional>
 
 #include <gtest/gtest.h>
 
@@ -32,6 +33,8 @@ struct Case {
   bool offload = true;
   bool dense = false;  // drop the preset's experts (keep its attention)
   config::CpComm cp_comm = config::CpComm::kP2p;
+  config::Framework framework = config::Framework::kGeneric;
+  std::optional<bool> reshard_after_forward = std::nullopt;
 };
 
 TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
@@ -100,6 +103,12 @@ TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
        plan(1, 1, 2, 4, SequenceParallel::kUlysses, 1, Recompute::kFull, 1, 2)},
       {"mla ring+tp", "deepseek-v3", 2048, 4, 8,
        plan(2, 1, 2, 2, SequenceParallel::kRing, 1, Recompute::kNone, 1, 2)},
+      {"fsdp under interleaved pp, tp+sp (torchtitan)", "megatron-1.7b", 1024, 8, 16,
+       plan(2, 2, 2, 1, SequenceParallel::kMegatron, 3, Recompute::kFull, 2), 0, true, false,
+       config::CpComm::kP2p, config::Framework::kTorchtitan},
+      {"fsdp kept to backward, tied", "gpt-neox-125m", 1024, 2, 24,
+       plan(1, 1, 4, 1, SequenceParallel::kNone, 3, Recompute::kSelective), 0, true, false,
+       config::CpComm::kP2p, config::Framework::kTorchtitan, false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -110,6 +119,8 @@ TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
     s.parallelism.fpdt.offload = c.offload;
     if (c.dense) s.model.moe = {};
     s.parallelism.cp_comm = c.cp_comm;
+    s.framework = c.framework;
+    s.parallelism.reshard_after_forward = c.reshard_after_forward;
     const workload::ParallelPlan p = workload::make_plan(s);
     for (const workload::SymmetryClass& cls : p.symmetry_classes()) {
       std::map<Key, Totals> graph, closed;

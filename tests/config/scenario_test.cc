@@ -1,4 +1,6 @@
 // Defaults, derived values and the cross-field rules of scenarios, each with its message.
+#include <cmath>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -214,17 +216,98 @@ TEST_F(ScenarioRules, SequenceParallelRules) {
                           "sequence_parallel: fpdt; remove them or set it"));
 }
 
-// Gradients default to the storage dtype (the training dtype; bf16 for fp8); fp32, bf16 and fp16 may be
-// named.
+// Gradients default to the storage dtype (the training dtype; bf16 for fp8) without a framework; fp32,
+// bf16 and fp16 may be named.
 TEST_F(ScenarioRules, GradientDtypeDefaultsToTheStorageDtype) {
-  EXPECT_EQ(load(scenario(kLlama, "{}", kBatch, 1)).training.gradient_dtype(), Dtype::kBf16);
-  EXPECT_EQ(load(scenario(kLlama, "{}", "{global_batch: 64, dtype: fp16}", 1)).training.gradient_dtype(),
+  EXPECT_EQ(load(scenario(kLlama, "{}", kBatch, 1)).gradient_dtype(), Dtype::kBf16);
+  EXPECT_EQ(load(scenario(kLlama, "{}", "{global_batch: 64, dtype: fp16}", 1)).gradient_dtype(),
             Dtype::kFp16);
-  EXPECT_EQ(load(scenario(kLlama, "{}", "{global_batch: 64, grad_dtype: fp32}", 1)).training.gradient_dtype(),
+  EXPECT_EQ(load(scenario(kLlama, "{}", "{global_batch: 64, grad_dtype: fp32}", 1)).gradient_dtype(),
             Dtype::kFp32);
   EXPECT_THAT(errors(scenario(kLlama, "{}", "{global_batch: 64, grad_dtype: fp8}", 1)),
               ElementsAre("s.yaml:4:42: error: training.grad_dtype: gradients are accumulated and reduced in "
                           "fp32, bf16 or fp16, not fp8"));
+}
+
+// A framework supplies the keys a scenario leaves out (sim/config/framework.cc); what the scenario
+// sets wins.
+TEST_F(ScenarioRules, FrameworkDefaults) {
+  const auto with = [&](const std::string& framework, const std::string& parallelism,
+                        const std::string& training = kBatch) {
+    return load("framework: " + framework + "\n" + scenario(kLlama, parallelism, training));
+  };
+  const double MiB = 1024.0 * 1024.0;
+  const Scenario megatron = with("megatron-lm", "{dp: 32}");
+  EXPECT_EQ(megatron.gradient_dtype(), Dtype::kFp32);
+  EXPECT_FALSE(megatron.overlap_grad_reduce());
+  EXPECT_TRUE(std::isinf(megatron.dp_bucket_bytes()));  // one bucket without overlap
+  EXPECT_EQ(with("megatron-lm", "{dp: 32, overlap_grad_reduce: true}").dp_bucket_bytes(), 40e6 * 4);
+  EXPECT_EQ(with("megatron-lm", "{dp: 32}", "{global_batch: 64, dtype: fp16}").gradient_dtype(),
+            Dtype::kFp16);
+  const Scenario nemo = with("nemo", "{dp: 32}");
+  EXPECT_TRUE(nemo.overlap_grad_reduce());
+  EXPECT_EQ(nemo.dp_bucket_bytes(), 40e6 * 4);
+  const Scenario deepspeed = with("deepspeed", "{dp: 32, zero_stage: 1}");
+  EXPECT_EQ(deepspeed.gradient_dtype(), Dtype::kBf16);
+  EXPECT_FALSE(deepspeed.overlap_grad_reduce());
+  EXPECT_EQ(deepspeed.dp_bucket_bytes(), 5e8 * 2);
+  EXPECT_TRUE(with("deepspeed", "{dp: 32, zero_stage: 3}").overlap_grad_reduce());
+  const Scenario titan = with("torchtitan", "{dp: 32, zero_stage: 3}");
+  EXPECT_EQ(titan.gradient_dtype(), Dtype::kFp32);
+  EXPECT_EQ(titan.dp_bucket_bytes(), 100 * MiB);
+  EXPECT_TRUE(titan.reshard_after_forward());
+  EXPECT_FALSE(with("torchtitan", "{dp: 16, pp: 2, zero_stage: 3}").reshard_after_forward());
+  const Scenario set =
+      with("torchtitan", "{dp: 32, zero_stage: 3, reshard_after_forward: false, dp_bucket: 1MiB}",
+           "{global_batch: 64, grad_dtype: bf16}");
+  EXPECT_FALSE(set.reshard_after_forward());
+  EXPECT_EQ(set.dp_bucket_bytes(), MiB);
+  EXPECT_EQ(set.gradient_dtype(), Dtype::kBf16);
+  const Scenario generic = load(scenario(kLlama, "{dp: 32}", kBatch));
+  EXPECT_EQ(generic.framework, Framework::kGeneric);
+  EXPECT_EQ(generic.dp_bucket_bytes(), 25 * MiB);
+  EXPECT_TRUE(generic.overlap_grad_reduce());
+}
+
+// Which ZeRO stages compose with pipeline parallelism depends on the framework.
+TEST_F(ScenarioRules, ZeroStagesUnderPipelineFollowTheFramework) {
+  const auto framework_errors = [&](const std::string& framework, const std::string& parallelism) {
+    return errors("framework: " + framework + "\n" + scenario(kLlama, parallelism, kBatch));
+  };
+  EXPECT_THAT(
+      framework_errors("deepspeed", "{pp: 2, dp: 16, zero_stage: 2}"),
+      ElementsAre("s.yaml:6:14: error: parallelism: DeepSpeed's pipeline engine refuses ZeRO-2 and ZeRO-3 "
+                  "(deepspeed/runtime/pipe/engine.py); use zero_stage 0 or 1 with pp 2, or pp: 1"));
+  EXPECT_THAT(framework_errors("generic", "{pp: 2, dp: 16, zero_stage: 3}"),
+              ElementsAre("s.yaml:6:14: error: parallelism: zero_stage 3 with pp 2 is modelled as torchtitan "
+                          "runs it (FSDP2 under torch.distributed.pipelining); set framework: torchtitan and "
+                          "zero_stage: 3, or use zero_stage 0 or 1"));
+  EXPECT_THAT(framework_errors("torchtitan", "{dp: 32, zero_stage: 1}"),
+              ElementsAre("s.yaml:6:14: error: parallelism: torchtitan shards data-parallel state with FSDP2 "
+                          "only: zero_stage 3 (with reshard_after_forward: false to keep parameters gathered "
+                          "from forward to backward), or 0 to replicate; got 1"));
+  EXPECT_THAT(framework_errors("torchtitan", "{pp: 2, dp: 16, zero_stage: 3, reshard_after_forward: true}"),
+              ElementsAre(::testing::HasSubstr("reshard_after_forward: true with pp 2 is not modelled")));
+  EXPECT_THAT(framework_errors("torchtitan", "{pp: 2, dp: 16, zero_stage: 3, schedule: zero-bubble}"),
+              ElementsAre(::testing::HasSubstr("zero_stage 3 with schedule zero-bubble is not modelled")));
+  EXPECT_THAT(framework_errors("generic", "{dp: 32, zero_stage: 1, reshard_after_forward: false}"),
+              ElementsAre(::testing::HasSubstr("reshard_after_forward is a ZeRO-3 / FSDP setting")));
+  EXPECT_TRUE(framework_errors("torchtitan", "{pp: 2, dp: 16, zero_stage: 3}").empty());
+  EXPECT_THAT(framework_errors("jax", "{}"), ElementsAre(::testing::HasSubstr("framework")));
+}
+
+// `show` writes a framework's defaults as comments, so the output loads back to the same scenario and
+// a changed plan loaded from it takes the framework's default again; search and sweep leave them out.
+TEST_F(ScenarioRules, FrameworkDefaultsAreShownAsComments) {
+  const Scenario s =
+      load("framework: torchtitan\n" + scenario(kLlama, "{pp: 2, dp: 16, zero_stage: 3}", kBatch));
+  const std::string shown = to_yaml(s);
+  EXPECT_THAT(shown, ::testing::HasSubstr("framework: torchtitan\n"));
+  EXPECT_THAT(shown, ::testing::HasSubstr("  # reshard_after_forward: false (torchtitan default)\n"));
+  EXPECT_THAT(shown, ::testing::HasSubstr("  # grad_dtype: fp32 (torchtitan default)\n"));
+  EXPECT_THAT(to_yaml(s, Defaults::kAsGiven), ::testing::Not(::testing::HasSubstr("reshard_after_forward")));
+  dir_.write("shown.yaml", shown);
+  EXPECT_EQ(to_yaml(load_scenario("shown.yaml")), shown);
 }
 
 // cp_comm chooses how context parallelism exchanges K/V; it means nothing for the other schemes.

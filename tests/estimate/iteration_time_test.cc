@@ -54,6 +54,11 @@ const std::vector<Case> kCases = {
     {"06-llama3-70b-256xh100.yaml", {"parallelism={vpp: 1, schedule: 1f1b}", "training.global_batch=64"}},
     {"04-llama3-8b-ulysses-8xh100.yaml", {"parallelism.sequence_parallel=ring"}},
     {"01-gpt3-1.3b-dp8.yaml", {"parallelism.zero_stage=3", "parallelism.recompute=full"}},
+    // FSDP as torchtitan runs it: parameters kept from forward to backward, and under pipelining.
+    {"01-gpt3-1.3b-dp8.yaml",
+     {"framework=torchtitan", "parallelism.zero_stage=3", "parallelism.reshard_after_forward=false"}},
+    {"01-gpt3-1.3b-dp8.yaml",
+     {"framework=torchtitan", "parallelism={pp: 2, dp: 4, zero_stage: 3, recompute: full}"}},
     {"06-llama3-70b-256xh100.yaml", {"stragglers.slow_nics=[{nodes: [1], bandwidth: 100Gbps}]"}},
     // DualPipeV's overlapped pairs: expert all-to-alls and TP + SP collectives under the other pass.
     {"11-deepseek-v2-lite-16xh100.yaml",

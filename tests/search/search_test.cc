@@ -257,7 +257,9 @@ TEST(Search, FindsTheBestPlansBruteForceFinds) {
   run_isolated(
       valid.size(), isolated,
       [&](size_t i) -> json {
-        const config::Scenario s = *builder.check(space.at(valid[i]), 2).scenario;
+        const CandidateCheck check = builder.check(space.at(valid[i]), 2);
+        if (!check.scenario) return {{"invalid", check.rejection.message}};  // e.g. ZeRO-2 with pp > 1
+        const config::Scenario& s = *check.scenario;
         try {
           const double bound = analytic::memory_lower_bound(s).total();
           engine::RunOptions options;

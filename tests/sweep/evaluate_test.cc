@@ -39,8 +39,8 @@ axes:
   EXPECT_EQ(sc.training.global_batch, 32);
   EXPECT_EQ(sc.parallelism.zero_stage, 1);
   EXPECT_EQ(sc.parallelism.recompute, config::Recompute::kFull);
-  EXPECT_FALSE(sc.parallelism.overlap_grad_reduce);
-  EXPECT_EQ(sc.parallelism.dp_bucket_bytes, 50.0 * 1024 * 1024);
+  EXPECT_FALSE(sc.overlap_grad_reduce());
+  EXPECT_EQ(sc.dp_bucket_bytes(), 50.0 * 1024 * 1024);
   // What the base file says is kept, and provenance names the base scenario.
   EXPECT_EQ(sc.name, "gpt3-1.3b-dp8");
   EXPECT_EQ(sc.path.filename(), "01-gpt3-1.3b-dp8.yaml");

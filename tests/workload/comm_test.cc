@@ -7,6 +7,7 @@
 #include "sim/workload/builder.h"
 #include "sim/workload/comm_log.h"
 #include "sim/workload/errors.h"
+#include "sim/workload/layout.h"
 #include "sim/workload/shapes.h"
 #include "tests/workload/workload_test_util.h"
 
@@ -64,6 +65,52 @@ TEST(CommVolume, ZeroTwoAndThreeReduceEveryMicroBatch) {
     }
     EXPECT_DOUBLE_EQ(rs, (stage == 1 ? 1 : 3) * 2 * psi) << "ZeRO-" << stage;
     EXPECT_DOUBLE_EQ(ag, (stage == 3 ? 6 : 1) * 2 * psi) << "ZeRO-" << stage;
+  }
+}
+
+// FSDP keeping parameters from forward to backward (reshard_after_forward: false) gathers once per
+// micro-batch; under pipelining (torchtitan, zero3.h) each unit is gathered once and its gradients
+// reduce-scattered once per iteration, whatever the micro-batches, in the reduce dtype (fp32).
+TEST(CommVolume, FsdpGathersOncePerMicroBatchOrPerIteration) {
+  struct Case {
+    int64_t pp;
+    bool reshard;
+    double gathers, reductions;  // per parameter of the rank, with 4 micro-batches
+  };
+  for (const Case c : {Case{1, true, 8, 4}, Case{1, false, 4, 4}, Case{2, false, 1, 1}}) {
+    testing::PlanSpec spec;
+    spec.dp = 4;
+    spec.pp = c.pp;
+    spec.zero = 3;
+    config::Scenario sc = testing::make_scenario("llama2-7b", 16, 1, spec);  // 4 micro-batches
+    sc.model.layers = 4;
+    sc.framework = config::Framework::kTorchtitan;
+    sc.parallelism.reshard_after_forward = c.reshard;
+    const ParallelPlan plan = make_plan(sc);
+    const RankShapes shapes = derive_shapes(sc, plan);
+    EXPECT_EQ(shapes.grad_bytes, 4);  // torchtitan reduces in fp32
+    for (int64_t stage = 0; stage < c.pp; ++stage) {
+      Coords coords;
+      coords[Axis::kPp] = stage;
+      const int64_t rank = plan.rank_of(coords);
+      const double psi = static_cast<double>(stage_params(shapes, partition_layers(shapes), stage));
+      double rs = 0, ag = 0;
+      int64_t rs_calls = 0;
+      for (const CommLogEntry& e : comm_log(plan, build_rank_graph(sc, plan, rank))) {
+        if (e.group != GroupKind::kDp) continue;
+        if (e.kind == CommKind::kReduceScatter) {
+          rs += e.total_bytes;
+          rs_calls += e.calls;
+        }
+        if (e.kind == CommKind::kAllGather) ag += e.total_bytes;
+      }
+      EXPECT_DOUBLE_EQ(ag, c.gathers * 2 * psi) << "pp " << c.pp << " reshard " << c.reshard;
+      EXPECT_DOUBLE_EQ(rs, c.reductions * 4 * psi) << "pp " << c.pp << " reshard " << c.reshard;
+      // One reduce-scatter per unit (embedding, layers, head) and micro-batch, or per unit.
+      const StageLayout layout = partition_layers(shapes);
+      const int64_t units = layout.layer_count[stage] + (stage == 0 ? 1 : 0) + (stage == c.pp - 1 ? 1 : 0);
+      EXPECT_EQ(rs_calls, units * (c.pp > 1 ? 1 : 4));
+    }
   }
 }
 

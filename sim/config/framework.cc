@@ -1,0 +1,134 @@
+// What each training framework does with the keys a scenario leaves out, and which ZeRO stages it
+// runs under pipeline parallelism. Each default cites the framework's source.
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "sim/config/scenario.h"
+
+namespace trainsim::config {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+bool megatron(Framework f) { return f == Framework::kMegatronLm || f == Framework::kNemo; }
+bool deepspeed(Framework f) { return f == Framework::kDeepSpeed || f == Framework::kMegatronDeepSpeed; }
+
+}  // namespace
+
+Dtype Scenario::gradient_dtype() const {
+  if (training.grad_dtype) return *training.grad_dtype;
+  const Dtype storage = storage_dtype(training.dtype);
+  switch (framework) {
+    case Framework::kMegatronLm:
+    case Framework::kNemo:
+      // Megatron-LM forces accumulate_allreduce_grads_in_fp32 for bf16 (megatron/training/arguments.py:
+      // "bfloat16 requires gradient accumulation and all-reduce to be done in fp32"); NeMo's bf16-mixed
+      // precision plugin sets grad_reduce_in_fp32.
+      return storage == Dtype::kBf16 ? Dtype::kFp32 : storage;
+    case Framework::kTorchtitan:
+      // FSDP2's MixedPrecisionPolicy reduce_dtype from training.mixed_precision_reduce = "float32"
+      // (torchtitan/config/job_config.py).
+      return Dtype::kFp32;
+    case Framework::kGeneric:
+    case Framework::kDeepSpeed:
+    case Framework::kMegatronDeepSpeed:
+      // DeepSpeed's communication_data_type defaults to the model's fp16/bf16 (deepspeed/runtime/engine.py).
+      return storage;
+  }
+  return storage;
+}
+
+bool Scenario::overlap_grad_reduce() const {
+  if (parallelism.overlap_grad_reduce) return *parallelism.overlap_grad_reduce;
+  switch (framework) {
+    case Framework::kMegatronLm:
+      return false;  // --overlap-grad-reduce is off unless given (megatron/training/arguments.py)
+    case Framework::kNemo:
+      return true;  // NeMo's recipes build DistributedDataParallelConfig(overlap_grad_reduce=True)
+    case Framework::kDeepSpeed:
+    case Framework::kMegatronDeepSpeed:
+      // zero_optimization.overlap_comm: true for stage 3, false otherwise (deepspeed/runtime/zero/config.py).
+      return parallelism.zero_stage == 3;
+    case Framework::kTorchtitan:  // DDP's reducer and FSDP2's reduce-scatters run during the backward
+    case Framework::kGeneric:
+      return true;
+  }
+  return true;
+}
+
+double Scenario::dp_bucket_bytes() const {
+  if (parallelism.dp_bucket_bytes) return *parallelism.dp_bucket_bytes;
+  const double grad_bytes = dtype_bytes(gradient_dtype());
+  switch (framework) {
+    case Framework::kMegatronLm:
+    case Framework::kNemo: {
+      // Megatron-Core's DistributedDataParallel: max(40M, 1M x data-parallel size with context
+      // parallelism) parameters per bucket, and one bucket (bucket_size None) without overlap.
+      if (!overlap_grad_reduce()) return std::numeric_limits<double>::infinity();
+      const double ranks = static_cast<double>(parallelism.dp * parallelism.sp);
+      return std::max(40e6, 1e6 * ranks) * grad_bytes;
+    }
+    case Framework::kDeepSpeed:
+    case Framework::kMegatronDeepSpeed:
+      return 5e8 * grad_bytes;  // zero_optimization.reduce_bucket_size: 5e8 elements
+    case Framework::kTorchtitan:
+      return 100 * kMiB;  // replicate(..., bucket_cap_mb=100) (torchtitan's apply_ddp)
+    case Framework::kGeneric:
+      return 25 * kMiB;  // PyTorch DDP's bucket_cap_mb default
+  }
+  return 25 * kMiB;
+}
+
+bool Scenario::reshard_after_forward() const {
+  if (parallelism.reshard_after_forward) return *parallelism.reshard_after_forward;
+  // torchtitan's fsdp_reshard_after_forward "default": "For PP, by default do not reshard after
+  // forward to avoid per-microbatch all-gathers" (reshard_after_forward = not pp_enabled).
+  if (framework == Framework::kTorchtitan) return parallelism.pp == 1;
+  return true;
+}
+
+std::string Scenario::zero_plan_error() const {
+  const Parallelism& p = parallelism;
+  if (framework == Framework::kTorchtitan && (p.zero_stage == 1 || p.zero_stage == 2)) {
+    return fmt::format(
+        "torchtitan shards data-parallel state with FSDP2 only: zero_stage 3 (with reshard_after_forward: "
+        "false to keep parameters gathered from forward to backward), or 0 to replicate; got {}",
+        p.zero_stage);
+  }
+  if (p.zero_stage >= 2 && p.pp > 1) {
+    if (deepspeed(framework)) {
+      return fmt::format(
+          "DeepSpeed's pipeline engine refuses ZeRO-2 and ZeRO-3 (deepspeed/runtime/pipe/engine.py); use "
+          "zero_stage 0 or 1 with pp {}, or pp: 1",
+          p.pp);
+    }
+    if (framework != Framework::kTorchtitan) {
+      return fmt::format(
+          "zero_stage {} with pp {} is modelled as torchtitan runs it (FSDP2 under torch.distributed."
+          "pipelining); set framework: torchtitan and zero_stage: 3, or use zero_stage 0 or 1{}",
+          p.zero_stage, p.pp, megatron(framework) ? " (Megatron's distributed optimizer)" : "");
+    }
+    if (split_backward_schedule(p.schedule)) {
+      return fmt::format(
+          "zero_stage 3 with schedule {} is not modelled (the weight-gradient passes would have to precede "
+          "FSDP's reduce-scatter); use 1f1b, interleaved or gpipe",
+          to_string(p.schedule));
+    }
+    if (reshard_after_forward()) {
+      return fmt::format(
+          "reshard_after_forward: true with pp {} is not modelled (FSDP2 under pipelining then reshards "
+          "after some uses and not others); use false, torchtitan's default with pipeline parallelism",
+          p.pp);
+    }
+  }
+  if (p.reshard_after_forward && p.zero_stage != 3) {
+    return fmt::format(
+        "reshard_after_forward is a ZeRO-3 / FSDP setting; remove it or set zero_stage: 3 (got {})",
+        p.zero_stage);
+  }
+  return {};
+}
+
+}  // namespace trainsim::config

@@ -22,6 +22,7 @@ std::string CandidateBuilder::yaml(const PlanChoice& choice, int64_t gpus) const
   s.path = base_.path;
   s.name = base_.name;
   s.description = base_.description;
+  s.framework = base_.framework;
   s.model = base_.model;
   s.training = base_.training;
   s.parallelism = base_.parallelism;

@@ -163,6 +163,28 @@ TEST(Candidate, KeepsTheStragglers) {
   EXPECT_THAT(on_one.rejection.message, testing::HasSubstr("rank 1 is not in this cluster"));
 }
 
+// The base scenario's framework goes with every candidate: torchtitan runs FSDP under pipelining,
+// keeps parameters gathered there by default, and has no ZeRO-1.
+TEST(Candidate, KeepsTheFrameworkAndItsDefaults) {
+  const CandidateBuilder builder(
+      config::load_scenario(fixture("tiny.yaml"), {config::parse_override("framework=torchtitan")}));
+  PlanChoice c;
+  c.pp = 2;
+  c.zero_stage = 3;
+  const CandidateCheck fsdp = builder.check(c, 2);
+  ASSERT_TRUE(fsdp.scenario) << fsdp.rejection.message;
+  EXPECT_EQ(fsdp.scenario->framework, config::Framework::kTorchtitan);
+  EXPECT_FALSE(fsdp.scenario->reshard_after_forward());  // torchtitan's default with pp > 1
+  c.pp = 1;
+  c.dp = 2;
+  EXPECT_TRUE(builder.check(c, 2).scenario->reshard_after_forward());
+  c.zero_stage = 1;
+  const CandidateCheck zero1 = builder.check(c, 2);
+  ASSERT_FALSE(zero1.scenario);
+  EXPECT_THAT(zero1.rejection.message,
+              testing::HasSubstr("torchtitan shards data-parallel state with FSDP2 only"));
+}
+
 TEST(Candidate, KeepsTheCampaign) {
   std::vector<config::Override> overrides = {config::parse_override(
       "campaign={tokens: 1B, checkpoints: {write_bandwidth: 1GB/s, async: true, interval: 1h}}")};

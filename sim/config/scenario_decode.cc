@@ -473,7 +473,7 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
                              to_string(p.schedule), p.vpp));
     }
     if (const std::string zero = s.zero_plan_error(); !zero.empty()) plan_error(zero);
-  if (p.schedule != Schedule::kGpipe && p.schedule != Schedule::kOneFOneB && p.pp == 1) {
+    if (p.schedule != Schedule::kGpipe && p.schedule != Schedule::kOneFOneB && p.pp == 1) {
       plan_error(fmt::format("schedule {} needs pp > 1", to_string(p.schedule)));
     }
     check_experts(m, p, a.cluster_ok || a.dp_given, plan_error);

@@ -56,7 +56,8 @@ std::vector<ParamGatherer::Use> zero3_uses(const RankShapes& s, const StageLayou
   }
   std::vector<size_t> last_backward(layout.vpp, 0);
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (steps[i].pass != Pass::kForward) last_backward[steps[i].chunk] = i;
+    if (steps[i].pass == Pass::kBackward || steps[i].pass == Pass::kInputGrad)
+      last_backward[steps[i].chunk] = i;
   }
 
   const bool per_iteration = s.zero3_per_iteration();
@@ -64,14 +65,17 @@ std::vector<ParamGatherer::Use> zero3_uses(const RankShapes& s, const StageLayou
   std::vector<ParamGatherer::Use> uses;
   for (size_t i = 0; i < steps.size(); ++i) {
     const PipelineStep& step = steps[i];
+    if (step.pass == Pass::kWeightGrad) continue;  // weights are not read
     const std::vector<int64_t>& units = chunk_units[step.chunk];
     if (step.pass == Pass::kForward) {
       for (const int64_t u : units) {
-        ParamGatherer::Use use{elements[u], false, u, true, true, {}};
-        use.gather = !per_iteration || !held[u];
-        use.free_after = !per_iteration && s.reshard_after_forward;
+        uses.push_back({elements[u],
+                        false,
+                        u,
+                        !per_iteration || !held[u],
+                        !per_iteration && s.reshard_after_forward,
+                        {}});
         held[u] = true;
-        uses.push_back(use);
       }
       continue;
     }

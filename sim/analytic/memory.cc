@@ -72,22 +72,13 @@ double korthikanti_first_stage_activation_bytes(double layer_bytes, int64_t laye
   return 0;
 }
 
-ZeroModelState zero_model_state(double params, double shards, int zero_stage, double weight_bytes,
-                                double grad_bytes, double optimizer_bytes) {
-  ZeroModelState z;
-  z.weights = weight_bytes * params / (zero_stage >= 3 ? shards : 1);
-  z.gradients = grad_bytes * params / (zero_stage >= 2 ? shards : 1);
-  z.optimizer = optimizer_bytes * params / (zero_stage >= 1 ? shards : 1);
-  return z;
-}
-
 ZeroModelState stage_model_state(const workload::RankShapes& s, const workload::StageLayout& layout,
                                  const workload::ParallelPlan& plan, int64_t stage,
                                  config::Optimizer optimizer) {
-  const double optimizer_bytes = workload::optimizer_bytes_per_param(optimizer, s.act_bytes);
   const auto state = [&](int64_t params, workload::GroupKind group) {
-    return zero_model_state(static_cast<double>(params), static_cast<double>(plan.group_size(group)),
-                            s.zero_stage, s.act_bytes, s.grad_bytes, optimizer_bytes);
+    const workload::ModelStateBytes m =
+        workload::model_state_bytes(s, optimizer, params, plan.group_size(group));
+    return ZeroModelState{m.weights, m.gradients, m.optimizer};
   };
   const int64_t experts = workload::stage_expert_params(s, layout, stage);
   const int64_t dense_params = workload::stage_params(s, layout, stage) - experts;

@@ -40,19 +40,14 @@ bool korthikanti_config(const config::Scenario& scenario, ActivationConfig* conf
 double korthikanti_first_stage_activation_bytes(double layer_bytes, int64_t layers, int64_t pp, int64_t vpp,
                                                 int64_t micro_batches, config::Schedule schedule);
 
-// ZeRO model states per rank for Ψ parameters on the rank before sharding over N ranks, e bytes
-// per weight/gradient element and K bytes of optimizer state per parameter (Rajbhandari et al.
-// 2020): weights eΨ (ZeRO-3: eΨ/N), gradients gΨ (ZeRO-2/3: gΨ/N, g bytes per gradient element),
-// optimizer KΨ (ZeRO-1/2/3: KΨ/N); 16Ψ for mixed-precision Adam without ZeRO, 18Ψ with fp32 gradients.
+// The ZeRO model states of one rank of `stage` (workload/model_state.h): its dense parameters sharded
+// over the data-parallel group, its expert parameters over the expert-data-parallel group; with ZeRO-3
+// under pipelining, plus the stage's gathered weights and unsharded gradients, held for the whole
+// iteration.
 struct ZeroModelState {
   double weights = 0, gradients = 0, optimizer = 0;
   double total() const { return weights + gradients + optimizer; }
 };
-ZeroModelState zero_model_state(double params, double shards, int zero_stage, double weight_bytes,
-                                double grad_bytes, double optimizer_bytes);
-// The same for one rank of `stage`: its dense parameters sharded over the data-parallel group, its
-// expert parameters over the expert-data-parallel group; with ZeRO-3 under pipelining, plus the
-// stage's gathered weights and unsharded gradients, held for the whole iteration.
 ZeroModelState stage_model_state(const workload::RankShapes& shapes, const workload::StageLayout& layout,
                                  const workload::ParallelPlan& plan, int64_t stage,
                                  config::Optimizer optimizer);

@@ -35,7 +35,7 @@ void emit_model(YAML::Emitter& out, const Model& m) {
   key_enum(out, "position_embedding", m.position_embedding);
   out << YAML::Key << "tied_embeddings" << YAML::Value << m.tied_embeddings;
   out << YAML::Key << "linear_bias" << YAML::Value << m.linear_bias;
-  key_enum(out, "attention", m.resolved_attention());
+  key_enum(out, "attention", m.attention);
   if (m.moe.enabled()) {
     out << YAML::Key << "moe" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "experts" << YAML::Value << m.moe.experts;

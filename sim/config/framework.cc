@@ -89,6 +89,35 @@ bool Scenario::reshard_after_forward() const {
   return true;
 }
 
+AttentionKernel Scenario::attention_kernel() const {
+  if (model.attention != AttentionKernel::kAuto) return model.attention;
+  switch (framework) {
+    case Framework::kMegatronLm:
+    case Framework::kNemo:
+      // --transformer-impl defaults to transformer_engine (megatron/training/arguments.py), whose
+      // DotProductAttention runs a flash or cuDNN fused kernel.
+    case Framework::kTorchtitan:
+      // F.scaled_dot_product_attention (torchtitan's Llama attention), a flash or cuDNN fused kernel.
+      return AttentionKernel::kFused;
+    case Framework::kGeneric:
+    case Framework::kDeepSpeed:
+    case Framework::kMegatronDeepSpeed:
+      // From the model: Megatron's unfused CoreAttention for GPT-style models with learned positions
+      // (Korthikanti et al. 2022, Table 2; Megatron-DeepSpeed's --use-flash-attn is off unless given), a
+      // fused kernel for RoPE models.
+      break;
+  }
+  return model.position_embedding == PositionEmbedding::kLearned ? AttentionKernel::kUnfused
+                                                                 : AttentionKernel::kFused;
+}
+
+bool Scenario::master_weight_shards() const {
+  // FSDP2 keeps the sharded parameters in their original fp32 and casts them to MixedPrecisionPolicy's
+  // param_dtype for each all-gather; the optimizer steps on those shards (_fsdp_api.py).
+  return framework == Framework::kTorchtitan && parallelism.zero_stage == 3 &&
+         dtype_bytes(storage_dtype(training.dtype)) < 4;
+}
+
 std::string Scenario::zero_plan_error() const {
   const Parallelism& p = parallelism;
   if (framework == Framework::kTorchtitan && (p.zero_stage == 1 || p.zero_stage == 2)) {

@@ -66,20 +66,13 @@ struct Model {
   PositionEmbedding position_embedding = PositionEmbedding::kLearned;
   bool tied_embeddings = true;  // input embedding and LM head share one matrix
   bool linear_bias = true;      // QKV, projection and MLP GEMMs carry a bias
-  // The attention kernel; never kAuto in a scenario that load_scenario returned.
+  // The attention kernel; never kAuto in a scenario that load_scenario returned
+  // (Scenario::attention_kernel resolves it).
   AttentionKernel attention = AttentionKernel::kAuto;
   Moe moe;
   Mla mla;
 
   bool moe_layer(int64_t layer) const { return moe.enabled() && layer >= moe.dense_layers; }
-  // The attention kernel, auto resolved from the model alone (never from the parallel plan, so that
-  // plans are compared on one kernel): Megatron-LM's unfused CoreAttention for GPT-style models with
-  // learned positions (Korthikanti et al. 2022, Table 2), a fused kernel for RoPE models.
-  AttentionKernel resolved_attention() const {
-    if (attention != AttentionKernel::kAuto) return attention;
-    return position_embedding == PositionEmbedding::kLearned ? AttentionKernel::kUnfused
-                                                             : AttentionKernel::kFused;
-  }
   // Sizes of the attention heads: query/key (with MLA's rotary part) and value.
   int64_t qk_head_dim() const { return head_dim + mla.rope_head_dim; }
   int64_t value_head_dim() const { return mla.enabled() ? mla.v_head_dim : head_dim; }
@@ -262,6 +255,12 @@ struct Scenario {
   double dp_bucket_bytes() const;
   bool overlap_grad_reduce() const;
   bool reshard_after_forward() const;
+  // The attention kernel: model.attention, or for auto the framework's (never the parallel plan's, so
+  // that plans are compared on one kernel).
+  AttentionKernel attention_kernel() const;
+  // Whether ZeRO-3's weight shards are the fp32 master weights rather than a training-dtype copy beside
+  // them: FSDP2 (torchtitan) in mixed precision.
+  bool master_weight_shards() const;
   // Why the framework cannot run this ZeRO stage with this pipeline, or empty: DeepSpeed's pipeline
   // engine refuses ZeRO-2/3, torchtitan shards only with FSDP (ZeRO-3).
   std::string zero_plan_error() const;

@@ -399,13 +399,16 @@ void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
                       p.pp, p.vpp, p.pp * p.vpp, m.layers));
     }
     if ((p.sequence_parallel == SequenceParallel::kRing || p.sequence_parallel == SequenceParallel::kFpdt) &&
-        m.resolved_attention() == AttentionKernel::kUnfused) {
+        s.attention_kernel() == AttentionKernel::kUnfused) {
       plan_error(fmt::format(
           "sequence_parallel: {} needs a fused attention kernel (FPDT calls flash-attn's forward and "
           "backward per chunk; ring attention merges the per-block outputs by their log-sum-exp, which "
           "only a fused kernel returns), but model.attention is unfused{}; set model.attention: fused",
           to_string(p.sequence_parallel),
-          m.attention == AttentionKernel::kAuto ? " (auto: a model with learned positions)" : ""));
+          m.attention == AttentionKernel::kAuto
+              ? fmt::format(" (auto: a model with learned positions under framework {})",
+                            to_string(s.framework))
+              : ""));
     }
     const bool sp_kind = p.sequence_parallel == SequenceParallel::kUlysses ||
                          p.sequence_parallel == SequenceParallel::kRing ||
@@ -659,7 +662,7 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
     }
   }
   check_plan(out, a, d);
-  out.model.attention = out.model.resolved_attention();
+  out.model.attention = out.attention_kernel();
 }
 
 }  // namespace internal

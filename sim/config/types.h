@@ -15,8 +15,8 @@ enum class Norm { kLayerNorm, kRmsNorm };
 enum class PositionEmbedding { kLearned, kRope };
 // The attention kernel a model trains with: unfused (softmax(QK^T)V as batched GEMMs and memory passes
 // that store the scores, Megatron-LM's CoreAttention), fused (a flash-style kernel that never stores
-// them, priced at the hardware profile's attention rates), or auto (resolved from the model when the
-// scenario is read: Model::resolved_attention).
+// them, priced at the hardware profile's attention rates), or auto (resolved from the framework and the
+// model when the scenario is read: Scenario::attention_kernel).
 enum class AttentionKernel { kAuto, kUnfused, kFused };
 enum class Dtype { kFp64, kFp32, kTf32, kBf16, kFp16, kFp8 };
 enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble, kZbV, kDualPipeV };

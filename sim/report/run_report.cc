@@ -273,7 +273,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"tokens_per_s", tokens / t},
       {"tflops_per_gpu", summary.iteration.model / (t * static_cast<double>(gpus)) / 1e12},
       {"dtype", config::to_string(s.training.dtype)},  // whose peak mfu, hfu and executed use
-      {"attention_kernel", config::to_string(s.model.resolved_attention())},
+      {"attention_kernel", config::to_string(s.attention_kernel())},
       {"mfu", summary.iteration.model / (t * static_cast<double>(gpus) * peak)},
       {"hfu", summary.iteration.hardware / (t * static_cast<double>(gpus) * peak)},
       {"executed_flops_utilization", summary.iteration.executed / (t * static_cast<double>(gpus) * peak)},

@@ -277,12 +277,11 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
   // Expert states are sharded over the expert-data-parallel group, the rest over the data-parallel one.
   const int64_t expert_params = stage_expert_params(s, layout, stage);
   ModelStateBytes state =
-      model_state_bytes(scenario.training.optimizer, s.act_bytes, s.grad_bytes, s.zero_stage,
-                        stage_params(s, layout, stage) - expert_params, plan.group_size(grad_group));
+      model_state_bytes(s, scenario.training.optimizer, stage_params(s, layout, stage) - expert_params,
+                        plan.group_size(grad_group));
   if (expert_params > 0) {
     const ModelStateBytes experts =
-        model_state_bytes(scenario.training.optimizer, s.act_bytes, s.grad_bytes, s.zero_stage, expert_params,
-                          plan.group_size(expert_group));
+        model_state_bytes(s, scenario.training.optimizer, expert_params, plan.group_size(expert_group));
     state.weights += experts.weights;
     state.gradients += experts.gradients;
     state.optimizer += experts.optimizer;

@@ -16,21 +16,25 @@ int optimizer_bytes_per_param(config::Optimizer optimizer, int weight_bytes) {
   return 0;
 }
 
-ModelStateBytes model_state_bytes(config::Optimizer optimizer, int weight_bytes, int grad_bytes,
-                                  int zero_stage, int64_t params, int64_t shards) {
+ModelStateBytes model_state_bytes(const RankShapes& shapes, config::Optimizer optimizer, int64_t params,
+                                  int64_t shards) {
+  const int zero_stage = shapes.zero_stage;
   TRAINSIM_WORKLOAD_CHECK(shards >= 1 && zero_stage >= 0 && zero_stage <= 3)
       << "shards " << shards << " zero stage " << zero_stage;
   const double psi = static_cast<double>(params);
   const double n = static_cast<double>(shards);
-  const double e = weight_bytes;
-  const double g = grad_bytes;
-  const double k = optimizer_bytes_per_param(optimizer, weight_bytes);
+  const double g = shapes.grad_bytes;
+  const double k = optimizer_bytes_per_param(optimizer, shapes.act_bytes);
+  // The fp32 master copy moves from the optimizer state into the weight shards.
+  const double master = shapes.master_weight_shards ? 4 : 0;
+  const double e = shapes.master_weight_shards ? master : shapes.act_bytes;
   ModelStateBytes m;
   m.weights = zero_stage >= 3 ? e * psi / n : e * psi;
   m.gradients = zero_stage >= 2 ? g * psi / n : g * psi;
-  m.optimizer = zero_stage >= 1 ? k * psi / n : k * psi;
+  m.optimizer = (zero_stage >= 1 ? psi / n : psi) * (k - master);
   m.optimizer_params = zero_stage >= 1 ? psi / n : psi;
-  m.step_bytes_per_param = 2 * k + g + e;
+  // The step writes the training-dtype weights unless the master shards are those weights.
+  m.step_bytes_per_param = 2 * k + g + (shapes.master_weight_shards ? 0 : shapes.act_bytes);
   m.step_flops_per_param = optimizer == config::Optimizer::kSgd     ? 4
                            : optimizer == config::Optimizer::kAdamW ? 14
                                                                     : 12;

@@ -7,12 +7,18 @@
 //   ZeRO-1  eΨ            gΨ              KΨ/N                with fp32 gradients: Megatron-LM's
 //   ZeRO-2  eΨ            gΨ/N            KΨ/N                docs/source/distrib_optimizer.md)
 //   ZeRO-3  eΨ/N          gΨ/N            KΨ/N
+// FSDP2 keeps no training-dtype shard beside the master copy: its ZeRO-3 weight shards are the fp32
+// master weights, cast to the training dtype for each all-gather ("FSDP does not require any extra
+// memory to keep a high-precision copy of the parameters for the optimizer step", MixedPrecisionPolicy
+// in torch/distributed/fsdp/_fully_shard/_fsdp_api.py), so its weights take 4Ψ/N and its optimizer
+// (K - 4)Ψ/N: 16Ψ/N in all with fp32 gradients, where ZeRO-3 with fp32 gradients takes 18Ψ/N.
 #ifndef TRAINSIM_SIM_WORKLOAD_MODEL_STATE_H_
 #define TRAINSIM_SIM_WORKLOAD_MODEL_STATE_H_
 
 #include <cstdint>
 
 #include "sim/config/types.h"
+#include "sim/workload/shapes.h"
 
 namespace trainsim::workload {
 
@@ -33,8 +39,10 @@ struct ModelStateBytes {
   double step_flops_per_param = 0;
 };
 
-ModelStateBytes model_state_bytes(config::Optimizer optimizer, int weight_bytes, int grad_bytes,
-                                  int zero_stage, int64_t params, int64_t shards);
+// The model state of `params` parameters sharded over `shards` ranks, stored as `shapes` says (its
+// act_bytes, grad_bytes, zero_stage and master_weight_shards).
+ModelStateBytes model_state_bytes(const RankShapes& shapes, config::Optimizer optimizer, int64_t params,
+                                  int64_t shards);
 
 }  // namespace trainsim::workload
 

@@ -106,6 +106,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   const std::string zero_error = scenario.zero_plan_error();
   require(zero_error.empty(), "parallelism.zero_stage", zero_error);
   s.reshard_after_forward = scenario.reshard_after_forward();
+  s.master_weight_shards = scenario.master_weight_shards();
   require(!(p.cpu_checkpointing && p.recompute != config::Recompute::kFull), "parallelism.cpu_checkpointing",
           "CPU checkpointing keeps the inputs of fully recomputed layers on the host; set recompute: full");
 
@@ -152,7 +153,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.tp_comm_overlap = s.megatron_sp && scenario.parallelism.tp_comm_overlap;
   s.dropout = s.learned_positions;
   s.bias_passes = s.linear_bias && s.learned_positions;
-  s.fused_attention = m.resolved_attention() == config::AttentionKernel::kFused;
+  s.fused_attention = scenario.attention_kernel() == config::AttentionKernel::kFused;
   require(s.fused_attention || (s.scheme != SequenceParallel::kRing && s.scheme != SequenceParallel::kFpdt),
           "model.attention",
           "ring attention and FPDT need a fused attention kernel (model.attention: fused)");

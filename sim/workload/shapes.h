@@ -5,7 +5,7 @@
 //   * GPT-style models (learned position embeddings) train with dropout (Megatron's default
 //     hidden/attention dropout 0.1), as in Korthikanti et al. 2022 Table 2; RoPE models (Llama,
 //     GPT-NeoX) have none. The attention kernel is the scenario's (model.attention, auto resolved
-//     from the model: config::Model::resolved_attention); ring attention and FPDT need the fused one
+//     from the framework and the model: config::Scenario::attention_kernel); ring attention and FPDT need the fused one
 //     (FPDT calls flash-attn, seed-papers.md A2; Transformer Engine's context parallelism requires
 //     fused attention), Ulysses wraps whichever the model uses (DeepSpeed's DistributedAttention).
 //   * The same GPT-style models run Megatron-LM's 2021-22 bias handling (Korthikanti et al. 2022):
@@ -61,6 +61,8 @@ struct RankShapes {
   // unit's parameters are gathered once per iteration and its gradients accumulated unsharded, then
   // reduce-scattered after the chunk's last backward.
   bool zero3_per_iteration() const { return zero_stage == 3 && pp > 1; }
+  // ZeRO-3's weight shards are the fp32 master weights (FSDP2 in mixed precision; model_state.h).
+  bool master_weight_shards = false;
   config::Recompute recompute = config::Recompute::kNone;
 
   // Per rank, per micro-batch.

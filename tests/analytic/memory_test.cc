@@ -65,27 +65,6 @@ TEST(KorthikantiActivations, FirstStageHoldsTheWholeModelsLayers) {
                    10 * 12 * 64);
 }
 
-// ZeRO Fig. 1 (Ψ = 7.5B, N_d = 64, K = 12): 120 GB, 31.4 GB, 16.6 GB, 1.9 GB per GPU.
-TEST(ZeroModelState, ReproducesTheZeroPaperExample) {
-  const double psi = 7.5e9;
-  const double expected[] = {120, 31.4, 16.6, 1.9};
-  for (int stage = 0; stage <= 3; ++stage) {
-    const ZeroModelState z = zero_model_state(psi, 64, stage, 2, 2, 12);
-    EXPECT_NEAR(z.total() / 1e9, expected[stage], 0.05) << "ZeRO-" << stage;
-  }
-  const ZeroModelState z2 = zero_model_state(psi, 64, 2, 2, 2, 12);
-  EXPECT_DOUBLE_EQ(z2.weights, 2 * psi);
-  EXPECT_DOUBLE_EQ(z2.gradients + z2.optimizer, 14 * psi / 64);
-}
-
-// Megatron-LM's docs/source/distrib_optimizer.md: bf16 parameters with fp32 gradients take 18 bytes
-// per parameter without the distributed optimizer, 6 + 12/d with it (ZeRO-1 here).
-TEST(ZeroModelState, Fp32GradientsAsMegatronCountsThem) {
-  const double psi = 1e9, d = 8;
-  EXPECT_DOUBLE_EQ(zero_model_state(psi, d, 0, 2, 4, 12).total(), 18 * psi);
-  EXPECT_DOUBLE_EQ(zero_model_state(psi, d, 1, 2, 4, 12).total(), (6 + 12 / d) * psi);
-}
-
 // seed-papers.md A9 worked example: Llama-3-8B, S = 2M, P = 4, b = 1, c = 64K.
 TEST(FpdtMemory, WorkedExampleQuantities) {
   testing::PlanSpec spec;

@@ -355,17 +355,33 @@ TEST_F(ScenarioRules, AttentionKernelFollowsTheModelNotThePlan) {
             AttentionKernel::kFused);
   EXPECT_THAT(
       errors(scenario(gpt, "{sp: 4, dp: 8, sequence_parallel: ring}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: sequence_parallel: ring needs a fused attention kernel "
-                  "(FPDT calls flash-attn's forward and backward per chunk; ring attention merges the "
-                  "per-block outputs by their log-sum-exp, which only a fused kernel returns), but "
-                  "model.attention is unfused (auto: a model with learned positions); set model.attention: "
-                  "fused"));
+      ElementsAre(
+          "s.yaml:5:14: error: parallelism: sequence_parallel: ring needs a fused attention kernel "
+          "(FPDT calls flash-attn's forward and backward per chunk; ring attention merges the "
+          "per-block outputs by their log-sum-exp, which only a fused kernel returns), but "
+          "model.attention is unfused (auto: a model with learned positions under framework generic); "
+          "set model.attention: fused"));
   EXPECT_THAT(
       errors(scenario("{preset: llama3-8b, attention: unfused}",
                       "{sp: 4, dp: 8, sequence_parallel: fpdt, fpdt: {chunk_tokens: 2Ki}}", kBatch)),
       ElementsAre(::testing::HasSubstr("but model.attention is unfused; set model.attention: fused")));
   EXPECT_THAT(errors(scenario("{preset: llama3-8b, attention: flash}", "{}", kBatch)),
               ElementsAre(::testing::HasSubstr("model.attention: unknown value \"flash\"")));
+
+  // Frameworks whose default path is a fused kernel (Transformer Engine, SDPA) use it for any model.
+  Scenario s;
+  s.model.position_embedding = PositionEmbedding::kLearned;
+  for (const auto [framework, kernel] : {std::pair{Framework::kGeneric, AttentionKernel::kUnfused},
+                                         {Framework::kDeepSpeed, AttentionKernel::kUnfused},
+                                         {Framework::kMegatronDeepSpeed, AttentionKernel::kUnfused},
+                                         {Framework::kMegatronLm, AttentionKernel::kFused},
+                                         {Framework::kNemo, AttentionKernel::kFused},
+                                         {Framework::kTorchtitan, AttentionKernel::kFused}}) {
+    s.framework = framework;
+    EXPECT_EQ(s.attention_kernel(), kernel) << to_string(framework);
+  }
+  s.model.attention = AttentionKernel::kUnfused;
+  EXPECT_EQ(s.attention_kernel(), AttentionKernel::kUnfused);
 }
 
 TEST_F(ScenarioRules, FpdtChunkRules) {

@@ -10,10 +10,11 @@
 namespace trainsim::config {
 
 // What to write for the keys a framework supplies when the scenario leaves them out
-// (Scenario::gradient_dtype and the accessors beside it): their values, marked "<framework> default"
-// (what `show` prints), or nothing, so that a changed plan loaded from the output takes the
-// framework's default again (search candidates, sweep points).
-enum class Defaults { kResolved, kAsGiven };
+// (Scenario::gradient_dtype and the accessors beside it): their values as comments marked
+// "<framework> default" (what `show` prints), nothing, so that a changed plan loaded from the output
+// takes the framework's default again (search candidates, sweep points), or their values as keys
+// (what `diff` compares: every value the simulation uses).
+enum class Defaults { kResolved, kAsGiven, kWritten };
 
 // The scenario as a YAML document. File references are written relative to the scenario's
 // directory, so the output can be saved next to it and loaded again.

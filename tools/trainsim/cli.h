@@ -67,6 +67,8 @@ void register_presets(CLI::App& app, Context& context);
 void register_topo(CLI::App& app, Context& context);
 void register_collective(CLI::App& app, Context& context);
 void register_run(CLI::App& app, Context& context);
+// `trainsim diff A B`: two scenarios or run reports side by side.
+void register_diff(CLI::App& app, Context& context);
 void register_analyze(CLI::App& app, Context& context);
 void register_workload(CLI::App& app, Context& context);
 void register_calibrate(CLI::App& app, Context& context);

@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   cli::register_topo(app, context);
   cli::register_collective(app, context);
   cli::register_run(app, context);
+  cli::register_diff(app, context);
   cli::register_analyze(app, context);
   cli::register_workload(app, context);
   cli::register_calibrate(app, context);

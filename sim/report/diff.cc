@@ -1,0 +1,298 @@
+#include "sim/report/diff.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "sim/config/emit.h"
+
+namespace trainsim::report {
+namespace {
+
+using Json = nlohmann::json;
+
+// Dotted keys and values of a YAML document, in its order (sequence items as key[i]).
+void flatten_yaml(const YAML::Node& node, const std::string& key,
+                  std::vector<std::pair<std::string, std::string>>& out) {
+  if (node.IsMap()) {
+    for (const auto& child : node) {
+      const std::string name = child.first.as<std::string>();
+      flatten_yaml(child.second, key.empty() ? name : key + "." + name, out);
+    }
+  } else if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) flatten_yaml(node[i], fmt::format("{}[{}]", key, i), out);
+  } else {
+    out.emplace_back(key, node.IsNull() ? "null" : node.Scalar());
+  }
+}
+
+// The differing keys of two flattened documents: a's keys in a's order, then b's own keys.
+std::vector<InputDifference> differences(const std::vector<std::pair<std::string, std::string>>& a,
+                                         const std::vector<std::pair<std::string, std::string>>& b) {
+  const std::map<std::string, std::string> in_a(a.begin(), a.end()), in_b(b.begin(), b.end());
+  std::vector<InputDifference> out;
+  for (const auto& [key, value] : a) {
+    const auto other = in_b.find(key);
+    const std::string b_value = other == in_b.end() ? "" : other->second;
+    if (b_value != value) out.push_back({key, value, b_value});
+  }
+  for (const auto& [key, value] : b) {
+    if (in_a.count(key) == 0) out.push_back({key, "", value});
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> scenario_keys(const config::Scenario& s,
+                                                               const std::string& shown_from) {
+  std::vector<std::pair<std::string, std::string>> keys;
+  flatten_yaml(YAML::Load(config::to_yaml(s, config::Defaults::kWritten)), "", keys);
+  const std::filesystem::path from = shown_from;
+  for (auto& [key, value] : keys) {
+    if (key == "cluster.topology") value = s.cluster.topology_path.lexically_relative(from).string();
+    if (key == "cluster.hardware") value = s.cluster.hardware_path.lexically_relative(from).string();
+  }
+  return keys;
+}
+
+std::string text_of(const Json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_boolean()) return value.get<bool>() ? "yes" : "no";
+  return value.dump();
+}
+
+// A report's metrics, flattened: (key, value) in the order metric_changes documents.
+using Metrics = std::vector<std::pair<std::string, Json>>;
+
+void flatten_json(const Json& value, const std::string& key, Metrics& out) {
+  if (value.is_object()) {
+    for (const auto& [name, child] : value.items()) flatten_json(child, key + "." + name, out);
+  } else if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i) flatten_json(value[i], fmt::format("{}[{}]", key, i), out);
+  } else {
+    out.emplace_back(key, value);
+  }
+}
+
+// What the report records of its inputs rather than of its outcome, and what is not a metric.
+bool input_or_bookkeeping(const std::string& key) {
+  static const std::set<std::string> kKeys = {
+      "schema_version", "scenario",   "plan",     "dtype", "attention_kernel",
+      "provenance",     "simulation", "warnings", "comm",  "stages"};
+  return kKeys.count(key) > 0;
+}
+
+Metrics report_metrics(const Json& r) {
+  Metrics headline, sections;
+  for (const char* key : {"iteration_time_s", "tokens_per_s", "tflops_per_gpu", "mfu", "hfu",
+                          "executed_flops_utilization", "compute_outside_layers_s"}) {
+    if (r.contains(key)) headline.emplace_back(key, r.at(key));
+  }
+  for (const auto& [key, value] : r.items()) {
+    if (input_or_bookkeeping(key) ||
+        std::any_of(headline.begin(), headline.end(), [&](const auto& h) { return h.first == key; }))
+      continue;
+    if (value.is_object() || value.is_array()) {
+      flatten_json(value, key, sections);
+    } else {
+      headline.emplace_back(key, value);
+    }
+  }
+  // Sections in reading order: the breakdown first, the closed form last.
+  const auto rank = [](const std::string& key) {
+    const std::string section = key.substr(0, key.find('.'));
+    for (const auto& [i, name] : {std::pair{0, "breakdown"}, {1, "memory"}, {2, "power"}}) {
+      if (section == name) return i;
+    }
+    return section == "analytic" ? 4 : 3;
+  };
+  std::stable_sort(sections.begin(), sections.end(),
+                   [&](const auto& x, const auto& y) { return rank(x.first) < rank(y.first); });
+  headline.insert(headline.end(), sections.begin(), sections.end());
+
+  // The communication log summed per collective kind and group; the stages by their index.
+  std::map<std::pair<std::string, std::string>, std::array<double, 3>> comm;
+  std::vector<std::pair<std::string, std::string>> comm_order;
+  for (const Json& entry : r.value("comm", Json::array())) {
+    const std::pair<std::string, std::string> id{entry.value("kind", ""), entry.value("group", "")};
+    if (comm.count(id) == 0) comm_order.push_back(id);
+    std::array<double, 3>& sums = comm[id];
+    sums[0] += entry.value("calls", 0.0);
+    sums[1] += entry.value("total_bytes", 0.0);
+    sums[2] += entry.value("time_s", 0.0);
+  }
+  for (const auto& id : comm_order) {
+    const std::string prefix = fmt::format("comm.{}.{}.", id.first, id.second);
+    headline.emplace_back(prefix + "calls", comm[id][0]);
+    headline.emplace_back(prefix + "total_bytes", comm[id][1]);
+    headline.emplace_back(prefix + "time_s", comm[id][2]);
+  }
+  for (const Json& stage : r.value("stages", Json::array())) {
+    const std::string prefix = fmt::format("stages.{}.", stage.value("stage", 0));
+    for (const auto& [name, value] : stage.items()) {
+      if (name != "stage") headline.emplace_back(prefix + name, value);
+    }
+  }
+  return headline;
+}
+
+bool moved(const Json& a, const Json& b, double relative_tolerance) {
+  if (a.is_number() && b.is_number()) {
+    const double x = a.get<double>(), y = b.get<double>();
+    return std::abs(y - x) > relative_tolerance * std::max(std::abs(x), std::abs(y));
+  }
+  return a != b;
+}
+
+// The change of `key` from a to b, either absent (nullptr).
+MetricChange change_of(const std::string& key, const Json* a, const Json* b) {
+  MetricChange c;
+  c.key = key;
+  const auto fill = [](const Json* value, std::optional<double>& number, std::string& text) {
+    if (value == nullptr) return;
+    if (value->is_number()) number = value->get<double>();
+    text = text_of(*value);
+  };
+  fill(a, c.a, c.a_text);
+  fill(b, c.b, c.b_text);
+  return c;
+}
+
+std::string format_value(const std::string& key, double value) {
+  if (key.find("bytes") != std::string::npos)
+    return fmt::format("{:.3f} GiB", value / (1024.0 * 1024 * 1024));
+  return fmt::format("{:.6g}", value);
+}
+
+}  // namespace
+
+std::vector<InputDifference> scenario_differences(const config::Scenario& a, const config::Scenario& b,
+                                                  const std::string& shown_from) {
+  return differences(scenario_keys(a, shown_from), scenario_keys(b, shown_from));
+}
+
+std::vector<InputDifference> report_input_differences(const Json& a, const Json& b) {
+  const auto inputs = [](const Json& r) {
+    std::vector<std::pair<std::string, std::string>> keys;
+    for (const char* key : {"scenario", "dtype", "attention_kernel", "gpus"}) {
+      if (r.contains(key)) keys.emplace_back(key, text_of(r.at(key)));
+    }
+    Metrics flat;
+    if (r.contains("plan")) flatten_json(r.at("plan"), "plan", flat);
+    if (r.contains("provenance")) {
+      const Json& p = r.at("provenance");
+      if (p.contains("inputs")) flatten_json(p.at("inputs"), "inputs", flat);
+      if (p.contains("options")) flatten_json(p.at("options"), "options", flat);
+    }
+    for (const auto& [key, value] : flat) keys.emplace_back(key, text_of(value));
+    return keys;
+  };
+  return differences(inputs(a), inputs(b));
+}
+
+std::vector<MetricChange> metric_changes(const Json& a, const Json& b, double relative_tolerance) {
+  const Metrics ma = report_metrics(a), mb = report_metrics(b);
+  std::map<std::string, const Json*> in_b;
+  for (const auto& [key, value] : mb) in_b[key] = &value;
+  std::set<std::string> in_a;
+  std::vector<MetricChange> out;
+  for (const auto& [key, value] : ma) {
+    in_a.insert(key);
+    const auto other = in_b.find(key);
+    if (other == in_b.end()) {
+      out.push_back(change_of(key, &value, nullptr));
+    } else if (moved(value, *other->second, relative_tolerance)) {
+      out.push_back(change_of(key, &value, other->second));
+    }
+  }
+  for (const auto& [key, value] : mb) {
+    if (in_a.count(key) == 0) out.push_back(change_of(key, nullptr, &value));
+  }
+  // Warnings that one run gives and the other does not.
+  const auto warnings = [](const Json& r) {
+    std::vector<std::string> w;
+    for (const Json& text : r.value("warnings", Json::array())) w.push_back(text_of(text));
+    return w;
+  };
+  const std::vector<std::string> wa = warnings(a), wb = warnings(b);
+  for (const std::string& w : wa) {
+    if (std::find(wb.begin(), wb.end(), w) == wb.end()) out.push_back({"warnings", {}, {}, w, ""});
+  }
+  for (const std::string& w : wb) {
+    if (std::find(wa.begin(), wa.end(), w) == wa.end()) out.push_back({"warnings", {}, {}, "", w});
+  }
+  return out;
+}
+
+Json diff_json(const std::string& label_a, const std::string& label_b,
+               const std::vector<InputDifference>& inputs, const std::vector<MetricChange>& metrics) {
+  Json in = Json::array();
+  for (const InputDifference& d : inputs) in.push_back({{"key", d.key}, {"a", d.a}, {"b", d.b}});
+  Json out = Json::array();
+  for (const MetricChange& m : metrics) {
+    Json entry = {{"key", m.key}};
+    if (m.a && m.b) {
+      entry["a"] = *m.a;
+      entry["b"] = *m.b;
+      entry["change"] = *m.b - *m.a;
+      entry["relative_change"] = *m.a != 0 ? Json((*m.b - *m.a) / std::abs(*m.a)) : Json(nullptr);
+    } else {
+      entry["a"] = m.a ? Json(*m.a) : m.a_text.empty() ? Json(nullptr) : Json(m.a_text);
+      entry["b"] = m.b ? Json(*m.b) : m.b_text.empty() ? Json(nullptr) : Json(m.b_text);
+    }
+    out.push_back(entry);
+  }
+  return {{"a", label_a}, {"b", label_b}, {"inputs", in}, {"metrics", out}};
+}
+
+std::string render_diff_table(const Json& diff) {
+  std::ostringstream out;
+  out << fmt::format("# trainsim diff\n# A: {}\n# B: {}\n", diff.at("a").get<std::string>(),
+                     diff.at("b").get<std::string>());
+  const Json& inputs = diff.at("inputs");
+  if (inputs.empty()) {
+    out << "\n# inputs: identical\n";
+  } else {
+    out << fmt::format("\n# inputs that differ ({})\n", inputs.size());
+    out << fmt::format("{:<44} {:>24} {:>24}\n", "key", "A", "B");
+    for (const Json& d : inputs) {
+      const auto side = [](const Json& v) {
+        return v.get<std::string>().empty() ? "-" : v.get<std::string>();
+      };
+      out << fmt::format("{:<44} {:>24} {:>24}\n", d.at("key").get<std::string>(), side(d.at("a")),
+                         side(d.at("b")));
+    }
+  }
+  const Json& metrics = diff.at("metrics");
+  if (metrics.empty()) {
+    out << "\n# metrics: none moved\n";
+    return out.str();
+  }
+  out << fmt::format("\n# metrics that moved ({})\n", metrics.size());
+  out << fmt::format("{:<44} {:>16} {:>16} {:>16} {:>9}\n", "metric", "A", "B", "B - A", "change");
+  for (const Json& m : metrics) {
+    const std::string key = m.at("key").get<std::string>();
+    const auto cell = [&](const Json& v) {
+      if (v.is_null()) return std::string("-");
+      return v.is_number() ? format_value(key, v.get<double>()) : v.get<std::string>();
+    };
+    if (m.contains("change")) {
+      const Json& relative = m.at("relative_change");
+      out << fmt::format("{:<44} {:>16} {:>16} {:>16} {:>9}\n", key, cell(m.at("a")), cell(m.at("b")),
+                         cell(m.at("change")),
+                         relative.is_null() ? "-" : fmt::format("{:+.2f}%", 100 * relative.get<double>()));
+    } else {
+      out << fmt::format("{:<44} {:>16} {:>16}\n", key, cell(m.at("a")), cell(m.at("b")));
+    }
+  }
+  return out.str();
+}
+
+}  // namespace trainsim::report

@@ -1,0 +1,60 @@
+// What differs between two runs: the inputs (two scenarios, every value the simulator uses, framework
+// defaults included; or what two run reports record of theirs) and every metric that moved, the
+// breakdown, memory, power, the communication log and each pipeline stage included. `trainsim diff`
+// prints it as a table or JSON.
+#ifndef TRAINSIM_SIM_REPORT_DIFF_H_
+#define TRAINSIM_SIM_REPORT_DIFF_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/scenario.h"
+
+namespace trainsim::report {
+
+// One dotted key whose value differs; an empty side is a key the other side lacks.
+struct InputDifference {
+  std::string key;
+  std::string a, b;
+};
+
+// Every key of the two scenarios' fully resolved YAML (config::to_yaml with the framework defaults
+// written out) that differs, in the YAML's order; the topology and hardware files compare by their
+// resolved paths, shown relative to `shown_from`.
+std::vector<InputDifference> scenario_differences(const config::Scenario& a, const config::Scenario& b,
+                                                  const std::string& shown_from);
+
+// The inputs two run reports record (scenario name, plan, dtype, attention kernel, the input files'
+// names and hashes, the run's options) that differ.
+std::vector<InputDifference> report_input_differences(const nlohmann::json& a, const nlohmann::json& b);
+
+// One metric of two run reports. Numbers carry both values; a flag or a name that changed (memory
+// fits, the critical rank's stage...) carries text only.
+struct MetricChange {
+  std::string key;  // dotted: "iteration_time_s", "breakdown.bubble_s", "comm.all_gather.dp.time_s"
+  std::optional<double> a, b;
+  std::string a_text, b_text;
+};
+
+// Every metric of report `b` that differs from `a` by more than `relative_tolerance` of the larger
+// magnitude (or appears on one side only): the headline numbers, then breakdown, memory, power,
+// communication (summed per collective kind and group) and pipeline stages; provenance and simulation
+// counters are not metrics. Warnings that appear or disappear are listed under "warnings".
+std::vector<MetricChange> metric_changes(const nlohmann::json& a, const nlohmann::json& b,
+                                         double relative_tolerance = 1e-9);
+
+// The diff as one JSON object: {"a": label, "b": label, "inputs": [...], "metrics": [...]} with each
+// metric's absolute and relative change.
+nlohmann::json diff_json(const std::string& label_a, const std::string& label_b,
+                         const std::vector<InputDifference>& inputs,
+                         const std::vector<MetricChange>& metrics);
+
+// The same as a table: the differing inputs, then the metrics with A, B, B - A and the change in %.
+std::string render_diff_table(const nlohmann::json& diff);
+
+}  // namespace trainsim::report
+
+#endif  // TRAINSIM_SIM_REPORT_DIFF_H_

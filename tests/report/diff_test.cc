@@ -1,0 +1,117 @@
+#include "sim/report/diff.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/config/loader.h"
+#include "tests/config/config_test_util.h"
+
+namespace trainsim::report {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::Field;
+using Json = nlohmann::json;
+
+Json report(double iteration_s, double bubble_s, bool fits) {
+  return Json{
+      {"schema_version", 1},
+      {"scenario", "s"},
+      {"iteration_time_s", iteration_s},
+      {"tokens_per_s", 1000 / iteration_s},
+      {"breakdown", {{"compute_s", 1.0}, {"bubble_s", bubble_s}}},
+      {"memory", {{"fits", fits}, {"peak_hbm_bytes", 1e9}}},
+      {"plan", {{"tp", 8}, {"pp", 2}}},
+      {"provenance",
+       {{"command_line", "trainsim run s.yaml"}, {"inputs", {{"hardware", {{"name", "h100"}}}}}}},
+      {"simulation", {{"ops_executed", 10}}},
+      {"comm",
+       {{{"kind", "all_gather"}, {"group", "tp"}, {"calls", 2}, {"total_bytes", 100.0}, {"time_s", 1.0}},
+        {{"kind", "all_gather"}, {"group", "tp"}, {"calls", 3}, {"total_bytes", 50.0}, {"time_s", 2.0}}}},
+      {"stages", {{{"stage", 0}, {"rank", 0}, {"bubble_s", bubble_s}}}},
+      {"warnings", Json::array()}};
+}
+
+std::vector<std::string> keys(const std::vector<MetricChange>& changes) {
+  std::vector<std::string> out;
+  for (const MetricChange& c : changes) out.push_back(c.key);
+  return out;
+}
+
+// Only what moved is listed, headline first, then the breakdown, memory, the communication log summed
+// per kind and group, and the stages; bookkeeping (provenance, simulation counters) never is.
+TEST(MetricChanges, ListsWhatMovedInReadingOrder) {
+  Json a = report(2.0, 0.5, true);
+  Json b = report(2.5, 1.0, false);
+  b["simulation"]["ops_executed"] = 20;
+  b["provenance"]["command_line"] = "trainsim run t.yaml";
+  b["comm"][1]["time_s"] = 3.0;
+  const std::vector<MetricChange> changes = metric_changes(a, b);
+  EXPECT_THAT(keys(changes), ElementsAre("iteration_time_s", "tokens_per_s", "breakdown.bubble_s",
+                                         "memory.fits", "comm.all_gather.tp.time_s", "stages.0.bubble_s"));
+  EXPECT_DOUBLE_EQ(*changes[0].a, 2.0);
+  EXPECT_DOUBLE_EQ(*changes[0].b, 2.5);
+  EXPECT_EQ(changes[3].a_text, "yes");
+  EXPECT_EQ(changes[3].b_text, "no");
+  EXPECT_FALSE(changes[3].a.has_value());
+  EXPECT_DOUBLE_EQ(*changes[4].a, 3.0);  // 1 + 2 over the two all-gather entries
+  EXPECT_DOUBLE_EQ(*changes[4].b, 4.0);
+
+  EXPECT_TRUE(metric_changes(a, a).empty());
+  Json nudged = a;
+  nudged["iteration_time_s"] = 2.0 * (1 + 1e-12);
+  EXPECT_TRUE(metric_changes(a, nudged).empty());  // below the default relative tolerance
+  EXPECT_THAT(keys(metric_changes(a, nudged, 0)), ElementsAre("iteration_time_s"));
+}
+
+TEST(MetricChanges, WarningsThatAppearOrDisappear) {
+  Json a = report(2.0, 0.5, true);
+  Json b = a;
+  a["warnings"] = {"kept", "gone"};
+  b["warnings"] = {"kept", "new"};
+  const std::vector<MetricChange> changes = metric_changes(a, b);
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].a_text, "gone");
+  EXPECT_EQ(changes[0].b_text, "");
+  EXPECT_EQ(changes[1].b_text, "new");
+
+  const Json diff = diff_json("A", "B", {}, changes);
+  EXPECT_EQ(diff["metrics"][0]["b"], nullptr);
+  EXPECT_THAT(render_diff_table(diff), ::testing::HasSubstr("# inputs: identical\n"));
+}
+
+TEST(ReportInputDifferences, ComparesPlanAndInputFilesNotCommandLines) {
+  Json a = report(2.0, 0.5, true);
+  Json b = a;
+  b["plan"]["tp"] = 4;
+  b["provenance"]["command_line"] = "other";
+  b["provenance"]["inputs"]["hardware"]["name"] = "a100";
+  const std::vector<InputDifference> d = report_input_differences(a, b);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].key, "plan.tp");
+  EXPECT_EQ(d[0].a, "8");
+  EXPECT_EQ(d[0].b, "4");
+  EXPECT_EQ(d[1].key, "inputs.hardware.name");
+}
+
+// A framework's defaults count as inputs: switching the framework shows every key it changes (the
+// scenario sets dp_bucket and overlap_grad_reduce itself; its gradient dtype and attention kernel follow).
+TEST(ScenarioDifferences, IncludeTheFrameworkDefaultsAndResolvedPaths) {
+  const std::filesystem::path file = testing::source_dir() / "scenarios/01-gpt3-1.3b-dp8.yaml";
+  const config::Scenario a = config::load_scenario(file);
+  EXPECT_TRUE(scenario_differences(a, a, testing::source_dir().string()).empty());
+  const config::Scenario b = config::load_scenario(file, {config::parse_override("framework=megatron-lm")});
+  const std::vector<InputDifference> d = scenario_differences(a, b, testing::source_dir().string());
+  EXPECT_THAT(d, ::testing::Contains(AllOf(Field(&InputDifference::key, "framework"),
+                                           Field(&InputDifference::a, "generic"),
+                                           Field(&InputDifference::b, "megatron-lm"))));
+  EXPECT_THAT(
+      d, ::testing::Contains(AllOf(Field(&InputDifference::key, "training.grad_dtype"),
+                                   Field(&InputDifference::a, "bf16"), Field(&InputDifference::b, "fp32"))));
+  for (const InputDifference& difference : d) {
+    EXPECT_NE(difference.key, "cluster.topology");  // the same file, however the scenario names it
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::report

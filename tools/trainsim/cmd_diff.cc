@@ -1,0 +1,167 @@
+// trainsim diff A B: two scenarios (simulated here) or two run reports (`run --format json`), or one
+// of each, side by side: every input that differs and every metric that moved.
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "sim/analytic/memory_bound.h"
+#include "sim/common/isolated.h"
+#include "sim/engine/scenario_run.h"
+#include "sim/report/diff.h"
+#include "sim/report/run_report.h"
+#include "tools/trainsim/cli.h"
+
+namespace trainsim::cli {
+namespace {
+
+struct DiffArgs {
+  ScenarioArgs a, b;
+  std::string format = "table";
+  std::string network = "simgrid";
+  bool full = false;
+  double tolerance = 1e-9;
+};
+
+// Why a side cannot be compared; thrown with the exit code it maps to.
+struct SideError {
+  int exit_code;
+  std::string message;
+};
+
+// One side: its label, its report, and its scenario when it was one.
+struct Side {
+  std::string label;
+  nlohmann::json report;
+  std::optional<config::Scenario> scenario;
+};
+
+bool is_report_file(const std::filesystem::path& file) { return file.extension() == ".json"; }
+
+nlohmann::json read_report(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw SideError{kExitInvalidInput, fmt::format("{}: cannot open it", file.string())};
+  nlohmann::json report = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (report.is_discarded()) {
+    throw SideError{kExitInvalidInput, fmt::format("{}: not valid JSON; pass a run report (`trainsim run "
+                                                   "--format json > FILE.json`) or a scenario YAML",
+                                                   file.string())};
+  }
+  if (!report.is_object() || !report.contains("iteration_time_s") || !report.contains("schema_version")) {
+    throw SideError{
+        kExitInvalidInput,
+        fmt::format("{}: not a run report (no iteration_time_s or schema_version); pass the output "
+                    "of `trainsim run --format json` or a scenario YAML",
+                    file.string())};
+  }
+  return report;
+}
+
+// Reads a side: a run report as it is, a scenario loaded and checked (its report is simulated later).
+Side load_side(const char* name, const ScenarioArgs& side) {
+  const std::string label = side.overrides.empty() ? side.file.string()
+                                                   : fmt::format("{} --set {}", side.file.string(),
+                                                                 fmt::join(side.overrides, " --set "));
+  if (is_report_file(side.file)) {
+    if (!side.overrides.empty()) {
+      throw SideError{kExitUsage, fmt::format("--set-{}: {} is a run report; --set applies to scenarios",
+                                              name, side.file.string())};
+    }
+    return {label, read_report(side.file), std::nullopt};
+  }
+  config::Scenario s = side.load();
+  if (const std::string why = analytic::memory_bound_refusal(s); !why.empty()) {
+    throw SideError{kExitInfeasible, fmt::format("{}: infeasible plan: {}", name, why)};
+  }
+  return {label, nullptr, std::move(s)};
+}
+
+// Simulates the scenario sides, at once, each in its own process (SimGrid runs one simulation per
+// process).
+void simulate(std::array<Side*, 2> sides, const DiffArgs& args, const Context& context) {
+  std::vector<Side*> pending;
+  for (Side* side : sides) {
+    if (side->scenario) pending.push_back(side);
+  }
+  IsolatedOptions options;
+  options.jobs = static_cast<int>(pending.size());
+  std::string failure;
+  run_isolated(
+      pending.size(), options,
+      [&](size_t i) {
+        const config::Scenario& s = *pending[i]->scenario;
+        engine::RunOptions run_options;
+        run_options.engine.full = args.full;
+        run_options.network = engine::network_model(args.network);
+        spdlog::info("simulating {} on {} GPUs", pending[i]->label, s.cluster.gpus);
+        const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(s, run_options);
+        return report::make_run_report(s, *run, {context.command_line, args.network, args.full, 1});
+      },
+      [&](size_t i, IsolatedResult result) {
+        if (result.ok) {
+          pending[i]->report = std::move(result.value);
+        } else if (failure.empty()) {
+          failure = fmt::format("{}: {}", pending[i]->label, result.error);
+        }
+      });
+  if (!failure.empty()) throw SideError{kExitInfeasible, failure};
+}
+
+int diff(const DiffArgs& args, const Context& context) {
+  Side a, b;
+  try {
+    a = load_side("a", args.a);
+    b = load_side("b", args.b);
+    simulate({&a, &b}, args, context);
+  } catch (const SideError& e) {
+    spdlog::error("{}", e.message);
+    return e.exit_code;
+  }
+  const std::vector<report::InputDifference> inputs =
+      a.scenario && b.scenario
+          ? report::scenario_differences(*a.scenario, *b.scenario, std::filesystem::current_path().string())
+          : report::report_input_differences(a.report, b.report);
+  const nlohmann::json result =
+      report::diff_json(a.label, b.label, inputs, report::metric_changes(a.report, b.report, args.tolerance));
+  if (args.format == "json") {
+    std::cout << result.dump(2) << '\n';
+  } else {
+    std::cout << report::render_diff_table(result);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_diff(CLI::App& app, Context& context) {
+  auto args = std::make_shared<DiffArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "diff", "Two scenarios or run reports side by side: every input that differs, every metric that moved");
+  cmd->add_option("A", args->a.file, "Scenario YAML, or a run report (`trainsim run --format json`, .json)")
+      ->required();
+  cmd->add_option("B", args->b.file, "The other scenario or run report (may be A's file with --set-b)")
+      ->required();
+  cmd->add_option("--set-a", args->a.overrides, "Override a key of scenario A (repeatable)")
+      ->type_name("KEY=VALUE");
+  cmd->add_option("--set-b", args->b.overrides, "Override a key of scenario B (repeatable)")
+      ->type_name("KEY=VALUE");
+  cmd->add_option("--format", args->format, "Output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--network", args->network, "Network model for the scenarios simulated here")
+      ->check(CLI::IsMember({"simgrid", "ideal"}))
+      ->capture_default_str();
+  cmd->add_flag("--full", args->full,
+                "Simulate every rank of the scenarios instead of one per symmetry class");
+  cmd->add_option("--tolerance", args->tolerance,
+                  "Relative change below which a metric has not moved (of the larger magnitude)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->callback([args, &context] { context.exit_code = diff(*args, context); });
+}
+
+}  // namespace trainsim::cli

@@ -2,27 +2,51 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace trainsim::report {
 namespace {
 
 using workload::OpId;
 using workload::OpKind;
 
-// The bucket of a wait that ended when `blocker` finished: pipeline sends/receives are bubble, other
+// Exposed communication behind `op` (a collective, or point-to-point traffic that is not the pipeline's).
+void add_exposed(Breakdown& b, const workload::Op& op, double seconds) {
+  b.exposed_comm_s += seconds;
+  const std::string key =
+      op.kind == OpKind::kCollective
+          ? fmt::format("{} {}", workload::to_string(op.collective.kind),
+                        workload::to_string(op.collective.group.kind))
+          : fmt::format("{} {}", workload::to_string(op.kind), workload::to_string(op.label));
+  b.exposed_comm_by_collective_s[key] += seconds;
+}
+
+// Adds a wait that ended when `blocker` finished: pipeline sends/receives are bubble, other
 // point-to-point traffic (ring attention's K/V passes) is communication.
-double* bucket_of(Breakdown& b, const workload::Op* blocker) {
-  if (blocker == nullptr) return &b.idle_s;
+void add_wait(Breakdown& b, const workload::Op* blocker, double seconds) {
+  if (blocker == nullptr) {
+    b.idle_s += seconds;
+    return;
+  }
   switch (blocker->kind) {
     case OpKind::kCollective:
-      return &b.exposed_comm_s;
+      add_exposed(b, *blocker, seconds);
+      return;
     case OpKind::kSend:
     case OpKind::kRecv:
-      return blocker->label == workload::OpLabel::kPpComm ? &b.bubble_s : &b.exposed_comm_s;
+      if (blocker->label == workload::OpLabel::kPpComm) {
+        b.bubble_s += seconds;
+      } else {
+        add_exposed(b, *blocker, seconds);
+      }
+      return;
     case OpKind::kCopy:
     case OpKind::kHostSync:
-      return &b.offload_stall_s;
+      b.offload_stall_s += seconds;
+      return;
     default:
-      return &b.idle_s;
+      b.idle_s += seconds;
+      return;
   }
 }
 
@@ -63,10 +87,10 @@ void attribute_wait(Breakdown& b, const workload::Graph& graph, const engine::Ra
   if (op.kind == OpKind::kCollective) {
     const double split_s = std::clamp(run.start_s[blocker], from_s, to_s);
     if (split_s > from_s) attribute_wait(b, graph, run, blocker, from_s, split_s);
-    b.exposed_comm_s += to_s - split_s;
+    add_exposed(b, op, to_s - split_s);
     return;
   }
-  *bucket_of(b, &op) += to_s - from_s;
+  add_wait(b, &op, to_s - from_s);
 }
 
 }  // namespace
@@ -106,7 +130,7 @@ Breakdown attribute_time(const workload::Graph& graph, const engine::RankRun& ru
     for (OpId id = 0; id < graph.size(); ++id) {
       if (last == workload::kNoOp || run.end_s[id] > run.end_s[last]) last = id;
     }
-    *bucket_of(b, last == workload::kNoOp ? nullptr : &graph.op(last)) += end_s - cursor;
+    add_wait(b, last == workload::kNoOp ? nullptr : &graph.op(last), end_s - cursor);
   }
   return b;
 }

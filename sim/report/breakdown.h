@@ -10,6 +10,9 @@
 #ifndef TRAINSIM_SIM_REPORT_BREAKDOWN_H_
 #define TRAINSIM_SIM_REPORT_BREAKDOWN_H_
 
+#include <map>
+#include <string>
+
 #include "sim/engine/engine.h"
 #include "sim/workload/graph.h"
 
@@ -24,6 +27,9 @@ struct Breakdown {
   // Of compute_s, the kernels outside the transformer layers: embedding, LM head and loss, the
   // optimizer step and what surrounds it (not a bucket of its own: total_s() does not add it).
   double outside_layers_s = 0;
+  // Of exposed_comm_s, the seconds each collective kind and group held the compute stream up, keyed
+  // "all_gather dp" (point-to-point traffic that is not the pipeline's: "send cp", "recv cp").
+  std::map<std::string, double> exposed_comm_by_collective_s;
 
   double total_s() const { return compute_s + exposed_comm_s + bubble_s + offload_stall_s + idle_s; }
 };

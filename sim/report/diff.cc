@@ -84,8 +84,8 @@ void flatten_json(const Json& value, const std::string& key, Metrics& out) {
 // What the report records of its inputs rather than of its outcome, and what is not a metric.
 bool input_or_bookkeeping(const std::string& key) {
   static const std::set<std::string> kKeys = {
-      "schema_version", "scenario",   "plan",     "dtype", "attention_kernel",
-      "provenance",     "simulation", "warnings", "comm",  "stages"};
+      "schema_version", "scenario", "plan",   "dtype", "attention_kernel", "provenance", "simulation",
+      "warnings",       "comm",     "stages", "why"};
   return kKeys.count(key) > 0;
 }
 
@@ -95,14 +95,16 @@ Metrics report_metrics(const Json& r) {
                           "executed_flops_utilization", "compute_outside_layers_s"}) {
     if (r.contains(key)) headline.emplace_back(key, r.at(key));
   }
-  for (const auto& [key, value] : r.items()) {
-    if (input_or_bookkeeping(key) ||
-        std::any_of(headline.begin(), headline.end(), [&](const auto& h) { return h.first == key; }))
-      continue;
-    if (value.is_object() || value.is_array()) {
-      flatten_json(value, key, sections);
+  const size_t ordered = headline.size();
+  for (const auto& item : r.items()) {
+    const std::string& key = item.key();
+    const bool listed = std::any_of(headline.begin(), headline.begin() + static_cast<std::ptrdiff_t>(ordered),
+                                    [&key](const auto& h) { return h.first == key; });
+    if (listed || input_or_bookkeeping(key)) continue;
+    if (item.value().is_object() || item.value().is_array()) {
+      flatten_json(item.value(), key, sections);
     } else {
-      headline.emplace_back(key, value);
+      headline.emplace_back(key, item.value());
     }
   }
   // Sections in reading order: the breakdown first, the closed form last.

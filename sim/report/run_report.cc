@@ -14,6 +14,7 @@
 #include "sim/report/inputs.h"
 #include "sim/report/link_report.h"
 #include "sim/report/power.h"
+#include "sim/report/why_slow.h"
 #include "sim/workload/builder.h"
 #include "sim/workload/layout.h"
 #include "sim/workload/memory.h"
@@ -307,6 +308,8 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"warnings", warnings},
       {"simulation", {{"ranks_simulated", run.ranks.size()}, {"ops_executed", r.ops_executed}}},
   };
+  report["why"] = why_slow(s, critical_graph, critical_run, iteration_start, r.total_time_s, b, stages,
+                           analysis.bubble_fraction, hbm_peak);
   if (context.iterations > 1) report["iterations"] = iterations_report(r);
   if (s.stragglers.any()) report["stragglers"] = stragglers(s.stragglers, run);
   const json power = power_report(s, run);
@@ -468,6 +471,7 @@ std::string render_table(const json& report) {
                          st.at("idle_s").get<double>());
     }
   }
+  if (report.contains("why")) out += render_why_slow(report.at("why"), t);
   out += fmt::format(
       "\n# memory\n{:<26} {:>11.2f} GiB of {:.2f} GiB (rank {}); {:.2f} GiB usable after the "
       "{:g}% headroom (training.memory_headroom)\n",

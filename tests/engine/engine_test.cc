@@ -472,7 +472,15 @@ double exposed_dp_comm(double bandwidth, double* hand_computed) {
   }
   *hand_computed = std::max(0.0, chain_end - backward_end);
   const double start = run.total_time_s - run.iteration_time_s;
-  return report::attribute_time(graph, rr, start, run.total_time_s).exposed_comm_s;
+  const report::Breakdown b = report::attribute_time(graph, rr, start, run.total_time_s);
+  // All of it behind the data-parallel all-reduces, as the breakdown by collective says.
+  double by_collective = 0;
+  for (const auto& [collective, seconds] : b.exposed_comm_by_collective_s) {
+    EXPECT_EQ(collective, "all_reduce dp");
+    by_collective += seconds;
+  }
+  EXPECT_NEAR(by_collective, b.exposed_comm_s, 1e-12);
+  return b.exposed_comm_s;
 }
 
 TEST(Engine, DataParallelAllReduceHiddenWhenBandwidthSuffices) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <tuple>
 
@@ -17,7 +18,9 @@
 #include "sim/config/emit.h"
 #include "sim/config/loader.h"
 #include "sim/engine/scenario_run.h"
+#include "sim/estimate/iteration_time.h"
 #include "sim/report/run_report.h"
+#include "sim/search/advice.h"
 #include "sim/search/candidate.h"
 #include "sim/search/plan_space.h"
 #include "sim/search/report.h"
@@ -226,6 +229,39 @@ TEST(Candidate, KeepsTheWhatIfs) {
   EXPECT_THAT(yaml,
               testing::HasSubstr("topology_set:\n    node:\n      intra:\n        bandwidth: 100GB/s\n"));
   EXPECT_THAT(yaml, testing::HasSubstr("hardware_set:\n    gpu:\n      hbm:\n        capacity: 40GiB\n"));
+}
+
+// The changes advice proposes load as they are written, fit, are predicted faster than the run, fastest
+// first, and their predictions are the estimate scaled by the scenario's own simulated / estimated ratio.
+TEST(Advice, ProposesValidFasterPlansScaledByTheRun) {
+  const config::Scenario s =
+      config::load_scenario(fixture("tiny.yaml"), {config::parse_override("cluster.gpus=4"),
+                                                   config::parse_override("training.global_batch=8"),
+                                                   config::parse_override("parallelism.recompute=full"),
+                                                   config::parse_override("parallelism.zero_stage=3")});
+  WarningLog warnings;
+  const double own_s = estimate::estimate_iteration_time(s, &warnings).iteration_s;
+  const double simulated_s = 1.25 * own_s;
+  const std::vector<PlanChange> changes = advise(s, simulated_s, 3);
+  ASSERT_FALSE(changes.empty());  // dropping full recomputation at least
+  EXPECT_LE(changes.size(), 3u);
+  for (size_t i = 0; i < changes.size(); ++i) {
+    const PlanChange& c = changes[i];
+    EXPECT_LT(c.predicted_s, 0.99 * simulated_s);
+    EXPECT_NEAR(c.predicted_s, 1.25 * c.estimated_s, 1e-12 * c.predicted_s);
+    if (i > 0) EXPECT_LE(changes[i - 1].predicted_s, c.predicted_s);
+    std::vector<config::Override> overrides = {config::parse_override("cluster.gpus=4"),
+                                               config::parse_override("training.global_batch=8"),
+                                               config::parse_override("parallelism.recompute=full"),
+                                               config::parse_override("parallelism.zero_stage=3")};
+    std::istringstream words(c.change);
+    for (std::string word; words >> word;) {
+      if (word != "--set") overrides.push_back(config::parse_override(word));
+    }
+    const config::Scenario changed = config::load_scenario(fixture("tiny.yaml"), overrides);
+    EXPECT_DOUBLE_EQ(estimate::estimate_iteration_time(changed, &warnings).iteration_s, c.estimated_s)
+        << c.change;
+  }
 }
 
 TEST(Search, TokensPerDollarWithoutAPriceNamesTheProfileAndKey) {

@@ -16,6 +16,7 @@
 #include "sim/report/csv.h"
 #include "sim/report/run_report.h"
 #include "sim/report/trace.h"
+#include "sim/search/advice.h"
 #include "sim/workload/errors.h"
 #include "sim/workload/plan.h"
 #include "sim/workload/simulated_ranks.h"
@@ -141,8 +142,10 @@ int run(const RunArgs& args, const Context& context) {
   spdlog::info("simulated {} ops of {} ranks in {:.2f} s wall ({:.0f} ops/s)", result->result.ops_executed,
                result->ranks.size(), result->wall_s,
                static_cast<double>(result->result.ops_executed) / std::max(result->wall_s, 1e-9));
-  const nlohmann::json report =
+  nlohmann::json report =
       report::make_run_report(s, *result, {context.command_line, args.network, args.full, args.iterations});
+  report["why"]["changes"] =
+      search::to_json(search::advise(s, report.at("iteration_time_s").get<double>(), 2));
   if (args.format == "json") {
     std::cout << report.dump(2) << '\n';
   } else if (args.format == "csv") {

@@ -1,0 +1,108 @@
+#include "sim/search/advice.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "sim/estimate/iteration_time.h"
+#include "sim/search/candidate.h"
+#include "sim/search/plan_space.h"
+#include "sim/workload/errors.h"
+
+namespace trainsim::search {
+namespace {
+
+using config::Recompute;
+using config::Schedule;
+
+// The plans one step from `c` on the same GPUs.
+std::vector<PlanChoice> neighbours(const PlanChoice& c) {
+  std::vector<PlanChoice> out;
+  const auto add = [&](auto&& edit) {
+    PlanChoice n = c;
+    edit(n);
+    out.push_back(n);
+  };
+  add([](PlanChoice& n) { n.micro_batch *= 2; });
+  if (c.micro_batch % 2 == 0) add([](PlanChoice& n) { n.micro_batch /= 2; });
+  if (c.dp % 2 == 0) {
+    add([](PlanChoice& n) { n.tp *= 2, n.dp /= 2; });
+    add([](PlanChoice& n) { n.pp *= 2, n.dp /= 2; });
+  }
+  if (c.tp % 2 == 0) add([](PlanChoice& n) { n.tp /= 2, n.dp *= 2; });
+  if (c.pp % 2 == 0) {
+    add([](PlanChoice& n) {
+      n.pp /= 2, n.dp *= 2;
+      if (n.pp == 1) n.schedule = Schedule::kOneFOneB, n.vpp = 1;
+    });
+  }
+  if (c.pp > 1 && c.schedule == Schedule::kOneFOneB)
+    add([](PlanChoice& n) { n.schedule = Schedule::kInterleaved, n.vpp = 2; });
+  if (c.tp > 1 && c.sequence_parallel == config::SequenceParallel::kNone) {
+    add([](PlanChoice& n) { n.sequence_parallel = config::SequenceParallel::kMegatron; });
+  }
+  for (const Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    if (r != c.recompute) add([r](PlanChoice& n) { n.recompute = r; });
+  }
+  for (int zero = 0; zero <= 3; ++zero) {
+    if (zero != c.zero_stage) add([zero](PlanChoice& n) { n.zero_stage = zero; });
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PlanChange> advise(const config::Scenario& scenario, double simulated_s, size_t top) {
+  // The run reported its own warnings; the neighbours' (extrapolated shapes...) are not the user's.
+  WarningLog ignored;
+  double own_s = 0;
+  try {
+    own_s = estimate::estimate_iteration_time(scenario, &ignored).iteration_s;
+  } catch (const workload::PlanError&) {
+    return {};
+  }
+  if (own_s <= 0) return {};
+  const double scale = simulated_s / own_s;
+  const CandidateBuilder builder(scenario);
+  const int64_t gpus = scenario.cluster.gpus;
+  std::vector<PlanChange> out;
+  for (const PlanChoice& choice : neighbours(PlanChoice::of(scenario))) {
+    const CandidateCheck check = builder.check(choice, gpus);
+    if (!check.scenario) continue;
+    try {
+      const estimate::IterationTimeEstimate e = estimate::estimate_iteration_time(*check.scenario, &ignored);
+      const double predicted_s = e.iteration_s * scale;
+      if (!e.fits || predicted_s >= 0.99 * simulated_s) continue;
+      out.push_back({fmt::format("--set {}", fmt::join(choice.overrides_from(scenario, gpus), " --set ")),
+                     e.iteration_s, predicted_s, predicted_s / simulated_s - 1, e.peak_hbm_bytes});
+    } catch (const workload::PlanError&) {
+      continue;  // a rule of the workload the decoder does not check
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const PlanChange& x, const PlanChange& y) { return x.predicted_s < y.predicted_s; });
+  // Changes the estimate cannot tell apart (selective recomputation with a fused attention kernel is no
+  // recomputation) are one change: the first.
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const PlanChange& x, const PlanChange& y) {
+                          return x.estimated_s == y.estimated_s && x.peak_hbm_bytes == y.peak_hbm_bytes;
+                        }),
+            out.end());
+  if (out.size() > top) out.resize(top);
+  return out;
+}
+
+nlohmann::json to_json(const std::vector<PlanChange>& changes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const PlanChange& c : changes) {
+    out.push_back({{"change", c.change},
+                   {"estimated_s", c.estimated_s},
+                   {"predicted_s", c.predicted_s},
+                   {"predicted_change", c.predicted_change},
+                   {"peak_hbm_bytes", c.peak_hbm_bytes}});
+  }
+  return out;
+}
+
+}  // namespace trainsim::search

@@ -1,5 +1,5 @@
 // Stack profiles: what one software stack (framework, kernel and collective libraries, the clocks it
-// ran at) achieves on the hardware a hardware profile describes (DESIGN.md decision 8). A stack
+// ran at) achieves on the hardware a hardware profile describes (docs/DESIGN.md decision 8). A stack
 // profile is a hardware-profile file that `extends` the hardware profile it was measured on and adds
 // a `stack` section: a few named, bounded parameters with physical meaning, fitted by `trainsim
 // calibrate fit-stack` on single-node measurements of that stack, and the record of that fit.

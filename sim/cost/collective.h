@@ -1,4 +1,4 @@
-// Collectives as algorithms (decision 4 of DESIGN.md), coarsened (decision 3): a collective is a
+// Collectives as algorithms (decision 4 of docs/DESIGN.md), coarsened (decision 3): a collective is a
 // short sequence of phases, each a set of concurrent flows (one per algorithm edge, the bytes that
 // edge carries over the whole phase) plus the phase's latency term. A ring all-reduce over N GPUs
 // is one phase of N flows of 2(N-1)/N x S bytes with latency 2(N-1) x alpha, not 2(N-1) rounds.

@@ -1,6 +1,6 @@
 // The SimGrid platform of a topology graph, built in code (no XML).
 //
-// Model (decision 1 of DESIGN.md): network/model:CM02, network/crosstraffic:0 and
+// Model (decision 1 of docs/DESIGN.md): network/model:CM02, network/crosstraffic:0 and
 // network/TCP-gamma:1e15, set before the first zone, so a lone transfer over a route costs exactly
 // size / bottleneck bandwidth and concurrent transfers share links by max-min fairness.
 //

@@ -1,4 +1,4 @@
-// The result of `trainsim run`: one JSON object (DESIGN.md "File formats") from which the human
+// The result of `trainsim run`: one JSON object (docs/DESIGN.md "File formats") from which the human
 // table and the CSV row are rendered, so the three never disagree.
 //
 // Metrics follow the frameworks' definitions: MFU = model FLOPs per iteration / (iteration time x

@@ -51,7 +51,7 @@ enum class Confidence { kP, kS2, kS1, kD, kR, kFig, kAbs, kDoc, kCode, kUnconfir
 
 enum class Network { kSimgrid, kIdeal };
 
-// What a case is for (DESIGN.md decision 8): a calibration case may be fitted on (a stack profile's
+// What a case is for (docs/DESIGN.md decision 8): a calibration case may be fitted on (a stack profile's
 // parameters come from such cases) and is reported with its residual, never in a suite's statistics;
 // a validation case is predicted, never fitted on, and is what the statistics and the gate count.
 // A case declares it (`role`), or it follows from the case: a timed metric on one node of its

@@ -2,7 +2,7 @@
 // `trainsim calibrate fit-stack`.
 // The parameters are found by bounded least squares on the cases' relative errors
 // (least_squares.h), always from the neutral values, so the same inputs give the same profile
-// byte for byte. Only calibration cases that run on the stack profile are fitted on (DESIGN.md
+// byte for byte. Only calibration cases that run on the stack profile are fitted on (docs/DESIGN.md
 // decision 8): validation cases found in a folder are left out and listed, a validation case named
 // on its own is refused. A fit whose parameter ends on a bound, or that no case moves, is refused
 // with the parameter named: the model lacks a mechanism, or the cases cannot tell.

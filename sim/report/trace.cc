@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sim/config/units.h"
 #include "sim/report/power.h"
 
 namespace trainsim::report {
@@ -17,6 +18,13 @@ namespace {
 
 std::string trace_name(const workload::Op& op) {
   std::string name = fmt::format("{} {}", workload::to_string(op.label), workload::to_string(op.kind));
+  if (op.kind == OpKind::kCollective) {
+    name = fmt::format("{} {} {} {}", workload::to_string(op.label), workload::to_string(op.collective.kind),
+                       workload::to_string(op.collective.group.kind),
+                       config::format_quantity(op.bytes, config::QuantityKind::kBytes));
+  } else if (op.phase != workload::Phase::kSetup) {
+    name += fmt::format(" {}", workload::to_string(op.phase));
+  }
   if (op.layer >= 0) name += fmt::format(" L{}", op.layer);
   if (op.micro_batch >= 0) name += fmt::format(" mb{}", op.micro_batch);
   return name;
@@ -24,8 +32,9 @@ std::string trace_name(const workload::Op& op) {
 
 // Writes the events of one job's simulated ranks (those of `ranks`, all when empty): its node n is
 // process nodes[n] (n itself when `nodes` is empty), named after its node and the job.
-void emit_part(const TracePart& part, const std::set<int64_t>& ranks,
+void emit_part(const TracePart& part, const TraceOptions& options,
                const std::function<void(const json&)>& emit) {
+  const std::set<int64_t>& ranks = options.ranks;
   const config::Scenario& scenario = *part.scenario;
   const engine::ScenarioRun& run = *part.run;
   const int64_t gpus_per_node = scenario.cluster.topology.node.gpus;
@@ -47,28 +56,42 @@ void emit_part(const TracePart& part, const std::set<int64_t>& ranks,
             {"args", {{"name", fmt::format("node{} ({} GPUs{})", node, gpus_per_node, suffix)}}}});
       emit({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", node}, {"args", {{"sort_index", node}}}});
     }
-    for (int s = 0; s < workload::kStreamCount; ++s) {
-      const int64_t tid = gpu * workload::kStreamCount + s;
+    // Track 2 s of a GPU is stream s, 2 s + 1 the receives on it (named once it has one).
+    const auto track = [&](int stream, bool receives) {
+      return 2 * (gpu * workload::kStreamCount + stream) + receives;
+    };
+    std::set<int64_t> named_tracks;
+    const auto name_track = [&](int stream, bool receives) {
+      const int64_t tid = track(stream, receives);
+      if (!named_tracks.insert(tid).second) return tid;
+      const std::string_view stream_name = workload::to_string(static_cast<workload::Stream>(stream));
       emit({{"ph", "M"},
             {"name", "thread_name"},
             {"pid", node},
             {"tid", tid},
-            {"args",
-             {{"name",
-               fmt::format("rank {} {}", rank, workload::to_string(static_cast<workload::Stream>(s)))}}}});
+            {"args", {{"name", fmt::format("rank {} {}{}", rank, stream_name, receives ? " recv" : "")}}}});
       emit({{"ph", "M"},
             {"name", "thread_sort_index"},
             {"pid", node},
             {"tid", tid},
             {"args", {{"sort_index", tid}}}});
-    }
+      return tid;
+    };
+    for (int s = 0; s < workload::kStreamCount; ++s) name_track(s, false);
     for (workload::OpId id = 0; id < graph.size(); ++id) {
       const workload::Op& op = graph.op(id);
       if (op.kind == OpKind::kAlloc || op.kind == OpKind::kFree) continue;
-      const int64_t tid = gpu * workload::kStreamCount + static_cast<int>(op.stream);
+      const int64_t tid = name_track(static_cast<int>(op.stream), op.kind == OpKind::kRecv);
       const double ts = rr.launch_s[id] * 1e6;
       json args = {
-          {"op", id}, {"bytes", op.bytes}, {"flops", op.flops}, {"phase", static_cast<int>(op.phase)}};
+          {"op", id}, {"bytes", op.bytes}, {"flops", op.flops}, {"phase", workload::to_string(op.phase)}};
+      if (op.layer >= 0) args["layer"] = op.layer;
+      if (op.micro_batch >= 0) args["micro_batch"] = op.micro_batch;
+      if (op.kind == OpKind::kCollective) {
+        args["collective"] = workload::to_string(op.collective.kind);
+        args["group"] = workload::to_string(op.collective.group.kind);
+        args["group_size"] = run.plan.group_size(op.collective.group.kind);
+      }
       if (rr.launch_s[id] > rr.start_s[id]) args["waited_us"] = (rr.launch_s[id] - rr.start_s[id]) * 1e6;
       emit({{"ph", "X"},
             {"name", trace_name(op)},
@@ -90,6 +113,7 @@ void emit_part(const TracePart& part, const std::set<int64_t>& ranks,
               {"bp", "e"}});
       }
     }
+    if (!options.counters) continue;
     for (const auto& [time, bytes] : rr.hbm_samples) {
       emit({{"ph", "C"},
             {"name", fmt::format("HBM rank {}", rank)},
@@ -128,13 +152,13 @@ size_t write_trace(const std::string& name, std::ostream& out,
 size_t write_chrome_trace(const config::Scenario& scenario, const engine::ScenarioRun& run,
                           const TraceOptions& options, std::ostream& out) {
   return write_trace(scenario.name, out, [&](const auto& emit) {
-    emit_part(TracePart{&scenario, &run, {}, ""}, options.ranks, emit);
+    emit_part(TracePart{&scenario, &run, {}, ""}, options, emit);
   });
 }
 
 size_t write_chrome_trace(const std::vector<TracePart>& parts, const std::string& name, std::ostream& out) {
   return write_trace(name, out, [&](const auto& emit) {
-    for (const TracePart& part : parts) emit_part(part, {}, emit);
+    for (const TracePart& part : parts) emit_part(part, TraceOptions{}, emit);
   });
 }
 

@@ -33,6 +33,7 @@ struct RunArgs {
   std::string network = "simgrid";
   std::string trace;
   std::vector<int64_t> trace_ranks;
+  bool trace_counters = true;
   bool ignore_memory = false;
   uint64_t max_events = 0;
   double time_limit_s = 0;
@@ -156,6 +157,7 @@ int run(const RunArgs& args, const Context& context) {
   if (!args.trace.empty()) {
     report::TraceOptions trace_options;
     trace_options.ranks.insert(args.trace_ranks.begin(), args.trace_ranks.end());
+    trace_options.counters = args.trace_counters;
     const size_t events = report::write_chrome_trace(s, *result, trace_options, trace_file->stream());
     trace_file->commit();
     spdlog::info("wrote {} trace events to {}", events, args.trace);
@@ -188,6 +190,9 @@ void register_run(CLI::App& app, Context& context) {
       ->capture_default_str();
   cmd->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto) to this file");
   cmd->add_option("--trace-ranks", args->trace_ranks, "Only these ranks in the trace")->delimiter(',');
+  cmd->add_flag("--trace-counters,!--no-trace-counters", args->trace_counters,
+                "The HBM and power counters in the trace (--no-trace-counters: slices and flows only)")
+      ->capture_default_str();
   cmd->add_flag("--ignore-memory", args->ignore_memory,
                 "Report a plan that does not fit instead of exiting 4");
   cmd->add_option("--links", args->links,

@@ -1,7 +1,7 @@
 // Chrome trace JSON (the object form Perfetto and chrome://tracing open): one process per node, one
 // track per GPU stream (a stream's receives on a track of their own beside its sends, so that the two
 // never overlap), an "X" event per op named by what it is, its pass, layer and micro-batch ("fc1 gemm
-// backward L3 mb0"; a collective by its kind, group and size: "grad_sync all_reduce dp 25MiB"), flow
+// bwd L3 mb0"; a collective by its kind, group and size: "grad_sync all_reduce dp 25MiB"), flow
 // arrows from each send to its receive, and unless turned off a counter of HBM in use per GPU and, when
 // the hardware profile gives power, one of each GPU's board power over the last iteration
 // (report/power.h). Timestamps are microseconds of simulated time.

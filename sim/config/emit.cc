@@ -58,8 +58,8 @@ void emit_model(YAML::Emitter& out, const Model& m) {
 }
 
 // A key the framework supplies unless the scenario sets it: the key when set (or in Defaults::kWritten);
-// otherwise, in Defaults::kResolved, a comment with the framework's value, so that the output loads back to the same
-// scenario and a changed plan loaded from it still takes the framework's default.
+// otherwise, in Defaults::kResolved, a comment with the framework's value, so that the output loads back to
+// the same scenario and a changed plan loaded from it still takes the framework's default.
 void framework_key(YAML::Emitter& out, const Scenario& s, Defaults defaults, const char* key, bool given,
                    const std::string& value) {
   if (given || defaults == Defaults::kWritten) {

@@ -5,8 +5,8 @@
 //   * GPT-style models (learned position embeddings) train with dropout (Megatron's default
 //     hidden/attention dropout 0.1), as in Korthikanti et al. 2022 Table 2; RoPE models (Llama,
 //     GPT-NeoX) have none. The attention kernel is the scenario's (model.attention, auto resolved
-//     from the framework and the model: config::Scenario::attention_kernel); ring attention and FPDT need the fused one
-//     (FPDT calls flash-attn, seed-papers.md A2; Transformer Engine's context parallelism requires
+//     from the framework and the model: config::Scenario::attention_kernel); ring attention and FPDT need the
+//     fused one (FPDT calls flash-attn, seed-papers.md A2; Transformer Engine's context parallelism requires
 //     fused attention), Ulysses wraps whichever the model uses (DeepSpeed's DistributedAttention).
 //   * The same GPT-style models run Megatron-LM's 2021-22 bias handling (Korthikanti et al. 2022):
 //     the QKV bias is added by its own pass over the GEMM output (F.linear on a 3-D input: matmul,

@@ -87,6 +87,7 @@ void simulate(std::array<Side*, 2> sides, const DiffArgs& args, const Context& c
   for (Side* side : sides) {
     if (side->scenario) pending.push_back(side);
   }
+  if (pending.empty()) return;  // two run reports: nothing to simulate
   IsolatedOptions options;
   options.jobs = static_cast<int>(pending.size());
   std::string failure;

@@ -57,12 +57,9 @@ void emit_part(const TracePart& part, const TraceOptions& options,
       emit({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", node}, {"args", {{"sort_index", node}}}});
     }
     // Track 2 s of a GPU is stream s, 2 s + 1 the receives on it (named once it has one).
-    const auto track = [&](int stream, bool receives) {
-      return 2 * (gpu * workload::kStreamCount + stream) + receives;
-    };
     std::set<int64_t> named_tracks;
     const auto name_track = [&](int stream, bool receives) {
-      const int64_t tid = track(stream, receives);
+      const int64_t tid = 2 * (gpu * workload::kStreamCount + stream) + receives;
       if (!named_tracks.insert(tid).second) return tid;
       const std::string_view stream_name = workload::to_string(static_cast<workload::Stream>(stream));
       emit({{"ph", "M"},

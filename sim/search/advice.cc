@@ -27,18 +27,37 @@ std::vector<PlanChoice> neighbours(const PlanChoice& c) {
   add([](PlanChoice& n) { n.micro_batch *= 2; });
   if (c.micro_batch % 2 == 0) add([](PlanChoice& n) { n.micro_batch /= 2; });
   if (c.dp % 2 == 0) {
-    add([](PlanChoice& n) { n.tp *= 2, n.dp /= 2; });
-    add([](PlanChoice& n) { n.pp *= 2, n.dp /= 2; });
-  }
-  if (c.tp % 2 == 0) add([](PlanChoice& n) { n.tp /= 2, n.dp *= 2; });
-  if (c.pp % 2 == 0) {
     add([](PlanChoice& n) {
-      n.pp /= 2, n.dp *= 2;
-      if (n.pp == 1) n.schedule = Schedule::kOneFOneB, n.vpp = 1;
+      n.tp *= 2;
+      n.dp /= 2;
+    });
+    add([](PlanChoice& n) {
+      n.pp *= 2;
+      n.dp /= 2;
     });
   }
-  if (c.pp > 1 && c.schedule == Schedule::kOneFOneB)
-    add([](PlanChoice& n) { n.schedule = Schedule::kInterleaved, n.vpp = 2; });
+  if (c.tp % 2 == 0) {
+    add([](PlanChoice& n) {
+      n.tp /= 2;
+      n.dp *= 2;
+    });
+  }
+  if (c.pp % 2 == 0) {
+    add([](PlanChoice& n) {
+      n.pp /= 2;
+      n.dp *= 2;
+      if (n.pp == 1) {
+        n.schedule = Schedule::kOneFOneB;
+        n.vpp = 1;
+      }
+    });
+  }
+  if (c.pp > 1 && c.schedule == Schedule::kOneFOneB) {
+    add([](PlanChoice& n) {
+      n.schedule = Schedule::kInterleaved;
+      n.vpp = 2;
+    });
+  }
   if (c.tp > 1 && c.sequence_parallel == config::SequenceParallel::kNone) {
     add([](PlanChoice& n) { n.sequence_parallel = config::SequenceParallel::kMegatron; });
   }

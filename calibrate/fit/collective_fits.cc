@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -18,17 +19,20 @@ double predicted_duration_s(const config::CollectiveFit& fit, double bytes) {
 
 std::vector<FittedCollective> fit_collectives(const std::vector<config::CollectiveSample>& samples,
                                               std::vector<std::string>* notes) {
-  using Key = std::tuple<config::CollectiveKind, int64_t, int64_t>;  // kind, nodes, ranks
+  // kind, nodes, ranks, algorithm
+  using Key =
+      std::tuple<config::CollectiveKind, int64_t, int64_t, std::optional<config::CollectiveAlgorithm>>;
   std::map<Key, std::vector<Point>> groups;
   for (const config::CollectiveSample& s : samples) {
     if (s.bytes <= 0) continue;
-    groups[{s.kind, s.nodes, s.ranks}].push_back({s.bytes, s.duration_s});
+    groups[{s.kind, s.nodes, s.ranks, s.algorithm}].push_back({s.bytes, s.duration_s});
   }
   std::vector<FittedCollective> out;
   for (const auto& [key, points] : groups) {
-    const auto& [kind, nodes, ranks] = key;
-    const std::string group = fmt::format("{} over {} ranks on {} node{}", config::to_string(kind), ranks,
-                                          nodes, nodes == 1 ? "" : "s");
+    const auto& [kind, nodes, ranks, algorithm] = key;
+    const std::string group = fmt::format(
+        "{} over {} ranks on {} node{}{}", config::to_string(kind), ranks, nodes, nodes == 1 ? "" : "s",
+        algorithm ? fmt::format(" ({})", config::to_string(*algorithm)) : "");
     const double factor = bus_bandwidth_factor(kind, static_cast<int>(ranks));
     if (factor <= 0) {
       if (notes != nullptr) {
@@ -56,6 +60,7 @@ std::vector<FittedCollective> fit_collectives(const std::vector<config::Collecti
       f.fit.kind = kind;
       f.fit.ranks = ranks;
       f.fit.nodes = nodes;
+      f.fit.algorithm = algorithm;
       f.fit.min_bytes =
           i == 0 ? sorted[seg.begin].bytes : std::sqrt(sorted[seg.begin - 1].bytes * sorted[seg.begin].bytes);
       f.fit.max_bytes = i + 1 == segments.size()

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -15,7 +16,30 @@
 namespace trainsim::calibrate {
 namespace {
 
-using Group = std::tuple<config::CollectiveKind, int64_t, int64_t>;  // kind, ranks, nodes
+// kind, ranks, nodes, algorithm
+using Group =
+    std::tuple<config::CollectiveKind, int64_t, int64_t, std::optional<config::CollectiveAlgorithm>>;
+
+// The logs with the algorithm each was timed with, as `choice` (ImportOptions::algorithm) says.
+std::vector<NcclTestsLog> with_algorithms(std::vector<NcclTestsLog> logs, const std::string& choice) {
+  for (NcclTestsLog& log : logs) {
+    if (choice == "auto") {
+      log.algorithm.reset();
+    } else if (!choice.empty()) {
+      log.algorithm = pinned_algorithm(choice);
+      if (!log.algorithm) {
+        throw std::invalid_argument(
+            fmt::format("--algorithm {}: expected auto (NCCL's own choice), ring, tree or nvls", choice));
+      }
+    } else if (!log.nccl_algo.empty() && !log.algorithm) {
+      throw std::invalid_argument(fmt::format(
+          "{}: ran with NCCL_ALGO={}, which pins no one algorithm trainsim models (ring, tree, nvls); import "
+          "it with --algorithm auto to calibrate it as NCCL's choice, or name the algorithm NCCL ran",
+          log.file, log.nccl_algo));
+    }
+  }
+  return logs;
+}
 
 // Sets the sources of a table: one key for the whole table when every row has the same source, one
 // key per row otherwise. Removes the table's previous keys first.
@@ -36,8 +60,9 @@ void set_table_sources(std::map<std::string, std::string>& sources, const std::s
 
 }  // namespace
 
-ProfileDocument import_nccl_tests(const config::HardwareProfile& base, const std::vector<NcclTestsLog>& logs,
-                                  const ImportOptions& options) {
+ProfileDocument import_nccl_tests(const config::HardwareProfile& base,
+                                  const std::vector<NcclTestsLog>& given_logs, const ImportOptions& options) {
+  const std::vector<NcclTestsLog> logs = with_algorithms(given_logs, options.algorithm);
   ProfileDocument doc;
   config::HardwareProfile& p = doc.profile;
   p = base;
@@ -47,12 +72,13 @@ ProfileDocument import_nccl_tests(const config::HardwareProfile& base, const std
 
   std::map<Group, const NcclTestsLog*> imported;
   for (const NcclTestsLog& log : logs) {
-    const Group g{log.kind, log.rank_count, log.node_count};
+    const Group g{log.kind, log.rank_count, log.node_count, log.algorithm};
     const auto [it, fresh] = imported.emplace(g, &log);
     if (!fresh) {
-      throw std::invalid_argument(
-          fmt::format("{} and {} both hold {} over {} ranks on {} nodes; import one of them",
-                      it->second->file, log.file, log.program, log.rank_count, log.node_count));
+      throw std::invalid_argument(fmt::format(
+          "{} and {} both hold {} over {} ranks on {} nodes ({}); import one of them", it->second->file,
+          log.file, log.program, log.rank_count, log.node_count,
+          log.algorithm ? fmt::format("NCCL_ALGO={}", config::to_string(*log.algorithm)) : "NCCL's choice"));
     }
   }
   const auto citation = [](const NcclTestsLog& log) {
@@ -65,7 +91,7 @@ ProfileDocument import_nccl_tests(const config::HardwareProfile& base, const std
   std::vector<std::string> sample_sources;
   for (size_t i = 0; i < base.collective_samples.size(); ++i) {
     const config::CollectiveSample& s = base.collective_samples[i];
-    if (imported.count({s.kind, s.ranks, s.nodes}) != 0) continue;
+    if (imported.count({s.kind, s.ranks, s.nodes, s.algorithm}) != 0) continue;
     samples.push_back(s);
     sample_sources.push_back(base.source_of(fmt::format("collective_samples[{}]", i)));
     doc.collective_sample_comments.push_back("");
@@ -74,7 +100,10 @@ ProfileDocument import_nccl_tests(const config::HardwareProfile& base, const std
     for (const NcclTestsRow& row : log.rows) {
       const NcclTestsTiming& t = row.out_of_place.present ? row.out_of_place : row.in_place;
       if (row.size_bytes <= 0 || !(t.time_us > 0)) continue;
-      samples.push_back({log.kind, log.rank_count, log.node_count, row.size_bytes, t.time_us * 1e-6});
+      config::CollectiveSample sample{log.kind, log.rank_count, log.node_count, row.size_bytes,
+                                      t.time_us * 1e-6};
+      sample.algorithm = log.algorithm;
+      samples.push_back(sample);
       sample_sources.push_back(citation(log));
       doc.collective_sample_comments.push_back(fmt::format(
           "{}{}: algbw {} GB/s, busbw {} GB/s{}", std::filesystem::path(log.file).filename().string(),
@@ -90,7 +119,7 @@ ProfileDocument import_nccl_tests(const config::HardwareProfile& base, const std
   std::vector<std::string> fit_sources;
   for (size_t i = 0; i < base.collective_fits.size(); ++i) {
     const config::CollectiveFit& f = base.collective_fits[i];
-    if (imported.count({f.kind, f.ranks, f.nodes}) != 0) continue;
+    if (imported.count({f.kind, f.ranks, f.nodes, f.algorithm}) != 0) continue;
     fits.push_back(f);
     fit_sources.push_back(base.source_of(fmt::format("collective_fits[{}]", i)));
     doc.collective_fit_comments.push_back("");

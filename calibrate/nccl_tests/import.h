@@ -18,12 +18,18 @@ struct ImportOptions {
   std::string date;          // ISO 8601, UTC
   std::string tool_version;  // "trainsim 0.1.0 (git abc1234)"
   std::string command;
+  // The algorithm every log was timed with: "" reads each log's NCCL_ALGO (JSON logs; a text log
+  // does not record it: NCCL's choice); "auto" is NCCL's own choice; "ring", "tree" or "nvls" one of
+  // those (NCCL_ALGO set for a text log).
+  std::string algorithm;
 };
 
 // A new profile: `base` (every value and source kept) whose collective samples for the (collective,
-// ranks, nodes) groups of `logs` are replaced by the logs' rows, and re-fitted. Every imported row
-// and fit is sourced "imported: FILE (program, ranks, nodes, hash)"; rows and fits kept from the base
-// keep the base's sources. Throws std::invalid_argument when two logs cover the same group.
+// ranks, nodes, algorithm) groups of `logs` are replaced by the logs' rows, and re-fitted. Every
+// imported row and fit is sourced "imported: FILE (program, ranks, nodes, hash)"; rows and fits kept
+// from the base keep the base's sources. Throws std::invalid_argument when two logs cover the same
+// group, when `options.algorithm` is not one of its spellings, or when a log's NCCL_ALGO pins no one
+// algorithm trainsim models and `options.algorithm` does not say how to read it.
 ProfileDocument import_nccl_tests(const config::HardwareProfile& base, const std::vector<NcclTestsLog>& logs,
                                   const ImportOptions& options);
 

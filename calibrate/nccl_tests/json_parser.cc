@@ -111,6 +111,13 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& fil
     const int code = doc.at("nccl_version").get<int>();
     log.nccl_version = fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
   }
+  if (doc.contains("env") && doc.at("env").is_array()) {
+    for (size_t i = 0; i < doc.at("env").size(); ++i) {
+      const std::string entry = r.text(doc.at("env").at(i), fmt::format("env[{}]", i));
+      if (entry.rfind("NCCL_ALGO=", 0) == 0) log.nccl_algo = entry.substr(10);
+    }
+    log.algorithm = pinned_algorithm(log.nccl_algo);
+  }
   const json& config = r.member(doc, "", "config");
   const json& devices = r.member(config, "config", "devices");
   if (!devices.is_array()) r.fail("config.devices", "expected a list");

@@ -1,6 +1,7 @@
 #include "calibrate/nccl_tests/log.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -139,7 +140,10 @@ std::vector<config::CollectiveSample> samples_of(const NcclTestsLog& log) {
     if (row.size_bytes <= 0) continue;
     const NcclTestsTiming& t = row.out_of_place.present ? row.out_of_place : row.in_place;
     if (!(t.time_us > 0)) continue;
-    samples.push_back({log.kind, log.rank_count, log.node_count, row.size_bytes, t.time_us * 1e-6});
+    config::CollectiveSample sample{log.kind, log.rank_count, log.node_count, row.size_bytes,
+                                    t.time_us * 1e-6};
+    sample.algorithm = log.algorithm;
+    samples.push_back(sample);
   }
   return samples;
 }
@@ -153,7 +157,19 @@ std::string describe(const NcclTestsLog& log) {
                                  log.node_count == 1 ? "" : "s");
   if (!devices.empty()) text += fmt::format(" ({})", fmt::join(devices, ", "));
   if (!log.nccl_version.empty()) text += ", NCCL " + log.nccl_version;
+  if (!log.nccl_algo.empty()) text += ", NCCL_ALGO=" + log.nccl_algo;
   return text;
+}
+
+std::optional<config::CollectiveAlgorithm> pinned_algorithm(std::string_view nccl_algo) {
+  std::string name;
+  for (const char c : nccl_algo) {
+    if (c != ' ') name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  for (const auto& [algorithm, spelling] : config::EnumNames<config::CollectiveAlgorithm>::kNames) {
+    if (name == spelling) return algorithm;
+  }
+  return std::nullopt;
 }
 
 }  // namespace trainsim::calibrate

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/config/hardware.h"
@@ -50,7 +51,11 @@ struct NcclTestsLog {
   int rank_count = 0;        // every rank of the run (JSON logs list one device per process)
   int node_count = 0;        // distinct host names
   std::string nccl_version;  // "2.21.5" when the log says
-  std::string parameters;    // nccl-tests' "# nThread ..." line, or the JSON args
+  std::string nccl_algo;     // NCCL_ALGO of the run's environment (JSON "env"); "" when unset or unknown
+  // The one algorithm the table was timed with (NCCL_ALGO naming a single ring, tree or nvls, or the
+  // importer's --algorithm); empty: NCCL's own choice at each size.
+  std::optional<config::CollectiveAlgorithm> algorithm;
+  std::string parameters;  // nccl-tests' "# nThread ..." line, or the JSON args
   std::vector<NcclTestsRow> rows;
   double average_busbw_gbps = 0;
 };
@@ -62,11 +67,16 @@ struct NcclTestsLog {
 NcclTestsLog read_nccl_tests(const std::filesystem::path& file);
 
 // Profile samples of a log: one per row of positive size, its out-of-place time (the in-place time
-// where nccl-tests reports no out-of-place one), `ranks` and `nodes` from the log.
+// where nccl-tests reports no out-of-place one), `ranks`, `nodes` and `algorithm` from the log.
 std::vector<config::CollectiveSample> samples_of(const NcclTestsLog& log);
 
-// "all_reduce_perf, 16 ranks on 2 nodes (NVIDIA H100 80GB HBM3), NCCL 2.21.5"
+// "all_reduce_perf, 16 ranks on 2 nodes (NVIDIA H100 80GB HBM3), NCCL 2.21.5, NCCL_ALGO=Ring"
 std::string describe(const NcclTestsLog& log);
+
+// The algorithm an NCCL_ALGO value pins: one of Ring, Tree or NVLS (any case); empty for a list, an
+// exclusion ("^NVLS"), a per-collective setting or an algorithm trainsim does not model (PAT,
+// CollNet*, NVLSTree).
+std::optional<config::CollectiveAlgorithm> pinned_algorithm(std::string_view nccl_algo);
 
 }  // namespace trainsim::calibrate
 

@@ -58,6 +58,11 @@ std::string spread_keys(const config::SampleSpread& s) {
   return keys;
 }
 
+// ", algorithm: ring" for a collective row timed with one NCCL algorithm; "" for NCCL's own choice.
+std::string algorithm_key(const std::optional<config::CollectiveAlgorithm>& algorithm) {
+  return algorithm ? fmt::format(", algorithm: {}", config::to_string(*algorithm)) : "";
+}
+
 void row(std::ostream& out, const std::string& map, const std::vector<std::string>& comments, size_t index) {
   out << "  - {" << map << "}";
   if (index < comments.size() && !comments[index].empty()) out << "  # " << comments[index];
@@ -167,9 +172,10 @@ void write_tables(std::ostream& out, const ProfileDocument& doc) {
     for (size_t i = 0; i < p.collective_samples.size(); ++i) {
       const config::CollectiveSample& s = p.collective_samples[i];
       row(out,
-          fmt::format("kind: {}, ranks: {}, nodes: {}, bytes: {}, time: {}{}", config::to_string(s.kind),
+          fmt::format("kind: {}, ranks: {}, nodes: {}, bytes: {}, time: {}{}{}", config::to_string(s.kind),
                       s.ranks, s.nodes, q(s.bytes, QuantityKind::kBytes),
-                      q(s.duration_s, QuantityKind::kDuration), spread_keys(s.spread)),
+                      q(s.duration_s, QuantityKind::kDuration), spread_keys(s.spread),
+                      algorithm_key(s.algorithm)),
           doc.collective_sample_comments, i);
     }
   }
@@ -178,11 +184,11 @@ void write_tables(std::ostream& out, const ProfileDocument& doc) {
     for (size_t i = 0; i < p.collective_fits.size(); ++i) {
       const config::CollectiveFit& f = p.collective_fits[i];
       row(out,
-          fmt::format(
-              "kind: {}, ranks: {}, nodes: {}, min_bytes: {}, max_bytes: {}, latency: {}, bus_bandwidth: {}",
-              config::to_string(f.kind), f.ranks, f.nodes, q(f.min_bytes, QuantityKind::kBytes),
-              q(f.max_bytes, QuantityKind::kBytes), q(f.latency_s, QuantityKind::kDuration),
-              q(f.bus_bandwidth_bytes_per_s, QuantityKind::kBandwidth)),
+          fmt::format("kind: {}, ranks: {}, nodes: {}, min_bytes: {}, max_bytes: {}, latency: {}, "
+                      "bus_bandwidth: {}{}",
+                      config::to_string(f.kind), f.ranks, f.nodes, q(f.min_bytes, QuantityKind::kBytes),
+                      q(f.max_bytes, QuantityKind::kBytes), q(f.latency_s, QuantityKind::kDuration),
+                      q(f.bus_bandwidth_bytes_per_s, QuantityKind::kBandwidth), algorithm_key(f.algorithm)),
           doc.collective_fit_comments, i);
     }
   }

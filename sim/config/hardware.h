@@ -108,6 +108,7 @@ struct CollectiveSample {
   double bytes = 0;
   double duration_s = 0;
   SampleSpread spread{};
+  std::optional<CollectiveAlgorithm> algorithm;  // absent: NCCL's own choice
 };
 
 // A latency/bandwidth model of one collective over one size range: time = latency + bytes /
@@ -120,6 +121,7 @@ struct CollectiveFit {
   double max_bytes = 0;
   double latency_s = 0;
   double bus_bandwidth_bytes_per_s = 0;
+  std::optional<CollectiveAlgorithm> algorithm;  // of the samples it was fitted to; absent: NCCL's choice
 };
 
 // Pinned host<->device copies with `concurrent_gpus` GPUs of the node copying at once.

@@ -208,6 +208,7 @@ void decode_samples(MapReader& r, HardwareProfile& out) {
     m.require("bytes", s.bytes, QuantityKind::kBytes);
     m.require("time", s.duration_s, QuantityKind::kDuration, kPositiveReal);
     decode_spread(m, s.duration_s, s.spread);
+    m.read("algorithm", s.algorithm);
   });
   decode_list(r.child("collective_fits"), out.collective_fits, [](MapReader& m, CollectiveFit& f) {
     m.require("kind", f.kind);
@@ -217,6 +218,7 @@ void decode_samples(MapReader& r, HardwareProfile& out) {
     m.require("max_bytes", f.max_bytes, QuantityKind::kBytes);
     m.require("latency", f.latency_s, QuantityKind::kDuration);
     m.require("bus_bandwidth", f.bus_bandwidth_bytes_per_s, QuantityKind::kBandwidth, kPositiveReal);
+    m.read("algorithm", f.algorithm);
     if (f.max_bytes < f.min_bytes) m.node().error("max_bytes must not be below min_bytes");
   });
   decode_list(r.child("copy_samples"), out.copy_samples, [](MapReader& m, CopySample& s) {

@@ -68,6 +68,9 @@ enum class CollectiveKind {
   kReduce,
   kBarrier
 };
+// The NCCL algorithm a measured collective table was timed with (NCCL_ALGO=Ring, Tree or NVLS); a
+// table without one is of NCCL's own choice at each size.
+enum class CollectiveAlgorithm { kRing, kTree, kNvls };
 enum class AttentionPass { kForward, kBackward };
 enum class CopyDirection { kHostToDevice, kDeviceToHost };
 
@@ -129,6 +132,8 @@ TRAINSIM_ENUM_NAMES(CollectiveKind, {CollectiveKind::kAllReduce, "all_reduce"},
                     {CollectiveKind::kAllToAll, "alltoall"}, {CollectiveKind::kSendRecv, "sendrecv"},
                     {CollectiveKind::kBroadcast, "broadcast"}, {CollectiveKind::kReduce, "reduce"},
                     {CollectiveKind::kBarrier, "barrier"});
+TRAINSIM_ENUM_NAMES(CollectiveAlgorithm, {CollectiveAlgorithm::kRing, "ring"},
+                    {CollectiveAlgorithm::kTree, "tree"}, {CollectiveAlgorithm::kNvls, "nvls"});
 TRAINSIM_ENUM_NAMES(AttentionPass, {AttentionPass::kForward, "forward"},
                     {AttentionPass::kBackward, "backward"});
 TRAINSIM_ENUM_NAMES(CopyDirection, {CopyDirection::kHostToDevice, "h2d"},

@@ -118,5 +118,68 @@ TEST(Import, ReplacesOnlyTheGroupsItImports) {
   EXPECT_THROW(import_nccl_tests(base, {logs[0], logs[0]}, options()), std::invalid_argument);
 }
 
+// A JSON log whose env pins one algorithm (NCCL_ALGO=Ring) imports as that algorithm's table, beside
+// the table of NCCL's own choice for the same GPUs; one that pins none of ring, tree or nvls is refused
+// unless the import says how to read it.
+TEST(Import, KeepsTablesOfOnePinnedAlgorithmApart) {
+  testing::SyntheticRun ring = testing::fixtures().front().run;  // all_reduce over 8 GPUs
+  ring.nccl_algo = "Ring";
+  for (testing::ModelRange& range : ring.model) range.bus_bandwidth_bytes_per_s *= 0.7;
+  const std::filesystem::path file = testing::scratch_dir() / "all_reduce_ring.json";
+  testing::write_file(file, testing::nccl_tests_json(ring));
+  const NcclTestsLog pinned = read_nccl_tests(file);
+  EXPECT_EQ(pinned.nccl_algo, "Ring");
+  ASSERT_TRUE(pinned.algorithm.has_value());
+  EXPECT_EQ(*pinned.algorithm, config::CollectiveAlgorithm::kRing);
+  EXPECT_NE(describe(pinned).find("NCCL_ALGO=Ring"), std::string::npos);
+
+  const NcclTestsLog choice = fixture_logs().front();
+  const ProfileDocument doc = import_nccl_tests(h100(), {choice, pinned}, options());
+  size_t ring_samples = 0;
+  size_t ring_fits = 0;
+  for (const config::CollectiveSample& s : doc.profile.collective_samples)
+    ring_samples += s.algorithm ? 1 : 0;
+  for (const config::CollectiveFit& f : doc.profile.collective_fits) {
+    if (!f.algorithm) continue;
+    ++ring_fits;
+    EXPECT_EQ(*f.algorithm, config::CollectiveAlgorithm::kRing);
+  }
+  EXPECT_EQ(ring_samples, samples_of(pinned).size());
+  EXPECT_EQ(ring_fits, ring.model.size());
+  // The algorithm survives the file.
+  const std::filesystem::path out = testing::scratch_dir() / "imported-ring.yaml";
+  write_profile(out, doc, false);
+  testing::expect_same_profile(config::load_hardware(out), doc.profile);
+
+  // --algorithm auto reads the pinned log as NCCL's choice, which the other log already holds.
+  ImportOptions as_choice = options();
+  as_choice.algorithm = "auto";
+  EXPECT_THROW(import_nccl_tests(h100(), {choice, pinned}, as_choice), std::invalid_argument);
+
+  NcclTestsLog excluded = pinned;
+  excluded.nccl_algo = "^NVLS";
+  excluded.algorithm.reset();
+  try {
+    import_nccl_tests(h100(), {excluded}, options());
+    ADD_FAILURE() << "NCCL_ALGO=^NVLS imported without --algorithm";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("NCCL_ALGO=^NVLS, which pins no one algorithm"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("--algorithm auto"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(import_nccl_tests(h100(), {excluded}, as_choice).profile.collective_fits.back().algorithm);
+}
+
+TEST(Import, PinnedAlgorithmSpellings) {
+  EXPECT_EQ(pinned_algorithm("Ring"), config::CollectiveAlgorithm::kRing);
+  EXPECT_EQ(pinned_algorithm("tree"), config::CollectiveAlgorithm::kTree);
+  EXPECT_EQ(pinned_algorithm("NVLS"), config::CollectiveAlgorithm::kNvls);
+  EXPECT_FALSE(pinned_algorithm("Ring,Tree"));
+  EXPECT_FALSE(pinned_algorithm("^NVLS"));
+  EXPECT_FALSE(pinned_algorithm("PAT"));
+  EXPECT_FALSE(pinned_algorithm("allreduce:ring"));
+  EXPECT_FALSE(pinned_algorithm(""));
+}
+
 }  // namespace
 }  // namespace trainsim::calibrate

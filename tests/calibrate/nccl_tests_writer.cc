@@ -131,10 +131,10 @@ std::string nccl_tests_json(const SyntheticRun& run) {
   std::string out = "{";
   out += fmt::format(
       "\"version\":2,\"start_time\":\"2026-11-29 10:00:00\",\"args\":[\"./build/{}\",\"-b\",\"{}\",\"-e\","
-      "\"{}\",\"-f\",\"2\",\"-g\",\"{}\",\"-J\",\"{}.json\"],\"env\":[\"NCCL_DEBUG=WARN\"],"
+      "\"{}\",\"-f\",\"2\",\"-g\",\"{}\",\"-J\",\"{}.json\"],\"env\":[\"NCCL_DEBUG=WARN\"{}],"
       "\"nccl_version\":{},",
       program, static_cast<long>(run.min_bytes), static_cast<long>(run.max_bytes), run.gpus_per_node, program,
-      run.nccl_version_code);
+      run.nccl_algo.empty() ? "" : fmt::format(",\"NCCL_ALGO={}\"", run.nccl_algo), run.nccl_version_code);
   out += fmt::format(
       "\"config\":{{\"nthreads\":1,\"ngpus\":{},\"minimum_bytes\":{},\"maximum_bytes\":{},"
       "\"step_factor\":2,\"warmup_iters\":5,\"iterations\":20,\"aggregated_iterations\":1,"

@@ -28,6 +28,7 @@ struct SyntheticRun {
   double max_bytes = 1 << 30;
   std::vector<ModelRange> model;  // covering [min_bytes, max_bytes]
   int nccl_version_code = 22105;
+  std::string nccl_algo;  // NCCL_ALGO in the JSON log's env; "" leaves it unset
 };
 
 // The time the model gives for a row of nccl-tests size `bytes`.

@@ -87,7 +87,7 @@ void expect_same_profile(const config::HardwareProfile& a, const config::Hardwar
   for (size_t i = 0; i < e.collective_samples.size(); ++i) {
     const auto& x = a.collective_samples[i];
     const auto& y = e.collective_samples[i];
-    EXPECT_TRUE(x.kind == y.kind && x.ranks == y.ranks && x.nodes == y.nodes)
+    EXPECT_TRUE(x.kind == y.kind && x.ranks == y.ranks && x.nodes == y.nodes && x.algorithm == y.algorithm)
         << "collective_samples[" << i << "]";
     same(x.bytes, y.bytes, "collective_samples.bytes");
     same(x.duration_s, y.duration_s, "collective_samples.time");
@@ -97,7 +97,7 @@ void expect_same_profile(const config::HardwareProfile& a, const config::Hardwar
   for (size_t i = 0; i < e.collective_fits.size(); ++i) {
     const auto& x = a.collective_fits[i];
     const auto& y = e.collective_fits[i];
-    EXPECT_TRUE(x.kind == y.kind && x.ranks == y.ranks && x.nodes == y.nodes)
+    EXPECT_TRUE(x.kind == y.kind && x.ranks == y.ranks && x.nodes == y.nodes && x.algorithm == y.algorithm)
         << "collective_fits[" << i << "]";
     same(x.min_bytes, y.min_bytes, "collective_fits.min_bytes");
     same(x.max_bytes, y.max_bytes, "collective_fits.max_bytes");

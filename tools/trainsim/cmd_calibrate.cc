@@ -201,6 +201,7 @@ struct ImportArgs {
   std::filesystem::path into;
   std::filesystem::path out;
   std::string name;
+  std::string algorithm;
   bool force = false;
 };
 
@@ -222,6 +223,7 @@ void run_import(const ImportArgs& args, const Context& context) {
   options.date = utc_now("%Y-%m-%dT%H:%M:%SZ");
   options.tool_version = tool_version();
   options.command = context.command_line;
+  options.algorithm = args.algorithm;
   const cal::ProfileDocument doc = cal::import_nccl_tests(base, logs, options);
   std::filesystem::path out = args.out;
   if (out.empty()) {
@@ -246,8 +248,16 @@ void register_import(CLI::App* calibrate, Context& context) {
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--out", args->out, "The new profile (default: <into>-nccl-<yyyymmdd>.yaml beside it)");
   cmd->add_option("--name", args->name, "Name of the new profile (default: <into's name>-nccl)");
+  cmd->add_option(
+         "--algorithm", args->algorithm,
+         "The NCCL algorithm the logs were timed with (NCCL_ALGO): auto (NCCL's own choice), ring, tree "
+         "or nvls (default: a JSON log's NCCL_ALGO; NCCL's choice for a text log)")
+      ->check(CLI::IsMember({"auto", "ring", "tree", "nvls"}));
   cmd->add_flag("--force", args->force, "Replace an existing output profile");
-  cmd->footer("Profiles are immutable: the result is a new file, the --into profile is left as it is.");
+  cmd->footer(
+      "Profiles are immutable: the result is a new file, the --into profile is left as it is. A table timed "
+      "with one algorithm (NCCL_ALGO=Ring, Tree or NVLS) calibrates that algorithm only; one of NCCL's own "
+      "choice calibrates every algorithm that has no table of its own.");
   cmd->callback([args, &context] { guarded(context, [&] { run_import(*args, context); }); });
 }
 

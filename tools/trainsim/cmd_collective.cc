@@ -159,6 +159,7 @@ struct Report {
   std::vector<Row> rows;
   double average_busbw_gbps = 0;
   int calibrated_fits = 0;  // profile fits that tuned the model
+  std::string calibration;  // what calibrated a requested algorithm ("" for auto or without a profile)
 
   std::string redop() const { return shows_redop(kind) ? args.op : ""; }
   int root() const { return shows_root(kind) ? args.root : -1; }
@@ -182,6 +183,7 @@ void print_table(const Report& r) {
              r.calibrated_fits > 0
                  ? fmt::format("latency and efficiency calibrated from {} measured fits", r.calibrated_fits)
                  : std::string("ideal efficiency (uncalibrated)"));
+  if (!r.calibration.empty()) fmt::print("#  Calibration: {}\n", r.calibration);
   fmt::print("#\n");
   fmt::print("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {}\n", "size", "count", "type",
              "redop", "root", "time", "algbw", "busbw", "algorithm");
@@ -217,6 +219,7 @@ void print_json(const Report& r) {
   j["algorithm_requested"] = r.args.algorithm;
   j["topology"] = {{"name", r.graph.topology().name}, {"fabric", r.graph.fabric_description()}};
   j["hardware"] = r.hardware ? nlohmann::ordered_json(r.hardware->name) : nlohmann::ordered_json(nullptr);
+  if (!r.calibration.empty()) j["calibration"] = r.calibration;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const Row& row : r.rows) {
     rows.push_back({{"size_bytes", row.size_bytes},
@@ -233,6 +236,31 @@ void print_json(const Report& r) {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// What calibrated the requested `algorithm` for this group: a table timed with it (NCCL_ALGO), one
+// of NCCL's own choice (whichever algorithm NCCL picked at each size), or none.
+std::string calibration_note(const cost::CalibratedTuning& calibrated, cost::CollectiveKind kind,
+                             cost::Algorithm algorithm, const platform::TopologyGraph& graph,
+                             const CollectiveArgs& args) {
+  const bool inter = graph.node_of_gpu(args.gpus - 1) > 0;
+  const cost::CalibratedTuning::Key key{kind, algorithm,
+                                        inter ? cost::Tier::kInterNode : cost::Tier::kIntraNode};
+  const std::string where =
+      fmt::format("{} {}", config::to_string(kind), inter ? "across nodes" : "in one node");
+  if (calibrated.own_tables.count(key) != 0) {
+    return fmt::format("{} by the profile's {} table timed with NCCL_ALGO={}", args.algorithm, where,
+                       args.algorithm);
+  }
+  if (calibrated.tuning.entries.count(key) != 0) {
+    return fmt::format(
+        "{} by the profile's {} table of NCCL's own choice (none was timed with NCCL_ALGO={}): it runs at "
+        "the "
+        "efficiency NCCL reached with whichever algorithm it picked at each size",
+        args.algorithm, where, args.algorithm);
+  }
+  return fmt::format("none for {}: the profile has no {} table; the links at their nominal rates",
+                     args.algorithm, where);
 }
 
 void run(const CollectiveArgs& args) {
@@ -262,10 +290,13 @@ void run(const CollectiveArgs& args) {
   const platform::TopologyGraph graph(topology);
   cost::CollectiveModel model{cost::view_of(graph), {}};
   int calibrated_fits = 0;
+  std::string calibration;
   if (hardware) {
     const cost::CalibratedTuning calibrated = cost::tuning_from_fits(*hardware, model.topology);
     model.tuning = calibrated.tuning;
     calibrated_fits = calibrated.fits_used;
+    if (algorithm != cost::Algorithm::kAuto)
+      calibration = calibration_note(calibrated, kind, algorithm, graph, args);
   }
   spdlog::debug("topology graph: {} vertices, {} links in {:.3f} s", graph.store().vertex_count(),
                 graph.store().link_count(), seconds_since(start));
@@ -295,7 +326,7 @@ void run(const CollectiveArgs& args) {
   }
   spdlog::debug("simulated {} flows in {:.3f} s", flows, seconds_since(start));
 
-  Report report{args, kind, graph, hardware, {}, 0, calibrated_fits};
+  Report report{args, kind, graph, hardware, {}, 0, calibrated_fits, calibration};
   const double factor = cost::bus_bandwidth_factor(kind, args.gpus);
   for (size_t i = 0; i < sizes.size(); ++i) {
     Row row;

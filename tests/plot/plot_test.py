@@ -25,7 +25,9 @@ DEBIAN_PYTHON = "/usr/bin/python3"
 KINDS = {
     "breakdown": ["breakdown", f"{F}/run-gpt3-125m-1gpu.json", f"{F}/run-megatron-22b-tp8.json", f"{F}/sweep",
                   f"{F}/search-tiny-2gpu.json"],
+    "breakdown-top": ["breakdown", f"{F}/sweep", "--top", "3", "--metric", "iteration_time_s"],
     "scaling": ["scaling", f"{F}/sweep/results.jsonl", "--by", "training.micro_batch"],
+    "scaling-slice": ["scaling", f"{F}/sweep", "--x", "gpus", "--where", "micro_batch=2"],
     "heatmap": ["heatmap", f"{F}/sweep", "--x", "cluster.gpus", "--y", "training.micro_batch", "--metric", "mfu"],
     "memory": ["memory", f"{F}/run-gpt3-125m-1gpu.json", f"{F}/run-megatron-22b-tp8.json",
                f"{F}/search-tiny-2gpu.json"],
@@ -118,6 +120,16 @@ def errors(out):
         (3, ["collective", f"{F}/collective-all_reduce-8xh100.json", f"{F}/run-gpt3-125m-1gpu.json", "--out", target],
          "error: no nccl-tests column header"),
         (3, ["compare", f"{F}/run-gpt3-125m-1gpu.json", "--out", target], "not a `trainsim compare --format json` report"),
+        # An unknown axis names the ones the input has; an axis by its sweep key or name both work.
+        (3, ["heatmap", f"{F}/sweep", "--x", "parallelism.tp", "--y", "gpus", "--out", target],
+         "no result has a value for axis parallelism.tp; the input has sweep axes: gpus, micro_batch"),
+        # A line would mix plans of several micro-batch sizes.
+        (3, ["scaling", f"{F}/sweep", "--x", "gpus", "--out", target],
+         "besides gpus the results vary micro_batch, so one line would mix plans: plot one slice "
+         "(--where micro_batch=VALUE; its values: 1, 2) or one line per value (--by micro_batch)"),
+        (3, ["scaling", f"{F}/sweep", "--x", "gpus", "--where", "micro_batch=7", "--out", target],
+         "--where micro_batch=7: no result has micro_batch = 7 (its values: 1, 2, 16, 32)"),
+        (2, ["breakdown", f"{F}/sweep", "--where", "micro_batch", "--out", target], "expected AXIS=VALUE"),
     ]
     failures = 0
     for rc, args, message in cases:

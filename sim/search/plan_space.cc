@@ -1,9 +1,12 @@
 #include "sim/search/plan_space.h"
 
 #include <algorithm>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/config/units.h"
 
@@ -174,17 +177,67 @@ nlohmann::json PlanChoice::to_json() const {
   return out;
 }
 
+namespace {
+
+template <class T>
+bool allowed(const std::vector<T>& pinned, const T& value) {
+  return pinned.empty() || std::find(pinned.begin(), pinned.end(), value) != pinned.end();
+}
+
+template <class T>
+void describe_pin(std::vector<std::string>& parts, std::string_view key, const std::vector<T>& values) {
+  if (values.empty()) return;
+  std::vector<std::string> texts;
+  for (const T& v : values) {
+    if constexpr (std::is_enum_v<T>) {
+      texts.emplace_back(config::to_string(v));
+    } else {
+      texts.push_back(fmt::format("{}", v));
+    }
+  }
+  parts.push_back(fmt::format("{} {}", key, fmt::join(texts, ",")));
+}
+
+}  // namespace
+
+bool PlanPins::admits(const PlanChoice& c) const {
+  return allowed(tp, c.tp) && allowed(pp, c.pp) && allowed(dp, c.dp) && allowed(sp, c.sp) &&
+         allowed(vpp, c.vpp) && allowed(ep, c.ep) && allowed(micro_batch, c.micro_batch) &&
+         allowed(schedule, c.schedule) && allowed(sequence_parallel, c.sequence_parallel) &&
+         (max_tp == 0 || c.tp <= max_tp) && (max_pp == 0 || c.pp <= max_pp);
+}
+
+std::string PlanPins::describe() const {
+  std::vector<std::string> parts;
+  describe_pin(parts, "tp", tp);
+  if (max_tp > 0) parts.push_back(fmt::format("tp <= {}", max_tp));
+  describe_pin(parts, "pp", pp);
+  if (max_pp > 0) parts.push_back(fmt::format("pp <= {}", max_pp));
+  describe_pin(parts, "dp", dp);
+  describe_pin(parts, "sp", sp);
+  describe_pin(parts, "vpp", vpp);
+  describe_pin(parts, "ep", ep);
+  describe_pin(parts, "schedule", schedule);
+  describe_pin(parts, "sequence_parallel", sequence_parallel);
+  describe_pin(parts, "micro_batch", micro_batch);
+  describe_pin(parts, "zero", zero_stage);
+  describe_pin(parts, "recompute", recompute);
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
 PlanChoice PlanSpace::at(size_t index) const {
-  PlanChoice c = layouts.at(index / kVariantsPerLayout);
-  const size_t variant = index % kVariantsPerLayout;
-  c.zero_stage = kZeroStages[variant / kRecomputeModes.size()];
-  c.recompute = kRecomputeModes[variant % kRecomputeModes.size()];
+  PlanChoice c = layouts.at(index / variants());
+  const size_t variant = index % variants();
+  c.zero_stage = zero_stages[variant / recompute_modes.size()];
+  c.recompute = recompute_modes[variant % recompute_modes.size()];
   return c;
 }
 
-PlanSpace enumerate_plans(const config::Scenario& s, int64_t gpus) {
+PlanSpace enumerate_plans(const config::Scenario& s, int64_t gpus, const PlanPins& pins) {
   PlanSpace space;
   space.gpus = gpus;
+  if (!pins.zero_stage.empty()) space.zero_stages = pins.zero_stage;
+  if (!pins.recompute.empty()) space.recompute_modes = pins.recompute;
   const int64_t batch = s.training.global_batch;
   for (int64_t tp : divisors(gpus)) {
     for (int64_t pp : divisors(gpus / tp)) {
@@ -225,7 +278,7 @@ PlanSpace enumerate_plans(const config::Scenario& s, int64_t gpus) {
                     c.micro_batch = mb;
                     c.zero_stage = s.parallelism.zero_stage;
                     c.recompute = s.parallelism.recompute;
-                    space.layouts.push_back(c);
+                    if (pins.admits(c)) space.layouts.push_back(c);
                   }
                 }
               }

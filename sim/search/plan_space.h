@@ -41,7 +41,7 @@ inline constexpr int64_t kMaxFpdtChunks = 64;
 inline constexpr std::array<int, 4> kZeroStages = {0, 1, 2, 3};
 inline constexpr std::array<config::Recompute, 3> kRecomputeModes = {
     config::Recompute::kNone, config::Recompute::kSelective, config::Recompute::kFull};
-// Plans per layout: one per ZeRO stage and recompute mode.
+// Plans per layout of the whole space: one per ZeRO stage and recompute mode.
 inline constexpr size_t kVariantsPerLayout = kZeroStages.size() * kRecomputeModes.size();
 
 // One point of the space: the values of the keys a plan sets.
@@ -71,19 +71,40 @@ struct PlanChoice {
   nlohmann::json to_json() const;
 };
 
+// The values a search is held to (`trainsim search --tp 4,8 --max-pp 8 --zero 1 ...`): a plan is
+// in the space only if each of its keys is among the listed values; an empty list leaves the key
+// free, a bound of 0 is no bound.
+struct PlanPins {
+  std::vector<int64_t> tp, pp, dp, sp, vpp, ep, micro_batch;
+  std::vector<int> zero_stage;
+  std::vector<config::Recompute> recompute;
+  std::vector<config::Schedule> schedule;
+  std::vector<config::SequenceParallel> sequence_parallel;
+  int64_t max_tp = 0, max_pp = 0;
+
+  // Whether `layout`'s keys other than zero_stage and recompute are allowed.
+  bool admits(const PlanChoice& layout) const;
+  // "tp 4,8; pp <= 8; zero 1" ("" with no pin), for messages and the report.
+  std::string describe() const;
+};
+
 // The plans of one layout differ only in ZeRO stage and recompute mode. Index i of the space is
-// layout i / kVariantsPerLayout with variant i % kVariantsPerLayout.
+// layout i / variants() with variant i % variants(): zero_stages[v / recomputes], recompute_modes[v %
+// recomputes].
 struct PlanSpace {
   int64_t gpus = 0;
   std::vector<PlanChoice> layouts;  // zero_stage and recompute as in the scenario
+  std::vector<int> zero_stages{kZeroStages.begin(), kZeroStages.end()};
+  std::vector<config::Recompute> recompute_modes{kRecomputeModes.begin(), kRecomputeModes.end()};
 
-  size_t size() const { return layouts.size() * kVariantsPerLayout; }
+  size_t variants() const { return zero_stages.size() * recompute_modes.size(); }
+  size_t size() const { return layouts.size() * variants(); }
   PlanChoice at(size_t index) const;
 };
 
 // The space for `scenario`'s model, training batch and sequence length on `gpus` GPUs, in a fixed
-// order (tp, pp, sp, kind, chunk, schedule, vpp, micro-batch ascending).
-PlanSpace enumerate_plans(const config::Scenario& scenario, int64_t gpus);
+// order (tp, pp, sp, kind, chunk, schedule, vpp, micro-batch ascending), held to `pins`.
+PlanSpace enumerate_plans(const config::Scenario& scenario, int64_t gpus, const PlanPins& pins = {});
 
 }  // namespace trainsim::search
 

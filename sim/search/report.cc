@@ -74,6 +74,7 @@ json to_json(const SearchResult& r) {
         {"margin", r.margin},
         {"refine_margin", r.refine_margin},
         {"network", r.network},
+        {"pins", r.pins},
         {"price_per_gpu_hour_usd",
          r.price_per_gpu_hour_usd ? json(*r.price_per_gpu_hour_usd) : json(nullptr)}}},
       {"counts",
@@ -101,6 +102,7 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
                          const std::vector<std::string>& user_overrides) {
   std::string out = fmt::format("# trainsim search: {} on {} GPUs, objective {}, network {}\n", r.scenario,
                                 r.gpus, objective_name(r.objective), r.network);
+  if (!r.pins.empty()) out += fmt::format("# held to: {}\n", r.pins);
   out += fmt::format("{:<34} {:>10}\n", "plans enumerated", r.enumerated);
   out += fmt::format("{:<34} {:>10}\n", "  invalid (rules below)", r.invalid_plans());
   out += fmt::format("{:<34} {:>10}   (selective recompute with fused attention = none)\n",

@@ -83,13 +83,13 @@ json screen_chunk(const CandidateBuilder& builder, const PlanSpace& space, size_
   int64_t over_memory = 0;
   int64_t duplicates = 0;
   for (size_t layout = begin; layout < end; ++layout) {
-    const size_t first = layout * kVariantsPerLayout;
+    const size_t first = layout * space.variants();
     const CandidateCheck check = builder.check(space.layouts[layout], space.gpus);
     if (!check.scenario) {
-      invalid.push_back({first, kVariantsPerLayout, check.rejection.rule, check.rejection.message});
+      invalid.push_back({first, space.variants(), check.rejection.rule, check.rejection.message});
       continue;
     }
-    for (size_t variant = 0; variant < kVariantsPerLayout; ++variant) {
+    for (size_t variant = 0; variant < space.variants(); ++variant) {
       const size_t index = first + variant;
       const PlanChoice plan = space.at(index);
       config::Scenario s = *check.scenario;
@@ -138,9 +138,8 @@ Screening screen(const CandidateBuilder& builder, const PlanSpace& space, int jo
       [&](size_t chunk, IsolatedResult result) {
         if (!result.ok) {
           const auto [begin, end] = bounds(chunk);
-          throw std::runtime_error(fmt::format("screening plans {}..{} failed: {}",
-                                               begin * kVariantsPerLayout, end * kVariantsPerLayout - 1,
-                                               result.error));
+          throw std::runtime_error(fmt::format("screening plans {}..{} failed: {}", begin * space.variants(),
+                                               end * space.variants() - 1, result.error));
         }
         for (const json& row : result.value.at("invalid")) {
           const size_t index = row[0].get<size_t>();
@@ -371,10 +370,18 @@ SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
   result.price_per_gpu_hour_usd = base.cluster.hardware.cost.price_per_gpu_hour_usd;
 
   const CandidateBuilder builder(base);
-  const PlanSpace space = enumerate_plans(base, o.gpus);
+  const PlanSpace space = enumerate_plans(base, o.gpus, o.pins);
+  result.pins = o.pins.describe();
   result.enumerated = static_cast<int64_t>(space.size());
-  spdlog::info("search: {} plans ({} layouts x {} ZeRO/recompute variants) of {} on {} GPUs", space.size(),
-               space.layouts.size(), kVariantsPerLayout, base.name, o.gpus);
+  if (space.size() == 0) {
+    throw std::invalid_argument(fmt::format(
+        "no plan of {} on {} GPUs has {}: the pins leave nothing to search (tp x pp x dp x sp must be {}; "
+        "micro-batches divide the global batch {} over dp)",
+        base.name, o.gpus, result.pins, o.gpus, base.training.global_batch));
+  }
+  spdlog::info("search: {} plans ({} layouts x {} ZeRO/recompute variants) of {} on {} GPUs{}", space.size(),
+               space.layouts.size(), space.variants(), base.name, o.gpus,
+               result.pins.empty() ? "" : " held to " + result.pins);
 
   Screening screening = screen(builder, space, o.jobs);
   result.screening_wall_s = seconds_since(start);

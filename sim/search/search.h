@@ -81,6 +81,7 @@ struct SearchOptions {
   engine::NetworkModel network = engine::NetworkModel::kSimgrid;
   double margin = kDefaultMarginSimgrid;        // default_margin(network)
   double refine_margin = kDefaultRefineMargin;  // SimGrid only
+  PlanPins pins;                                // values the plans are held to (plan_space.h)
   std::string command_line;                     // for the run reports' provenance
 };
 
@@ -127,6 +128,7 @@ struct SearchResult {
   double margin = 0;
   std::string network;
   std::optional<double> price_per_gpu_hour_usd;
+  std::string pins;  // PlanPins::describe() of the search's pins; "" when the space is whole
 
   int64_t enumerated = 0;
   std::vector<RuleCount> invalid;  // by rule, most plans first
@@ -157,7 +159,8 @@ struct SearchResult {
 
 // Searches `base` (a loaded scenario; its own plan is ignored) on `options.gpus` GPUs. Throws
 // config::ConfigError when the objective needs a price the profile lacks or when the cluster has
-// fewer GPUs; std::invalid_argument for options out of range. Progress goes to the log.
+// fewer GPUs; std::invalid_argument for options out of range and for pins no plan of the space
+// meets. Progress goes to the log.
 SearchResult run_search(const config::Scenario& base, const SearchOptions& options);
 
 }  // namespace trainsim::search

@@ -89,6 +89,52 @@ TEST(PlanSpace, CoversEveryDegreeScheduleKindAndMicroBatch) {
   EXPECT_EQ(variants.size(), 12u);
 }
 
+// Pins hold the space to the values given: exactly the unpinned space's plans that have them.
+TEST(PlanSpace, PinsKeepExactlyThePlansWithTheirValues) {
+  const config::Scenario base = tiny();
+  const PlanSpace whole = enumerate_plans(base, 2);
+  PlanPins pins;
+  pins.pp = {1};
+  pins.schedule = {Schedule::kOneFOneB};
+  pins.sequence_parallel = {SequenceParallel::kNone, SequenceParallel::kMegatron};
+  pins.zero_stage = {1, 3};
+  pins.recompute = {Recompute::kFull};
+  pins.max_tp = 2;
+  const PlanSpace held = enumerate_plans(base, 2, pins);
+  EXPECT_EQ(pins.describe(),
+            "tp <= 2; pp 1; schedule 1f1b; sequence_parallel none,megatron; zero 1,3; recompute full");
+  ASSERT_EQ(held.variants(), 2u);
+  std::vector<std::string> expected;
+  for (size_t i = 0; i < whole.size(); ++i) {
+    const PlanChoice c = whole.at(i);
+    if (c.pp == 1 && c.schedule == Schedule::kOneFOneB && c.sp == 1 &&
+        (c.zero_stage == 1 || c.zero_stage == 3) && c.recompute == Recompute::kFull) {
+      expected.push_back(c.describe());
+    }
+  }
+  std::vector<std::string> got;
+  for (size_t i = 0; i < held.size(); ++i) got.push_back(held.at(i).describe());
+  EXPECT_EQ(got, expected);
+  EXPECT_FALSE(got.empty());
+  pins.tp = {3};
+  EXPECT_EQ(enumerate_plans(base, 2, pins).size(), 0u);
+}
+
+TEST(Search, RefusesPinsThatLeaveNoPlan) {
+  SearchOptions options;
+  options.gpus = 2;
+  options.network = engine::NetworkModel::kIdeal;
+  options.pins.tp = {3};
+  try {
+    run_search(tiny(), options);
+    ADD_FAILURE() << "searched an empty space";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("on 2 GPUs has tp 3: the pins leave nothing to search"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(PlanSpace, MixturesOfExpertsAddExpertParallelismAndFolding) {
   const config::Scenario moe = config::load_scenario(
       fixture("tiny.yaml"),
@@ -249,7 +295,9 @@ TEST(Advice, ProposesValidFasterPlansScaledByTheRun) {
     const PlanChange& c = changes[i];
     EXPECT_LT(c.predicted_s, 0.99 * simulated_s);
     EXPECT_NEAR(c.predicted_s, 1.25 * c.estimated_s, 1e-12 * c.predicted_s);
-    if (i > 0) EXPECT_LE(changes[i - 1].predicted_s, c.predicted_s);
+    if (i > 0) {
+      EXPECT_LE(changes[i - 1].predicted_s, c.predicted_s);
+    }
     std::vector<config::Override> overrides = {config::parse_override("cluster.gpus=4"),
                                                config::parse_override("training.global_batch=8"),
                                                config::parse_override("parallelism.recompute=full"),

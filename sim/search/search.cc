@@ -28,8 +28,8 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// Screening tasks per child in flight: enough to balance uneven chunks.
-constexpr size_t kChunksPerJob = 4;
+// Screening tasks per child in flight: enough to balance uneven chunks and to report progress.
+constexpr size_t kChunksPerJob = 16;
 // Plans simulated per round while fewer than K fit (independent of --jobs, so the set of simulated
 // plans, and the output, is the same whatever the parallelism).
 constexpr size_t kMinRound = 8;
@@ -129,6 +129,9 @@ Screening screen(const CandidateBuilder& builder, const PlanSpace& space, int jo
   Screening out;
   IsolatedOptions options;
   options.jobs = jobs;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point last_progress = start;
+  size_t screened = 0;
   run_isolated(
       chunks, options,
       [&](size_t chunk) {
@@ -150,6 +153,17 @@ Screening screen(const CandidateBuilder& builder, const PlanSpace& space, int jo
         out.duplicates += result.value.at("duplicates").get<int64_t>();
         for (const json& row : result.value.at("survivors")) {
           out.survivors.push_back({row[0].get<size_t>(), row[1].get<double>(), row[2].get<double>()});
+        }
+        const auto [begin, end] = bounds(chunk);
+        screened += (end - begin) * space.variants();
+        if (seconds_since(last_progress) >= kProgressInterval_s) {
+          const double elapsed_s = seconds_since(start);
+          spdlog::info(
+              "search: screened {} of {} plans ({:.0f}%), {} kept, {:.0f} s, about {:.0f} s left", screened,
+              space.size(), 100.0 * static_cast<double>(screened) / static_cast<double>(space.size()),
+              out.survivors.size(), elapsed_s,
+              elapsed_s * static_cast<double>(space.size() - screened) / static_cast<double>(screened));
+          last_progress = Clock::now();
         }
       });
   std::sort(out.survivors.begin(), out.survivors.end(), [](const Survivor& a, const Survivor& b) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "sim/config/units.h"
 #include "sim/workload/activations.h"
 #include "sim/workload/errors.h"
 #include "sim/workload/layout.h"
@@ -68,7 +69,6 @@ MemoryLowerBound memory_lower_bound(const config::Scenario& scenario) {
 }
 
 std::string memory_bound_refusal(const config::Scenario& scenario) {
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   const double usable = scenario.usable_hbm_bytes();
   MemoryLowerBound bound;
   try {
@@ -83,7 +83,8 @@ std::string memory_bound_refusal(const config::Scenario& scenario) {
   const auto try_change = [&](const std::string& change, config::Scenario changed) {
     try {
       const double total = memory_lower_bound(changed).total();
-      if (total <= usable) fixes.push_back(fmt::format("{} ({:.2f} GiB)", change, total / kGiB));
+      if (total <= usable)
+        fixes.push_back(fmt::format("{} ({:.2f} GiB)", change, total / config::kBytesPerGiB));
     } catch (const workload::PlanError&) {
       // not a plan the workload can express: not a fix
     }
@@ -122,9 +123,11 @@ std::string memory_bound_refusal(const config::Scenario& scenario) {
       "context {:.2f} GiB), more than the {:.2f} GiB usable (the GPU's {:.2f} GiB less the {:g}% "
       "headroom of training.memory_headroom). {}; more tensor or pipeline parallelism shares the model "
       "state over more GPUs (trainsim search ranks such plans)",
-      bound.stage, bound.total() / kGiB, state.weights / kGiB, state.gradients / kGiB, state.optimizer / kGiB,
-      bound.activation_bytes / kGiB, bound.runtime_bytes / kGiB, usable / kGiB,
-      scenario.cluster.hardware.gpu.hbm_capacity_bytes / kGiB, 100 * scenario.training.memory_headroom,
+      bound.stage, bound.total() / config::kBytesPerGiB, state.weights / config::kBytesPerGiB,
+      state.gradients / config::kBytesPerGiB, state.optimizer / config::kBytesPerGiB,
+      bound.activation_bytes / config::kBytesPerGiB, bound.runtime_bytes / config::kBytesPerGiB,
+      usable / config::kBytesPerGiB, scenario.cluster.hardware.gpu.hbm_capacity_bytes / config::kBytesPerGiB,
+      100 * scenario.training.memory_headroom,
       fixes.empty()
           ? std::string("No higher ZeRO stage, full recomputation or micro-batch 1, alone or together, "
                         "is enough")

@@ -46,6 +46,9 @@ std::optional<double> parse_token_total(std::string_view text, std::string* erro
 // The shortest spelling parse_token_total reads back exactly: 1.56e13 -> "15.6T", 1000 -> "1K".
 std::string format_token_total(double value);
 
+// Bytes in one GiB, for tables that print sizes in GiB.
+inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
 // A byte count for tables, rounded to two decimals in the largest binary unit up to TiB that keeps it
 // at least 1: 1536 -> "1.50 KiB", 100 -> "100.00 B". Not parseable back (see format_quantity).
 std::string format_bytes_rounded(double bytes);

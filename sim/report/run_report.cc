@@ -9,6 +9,7 @@
 
 #include "sim/analytic/analysis.h"
 #include "sim/common/version.h"
+#include "sim/config/units.h"
 #include "sim/report/breakdown.h"
 #include "sim/report/campaign.h"
 #include "sim/report/inputs.h"
@@ -26,8 +27,6 @@ namespace {
 
 using nlohmann::json;
 using workload::OpKind;
-
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 // nccl-tests' bus-bandwidth factor for a collective of `n` ranks (doc/PERFORMANCE.md).
 double bus_factor(OpKind kind, workload::CollectiveKind collective, int64_t n) {
@@ -339,16 +338,18 @@ std::string infeasibility(const json& report) {
         }
       }
     }
-    const std::string limit =
-        usable < cap ? fmt::format(
-                           "{:.2f} GiB usable (the GPU's {:.2f} GiB less the {:g}% headroom of "
-                           "training.memory_headroom)",
-                           usable / kGiB, cap / kGiB, 100 * m.at("memory_headroom").get<double>())
-                     : fmt::format("{:.2f} GiB", cap / kGiB);
-    out += fmt::format(
-        "{} needs {:.2f} GiB of HBM at its peak but the GPU has {} (over by {:.2f} GiB{})", who, hbm / kGiB,
-        limit, (hbm - usable) / kGiB,
-        largest.empty() ? "" : fmt::format("; largest part: {} {:.2f} GiB", largest, largest_bytes / kGiB));
+    const std::string limit = usable < cap
+                                  ? fmt::format(
+                                        "{:.2f} GiB usable (the GPU's {:.2f} GiB less the {:g}% headroom of "
+                                        "training.memory_headroom)",
+                                        usable / config::kBytesPerGiB, cap / config::kBytesPerGiB,
+                                        100 * m.at("memory_headroom").get<double>())
+                                  : fmt::format("{:.2f} GiB", cap / config::kBytesPerGiB);
+    out += fmt::format("{} needs {:.2f} GiB of HBM at its peak but the GPU has {} (over by {:.2f} GiB{})",
+                       who, hbm / config::kBytesPerGiB, limit, (hbm - usable) / config::kBytesPerGiB,
+                       largest.empty() ? ""
+                                       : fmt::format("; largest part: {} {:.2f} GiB", largest,
+                                                     largest_bytes / config::kBytesPerGiB));
     if (hbm <= cap) {
       out +=
           "; the peak is within the bare capacity, where the caching allocator's fragmentation makes "
@@ -360,7 +361,8 @@ std::string infeasibility(const json& report) {
   if (host > host_cap) {
     if (!out.empty()) out += "; ";
     out += fmt::format("a node needs {:.2f} GiB of host memory but has {:.2f} GiB (over by {:.2f} GiB)",
-                       host / kGiB, host_cap / kGiB, (host - host_cap) / kGiB);
+                       host / config::kBytesPerGiB, host_cap / config::kBytesPerGiB,
+                       (host - host_cap) / config::kBytesPerGiB);
   }
   return out;
 }
@@ -475,18 +477,19 @@ std::string render_table(const json& report) {
   out += fmt::format(
       "\n# memory\n{:<26} {:>11.2f} GiB of {:.2f} GiB (rank {}); {:.2f} GiB usable after the "
       "{:g}% headroom (training.memory_headroom)\n",
-      "peak HBM", m.at("peak_hbm_bytes").get<double>() / kGiB,
-      m.at("hbm_capacity_bytes").get<double>() / kGiB, m.at("peak_hbm_rank").get<int64_t>(),
-      m.at("usable_hbm_bytes").get<double>() / kGiB, 100 * m.at("memory_headroom").get<double>());
+      "peak HBM", m.at("peak_hbm_bytes").get<double>() / config::kBytesPerGiB,
+      m.at("hbm_capacity_bytes").get<double>() / config::kBytesPerGiB, m.at("peak_hbm_rank").get<int64_t>(),
+      m.at("usable_hbm_bytes").get<double>() / config::kBytesPerGiB,
+      100 * m.at("memory_headroom").get<double>());
   for (const auto& [name, bytes] : m.at("hbm_at_peak_bytes").items()) {
-    out += fmt::format("  {:<24} {:>11.2f} GiB{}\n", name, bytes.get<double>() / kGiB,
+    out += fmt::format("  {:<24} {:>11.2f} GiB{}\n", name, bytes.get<double>() / config::kBytesPerGiB,
                        name == "gradients" ? fmt::format("   ({}, training.grad_dtype)",
                                                          m.at("gradient_dtype").get<std::string>())
                                            : "");
   }
   out += fmt::format("{:<26} {:>11.2f} GiB of {:.2f} GiB\n", "peak host memory per node",
-                     m.at("peak_host_bytes_per_node").get<double>() / kGiB,
-                     m.at("host_capacity_bytes_per_node").get<double>() / kGiB);
+                     m.at("peak_host_bytes_per_node").get<double>() / config::kBytesPerGiB,
+                     m.at("host_capacity_bytes_per_node").get<double>() / config::kBytesPerGiB);
   const double peak = m.at("peak_hbm_bytes").get<double>();
   const bool in_headroom =
       peak > m.at("usable_hbm_bytes").get<double>() && peak <= m.at("hbm_capacity_bytes").get<double>();

@@ -5,11 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "sim/config/units.h"
+
 namespace trainsim::report {
 namespace {
 
 using json = nlohmann::json;
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct KernelClass {
   double busy_s = 0, flops = 0, bytes = 0, compute_s = 0, memory_s = 0;
@@ -126,12 +127,13 @@ std::string render_why_slow(const json& why, double iteration_s) {
     out += "\n";
   }
   const json& memory = why.at("memory");
-  out += fmt::format(
-      "{:<26} {:>11.2f} GiB free under the usable HBM ({:.1f}%){}\n", "memory",
-      memory.at("free_bytes").get<double>() / kGiB, 100 * memory.at("free_fraction").get<double>(),
-      memory.at("free_fraction").get<double>() < 0.1 ? ": little room for a larger micro-batch or "
-                                                       "fewer recomputations"
-                                                     : "");
+  out += fmt::format("{:<26} {:>11.2f} GiB free under the usable HBM ({:.1f}%){}\n", "memory",
+                     memory.at("free_bytes").get<double>() / config::kBytesPerGiB,
+                     100 * memory.at("free_fraction").get<double>(),
+                     memory.at("free_fraction").get<double>() < 0.1
+                         ? ": little room for a larger micro-batch or "
+                           "fewer recomputations"
+                         : "");
   if (why.contains("changes")) {
     const json& changes = why.at("changes");
     if (changes.empty()) {
@@ -142,7 +144,7 @@ std::string render_why_slow(const json& why, double iteration_s) {
         out += fmt::format("  {:<56} {:>12.6g} s {:>+6.1f}%   (estimate {:.6g} s, peak {:.2f} GiB)\n",
                            c.at("change").get<std::string>(), c.at("predicted_s").get<double>(),
                            100 * c.at("predicted_change").get<double>(), c.at("estimated_s").get<double>(),
-                           c.at("peak_hbm_bytes").get<double>() / kGiB);
+                           c.at("peak_hbm_bytes").get<double>() / config::kBytesPerGiB);
       }
     }
   }

@@ -10,7 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 constexpr const char* kBreakdownKeys[] = {"compute_s", "exposed_comm_s", "bubble_s", "offload_stall_s",
                                           "idle_s"};
 
@@ -164,7 +163,8 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
                  : ""),
         c.fpdt_chunk_tokens > 0 ? config::format_count(c.fpdt_chunk_tokens) : "-", c.zero_stage,
         config::to_string(c.recompute), c.micro_batch, t, p.run.at("tokens_per_s").get<double>(),
-        100 * p.run.at("mfu").get<double>(), p.run.at("memory").at("peak_hbm_bytes").get<double>() / kGiB);
+        100 * p.run.at("mfu").get<double>(),
+        p.run.at("memory").at("peak_hbm_bytes").get<double>() / config::kBytesPerGiB);
     const int widths[] = {7, 6, 6, 7, 5};
     for (size_t k = 0; k < std::size(kBreakdownKeys); ++k) {
       const double v = p.run.at("breakdown").at(kBreakdownKeys[k]).get<double>();

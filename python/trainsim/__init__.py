@@ -15,6 +15,7 @@ plan that does not fit).
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -77,8 +78,6 @@ def sweep(sweep_file: PathLike, *, out: Optional[PathLike] = None, jobs: Optiona
             args.append("--resume")
         call(args, binary=binary)
         results = Path(directory) / "results.jsonl"
-        import json
-
         points = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
         return SweepResult(points, directory if out is not None else "")
 

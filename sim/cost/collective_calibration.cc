@@ -89,7 +89,6 @@ CalibratedTuning tuning_from_fits(const config::HardwareProfile& profile, const 
       ++out.fits_skipped;
       continue;
     }
-    const double factor = bus_bandwidth_factor(fit.kind, static_cast<int>(fit.ranks));
     const std::vector<std::pair<double, double>> measured = measured_points(fit, profile.collective_samples);
     bool used = false;
     // A table timed with one algorithm calibrates that algorithm. A table of NCCL's own choice

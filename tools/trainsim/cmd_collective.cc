@@ -254,9 +254,8 @@ std::string calibration_note(const cost::CalibratedTuning& calibrated, cost::Col
   }
   if (calibrated.tuning.entries.count(key) != 0) {
     return fmt::format(
-        "{} by the profile's {} table of NCCL's own choice (none was timed with NCCL_ALGO={}): it runs at "
-        "the "
-        "efficiency NCCL reached with whichever algorithm it picked at each size",
+        "{} by the profile's {} table of NCCL's own choice (none was timed with NCCL_ALGO={}): it runs "
+        "at the efficiency NCCL reached with whichever algorithm it picked at each size",
         args.algorithm, where, args.algorithm);
   }
   return fmt::format("none for {}: the profile has no {} table; the links at their nominal rates",

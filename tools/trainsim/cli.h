@@ -19,6 +19,7 @@ namespace trainsim::cli {
 // Documented exit codes (README "Exit codes").
 enum ExitCode : int {
   kExitOk = 0,
+  kExitDiffers = 1,       // diff --exit-code: an input differs or a metric moved (as git diff --exit-code)
   kExitUsage = 2,         // bad command line
   kExitInvalidInput = 3,  // an input file (or --set) is invalid
   kExitInfeasible = 4,    // the plan does not fit (memory) or cannot run

@@ -24,6 +24,7 @@ struct DiffArgs {
   std::string format = "table";
   std::string network = "simgrid";
   bool full = false;
+  bool exit_code = false;
   double tolerance = 1e-9;
 };
 
@@ -126,14 +127,14 @@ int diff(const DiffArgs& args, const Context& context) {
       a.scenario && b.scenario
           ? report::scenario_differences(*a.scenario, *b.scenario, std::filesystem::current_path().string())
           : report::report_input_differences(a.report, b.report);
-  const nlohmann::json result =
-      report::diff_json(a.label, b.label, inputs, report::metric_changes(a.report, b.report, args.tolerance));
+  const std::vector<report::MetricChange> metrics = report::metric_changes(a.report, b.report, args.tolerance);
+  const nlohmann::json result = report::diff_json(a.label, b.label, inputs, metrics);
   if (args.format == "json") {
     std::cout << result.dump(2) << '\n';
   } else {
     std::cout << report::render_diff_table(result);
   }
-  return kExitOk;
+  return args.exit_code && (!inputs.empty() || !metrics.empty()) ? kExitDiffers : kExitOk;
 }
 
 }  // namespace
@@ -158,6 +159,8 @@ void register_diff(CLI::App& app, Context& context) {
       ->capture_default_str();
   cmd->add_flag("--full", args->full,
                 "Simulate every rank of the scenarios instead of one per symmetry class");
+  cmd->add_flag("--exit-code", args->exit_code,
+                "Exit 1 when an input differs or a metric moved, 0 when none did (as git diff --exit-code)");
   cmd->add_option("--tolerance", args->tolerance,
                   "Relative change below which a metric has not moved (of the larger magnitude)")
       ->check(CLI::Range(0.0, 1.0))

@@ -100,10 +100,12 @@ ProfileDocument import_nccl_tests(const config::HardwareProfile& base,
     for (const NcclTestsRow& row : log.rows) {
       const NcclTestsTiming& t = row.out_of_place.present ? row.out_of_place : row.in_place;
       if (row.size_bytes <= 0 || !(t.time_us > 0)) continue;
-      config::CollectiveSample sample{log.kind, log.rank_count, log.node_count, row.size_bytes,
-                                      t.time_us * 1e-6};
-      sample.algorithm = log.algorithm;
-      samples.push_back(sample);
+      samples.push_back({.kind = log.kind,
+                         .ranks = log.rank_count,
+                         .nodes = log.node_count,
+                         .bytes = row.size_bytes,
+                         .duration_s = t.time_us * 1e-6,
+                         .algorithm = log.algorithm});
       sample_sources.push_back(citation(log));
       doc.collective_sample_comments.push_back(fmt::format(
           "{}{}: algbw {} GB/s, busbw {} GB/s{}", std::filesystem::path(log.file).filename().string(),

@@ -140,10 +140,12 @@ std::vector<config::CollectiveSample> samples_of(const NcclTestsLog& log) {
     if (row.size_bytes <= 0) continue;
     const NcclTestsTiming& t = row.out_of_place.present ? row.out_of_place : row.in_place;
     if (!(t.time_us > 0)) continue;
-    config::CollectiveSample sample{log.kind, log.rank_count, log.node_count, row.size_bytes,
-                                    t.time_us * 1e-6};
-    sample.algorithm = log.algorithm;
-    samples.push_back(sample);
+    samples.push_back({.kind = log.kind,
+                       .ranks = log.rank_count,
+                       .nodes = log.node_count,
+                       .bytes = row.size_bytes,
+                       .duration_s = t.time_us * 1e-6,
+                       .algorithm = log.algorithm});
   }
   return samples;
 }

@@ -325,8 +325,13 @@ class Builder {
                          timer));
     }
     for (const auto& s : m_.collectives) {
-      p.collective_samples.push_back({s.c.kind, s.c.ranks, 1, s.c.bytes,
-                                      round_significant(s.summary.median_s), sample_spread(s.summary)});
+      p.collective_samples.push_back({.kind = s.c.kind,
+                                      .ranks = s.c.ranks,
+                                      .nodes = 1,
+                                      .bytes = s.c.bytes,
+                                      .duration_s = round_significant(s.summary.median_s),
+                                      .spread = sample_spread(s.summary),
+                                      .algorithm = std::nullopt});
       doc_.collective_sample_comments.push_back(sample_comment(s.summary));
     }
     if (!p.collective_samples.empty()) {

@@ -60,9 +60,15 @@ std::vector<double> compute_durations(const Graph& graph, const ComputeModel& co
         break;
       case OpKind::kHostSync:
         out[id] = compute.host_sync_s();
-        continue;  // host work: the GPU's speed does not matter
-      default:
-        break;
+        continue;                // host work: the GPU's speed does not matter
+      case OpKind::kCollective:  // the network's or the host link's time (transport, ideal tiers)
+      case OpKind::kSend:
+      case OpKind::kRecv:
+      case OpKind::kCopy:
+      case OpKind::kStreamWait:  // ordering and bookkeeping: no GPU time
+      case OpKind::kAlloc:
+      case OpKind::kFree:
+        continue;
     }
     out[id] /= speed;
   }

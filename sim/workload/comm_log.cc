@@ -113,14 +113,6 @@ std::vector<CommLogEntry> comm_log(const ParallelPlan& plan, const Graph& graph)
   return log;
 }
 
-double total_volume(const std::vector<CommLogEntry>& log, CommKind kind) {
-  double total = 0;
-  for (const CommLogEntry& e : log) {
-    if (e.kind == kind) total += e.volume_bytes;
-  }
-  return total;
-}
-
 std::string_view to_string(CommKind kind) {
   switch (kind) {
     case CommKind::kAllReduce:

@@ -37,9 +37,6 @@ struct CommLogEntry {
 // Sorted by kind, group, then message size.
 std::vector<CommLogEntry> comm_log(const ParallelPlan& plan, const Graph& graph);
 
-// Per-rank totals over a log for one kind (all groups and sizes).
-double total_volume(const std::vector<CommLogEntry>& log, CommKind kind);
-
 std::string_view to_string(CommKind kind);
 // Per-call volume factors of the paper view and of a ring on n ranks (see above).
 double volume_factor(CommKind kind);

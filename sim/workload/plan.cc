@@ -316,15 +316,6 @@ ParallelPlan make_plan(const config::Scenario& scenario) {
   return plan;
 }
 
-std::vector<Axis> group_axes(GroupKind kind) {
-  std::vector<Axis> axes;
-  const unsigned mask = axes_mask(kind);
-  for (int i = 0; i < kAxisCount; ++i) {
-    if (in_mask(mask, static_cast<Axis>(i))) axes.push_back(static_cast<Axis>(i));
-  }
-  return axes;
-}
-
 std::string_view to_string(Axis axis) { return kAxisNames[axis_index(axis)]; }
 
 std::string_view describe_group(std::string_view name) {

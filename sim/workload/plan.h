@@ -130,9 +130,6 @@ class ParallelPlan {
 // the scenario names a GPU count) or the degrees/order are invalid.
 ParallelPlan make_plan(const config::Scenario& scenario);
 
-// Axes of a group kind (kEmbedding: pp, restricted to the first and last stage).
-std::vector<Axis> group_axes(GroupKind kind);
-
 std::string_view to_string(Axis axis);
 std::string_view to_string(GroupKind kind);
 // What a group name of the communication log (a GroupKind's to_string, or the label of point-to-point

@@ -13,7 +13,13 @@ std::vector<config::CollectiveSample> samples(CollectiveKind kind, int ranks, do
                                               double busbw) {
   std::vector<config::CollectiveSample> out;
   for (double bytes = 1024; bytes <= (1 << 30); bytes *= 4) {
-    out.push_back({kind, ranks, 1, bytes, latency_s + bytes * bus_bandwidth_factor(kind, ranks) / busbw});
+    out.push_back({kind,
+                   ranks,
+                   1,
+                   bytes,
+                   latency_s + bytes * bus_bandwidth_factor(kind, ranks) / busbw,
+                   {},
+                   std::nullopt});
   }
   return out;
 }
@@ -43,8 +49,13 @@ TEST(CollectiveFits, RangesTileTheMeasuredSizes) {
   std::vector<config::CollectiveSample> two;
   for (double bytes = 8; bytes <= (1 << 30); bytes *= 2) {
     const bool small = bytes < 65536;
-    two.push_back({CollectiveKind::kAllGather, 8, 1, bytes,
-                   (small ? 8e-6 : 30e-6) + bytes * 0.875 / (small ? 20e9 : 350e9)});
+    two.push_back({CollectiveKind::kAllGather,
+                   8,
+                   1,
+                   bytes,
+                   (small ? 8e-6 : 30e-6) + bytes * 0.875 / (small ? 20e9 : 350e9),
+                   {},
+                   std::nullopt});
   }
   const std::vector<FittedCollective> fits = fit_collectives(two, nullptr);
   ASSERT_EQ(fits.size(), 2u);
@@ -57,8 +68,8 @@ TEST(CollectiveFits, RangesTileTheMeasuredSizes) {
 
 TEST(CollectiveFits, NoFitWhereBusBandwidthIsZeroOrDataAreTooFew) {
   std::vector<config::CollectiveSample> all = samples(CollectiveKind::kAllReduce, 1, 5e-6, 1e12);
-  all.push_back({CollectiveKind::kBarrier, 8, 1, 0, 20e-6});
-  all.push_back({CollectiveKind::kSendRecv, 2, 1, 8, 5e-6});
+  all.push_back({CollectiveKind::kBarrier, 8, 1, 0, 20e-6, {}, std::nullopt});
+  all.push_back({CollectiveKind::kSendRecv, 2, 1, 8, 5e-6, {}, std::nullopt});
   std::vector<std::string> notes;
   EXPECT_TRUE(fit_collectives(all, &notes).empty());
   EXPECT_EQ(notes.size(), 2u);  // the barrier (size 0) is not even a group

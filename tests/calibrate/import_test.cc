@@ -22,8 +22,12 @@ config::HardwareProfile h100() {
 }
 
 ImportOptions options() {
-  return {"", "h100-sxm5-80gb.yaml", "2026-11-29T12:00:00Z", "trainsim test",
-          "trainsim calibrate import-nccl-tests ..."};
+  return {"",
+          "h100-sxm5-80gb.yaml",
+          "2026-11-29T12:00:00Z",
+          "trainsim test",
+          "trainsim calibrate import-nccl-tests ...",
+          ""};
 }
 
 std::vector<NcclTestsLog> fixture_logs() {

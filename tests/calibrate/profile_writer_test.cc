@@ -45,10 +45,10 @@ ProfileDocument everything() {
                           128,
                           0.2345,
                           {0.2301, 0, 0}}};
-  p.collective_samples = {{CollectiveKind::kAllReduce, 8, 1, 8, 1.2e-5, {0, 1.35e-5, 0}},
-                          {CollectiveKind::kAllGather, 16, 2, 1 << 30, 0.0123, {0, 0, 20}},
-                          {CollectiveKind::kBarrier, 8, 1, 0, 2.2e-5}};
-  p.collective_fits = {{CollectiveKind::kAllReduce, 8, 1, 8, 92682, 1.2e-5, 40.5e9}};
+  p.collective_samples = {{CollectiveKind::kAllReduce, 8, 1, 8, 1.2e-5, {0, 1.35e-5, 0}, std::nullopt},
+                          {CollectiveKind::kAllGather, 16, 2, 1 << 30, 0.0123, {0, 0, 20}, std::nullopt},
+                          {CollectiveKind::kBarrier, 8, 1, 0, 2.2e-5, {}, std::nullopt}};
+  p.collective_fits = {{CollectiveKind::kAllReduce, 8, 1, 8, 92682, 1.2e-5, 40.5e9, std::nullopt}};
   p.copy_samples = {{config::CopyDirection::kDeviceToHost, 4, 1 << 20, 8.1e-5, {8.05e-5, 8.3e-5, 5}}};
   p.provenance = {config::ProvenanceKind::kMeasured,
                   "2026-11-29T12:00:00Z",

@@ -371,12 +371,12 @@ TEST_F(ScenarioRules, AttentionKernelFollowsTheModelNotThePlan) {
   // Frameworks whose default path is a fused kernel (Transformer Engine, SDPA) use it for any model.
   Scenario s;
   s.model.position_embedding = PositionEmbedding::kLearned;
-  for (const auto [framework, kernel] : {std::pair{Framework::kGeneric, AttentionKernel::kUnfused},
-                                         {Framework::kDeepSpeed, AttentionKernel::kUnfused},
-                                         {Framework::kMegatronDeepSpeed, AttentionKernel::kUnfused},
-                                         {Framework::kMegatronLm, AttentionKernel::kFused},
-                                         {Framework::kNemo, AttentionKernel::kFused},
-                                         {Framework::kTorchtitan, AttentionKernel::kFused}}) {
+  for (const auto& [framework, kernel] : {std::pair{Framework::kGeneric, AttentionKernel::kUnfused},
+                                          {Framework::kDeepSpeed, AttentionKernel::kUnfused},
+                                          {Framework::kMegatronDeepSpeed, AttentionKernel::kUnfused},
+                                          {Framework::kMegatronLm, AttentionKernel::kFused},
+                                          {Framework::kNemo, AttentionKernel::kFused},
+                                          {Framework::kTorchtitan, AttentionKernel::kFused}}) {
     s.framework = framework;
     EXPECT_EQ(s.attention_kernel(), kernel) << to_string(framework);
   }

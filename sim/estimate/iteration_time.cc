@@ -23,6 +23,7 @@
 #include "sim/workload/gpu_speed.h"
 #include "sim/workload/layout.h"
 #include "sim/workload/memory.h"
+#include "sim/workload/pipeline_schedule.h"
 #include "sim/workload/plan.h"
 #include "sim/workload/runtime_memory.h"
 #include "sim/workload/shapes.h"
@@ -199,9 +200,18 @@ class StageTimer {
         return cost::send_s(tiers_, rank, op.p2p.peer, op.bytes);
       case OpKind::kCopy:
         return cost::copy_s(tiers_, op.bytes);
-      default:
+      case OpKind::kGemm:
+      case OpKind::kAttentionForward:
+      case OpKind::kAttentionBackward:
+      case OpKind::kMemory:
+      case OpKind::kOptimizerStep:
+      case OpKind::kHostSync:
+      case OpKind::kStreamWait:
+      case OpKind::kAlloc:
+      case OpKind::kFree:
         return 0;
     }
+    return 0;  // not reached: every kind is listed (-Werror=switch)
   }
 
   const cost::GroupLinks& group_tier(workload::GroupId group) {
@@ -267,19 +277,11 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
   const int64_t m = shapes.micro_batches;
   const int64_t pp = shapes.pp;
 
-  // Graphs of a few micro-batches stand for all m: every sum is affine in the micro-batch count, so
-  // two counts extrapolate exactly. The larger count reaches the schedule's steady state (pp
-  // micro-batches in flight for 1F1B, the full interleaved warm-up, DualPipeV's 2pp and one more
-  // round of its main step), so it has the full-size memory peak, except under GPipe whose peak
-  // grows with every micro-batch.
-  const bool dualpipe = schedule == config::Schedule::kDualPipeV;
-  const bool chunked = shapes.vpp > 1;
-  const int64_t step = chunked && !dualpipe ? pp : 1;
-  const int64_t steady = dualpipe                               ? 2 * pp + 1
-                         : chunked                              ? 2 * pp
-                         : schedule == config::Schedule::kGpipe ? 2
-                                                                : std::max<int64_t>(pp, 2);
-  const int64_t mb = std::min(m, steady);
+  // Graphs of a few micro-batches stand for all m: every sum is affine in the micro-batch count from
+  // the schedule's steady state on (workload::steady_state_counts), so two counts extrapolate exactly.
+  const workload::SteadyStateCounts steady = workload::steady_state_counts(schedule, pp, shapes.vpp);
+  const int64_t step = steady.more - steady.fewer;
+  const int64_t mb = std::min(m, steady.more);
   const int64_t ma = mb - step;
 
   const cost::ComputeModel compute(scenario.cluster.hardware, warnings);

@@ -181,6 +181,24 @@ json iterations_report(const engine::EngineResult& r) {
 
 }  // namespace
 
+MemoryPeaks memory_peaks(const config::Scenario& scenario, const engine::ScenarioRun& run) {
+  const engine::EngineResult& r = run.result;
+  MemoryPeaks out;
+  for (size_t i = 0; i < r.ranks.size(); ++i) {
+    if (r.ranks[i].peak_hbm_bytes > r.ranks[out.hbm_rank_index].peak_hbm_bytes) out.hbm_rank_index = i;
+  }
+  if (!r.ranks.empty()) out.hbm_bytes = r.ranks[out.hbm_rank_index].peak_hbm_bytes;
+  // Host memory summed over each node's GPUs, a class's peak for every rank it mirrors.
+  std::vector<double> class_host_peaks(run.plan.symmetry_classes().size(), 0.0);
+  for (const engine::RankRun& rr : r.ranks) {
+    double& p = class_host_peaks[static_cast<size_t>(rr.symmetry_class)];
+    p = std::max(p, rr.peak_host_bytes);
+  }
+  out.host_bytes_per_node =
+      workload::peak_host_bytes_per_node(run.plan, class_host_peaks, scenario.cluster.topology.node.gpus);
+  return out;
+}
+
 json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
                      const ReportContext& context) {
   const engine::EngineResult& r = run.result;
@@ -236,21 +254,12 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
     });
   }
 
-  // Memory: the highest HBM peak of any simulated rank; host memory summed over each node's GPUs.
-  size_t peak_index = 0;
-  for (size_t i = 0; i < r.ranks.size(); ++i) {
-    if (r.ranks[i].peak_hbm_bytes > r.ranks[peak_index].peak_hbm_bytes) peak_index = i;
-  }
-  std::vector<double> class_host_peaks(run.plan.symmetry_classes().size(), 0.0);
-  for (const engine::RankRun& rr : r.ranks) {
-    double& p = class_host_peaks[static_cast<size_t>(rr.symmetry_class)];
-    p = std::max(p, rr.peak_host_bytes);
-  }
-  const int64_t gpus_per_node = s.cluster.topology.node.gpus;
-  const double host_peak = workload::peak_host_bytes_per_node(run.plan, class_host_peaks, gpus_per_node);
+  const MemoryPeaks peaks = memory_peaks(s, run);
+  const size_t peak_index = peaks.hbm_rank_index;
+  const double host_peak = peaks.host_bytes_per_node;
   const double hbm_capacity = s.cluster.hardware.gpu.hbm_capacity_bytes;
   const double host_capacity = s.cluster.topology.node.host_memory_bytes;
-  const double hbm_peak = r.ranks[peak_index].peak_hbm_bytes;
+  const double hbm_peak = peaks.hbm_bytes;
   json by_category = json::object();
   for (int c = 0; c < workload::kMemoryCategoryCount; ++c) {
     by_category[std::string(workload::to_string(static_cast<workload::MemoryCategory>(c)))] =

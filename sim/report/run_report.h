@@ -29,6 +29,16 @@ struct ReportContext {
 nlohmann::json make_run_report(const config::Scenario& scenario, const engine::ScenarioRun& run,
                                const ReportContext& context);
 
+// A run's memory peaks as its report states them: the highest HBM peak of any simulated rank (and
+// which, an index into run.result.ranks) and the pinned host memory of the busiest node, each
+// symmetry class's peak standing for the ranks it mirrors.
+struct MemoryPeaks {
+  double hbm_bytes = 0;
+  size_t hbm_rank_index = 0;
+  double host_bytes_per_node = 0;
+};
+MemoryPeaks memory_peaks(const config::Scenario& scenario, const engine::ScenarioRun& run);
+
 // The table rendering of a report made by make_run_report (its CSV row is report/csv.h's).
 std::string render_table(const nlohmann::json& report);
 // The communication log in nccl-tests form (size, count, time, algbw, busbw per kind and group).

@@ -84,6 +84,7 @@ json to_json(const SearchResult& r) {
         {"slower_bound", r.slower_bound},
         {"simulated", r.simulated},
         {"refined", r.refined},
+        {"reported", r.reported},
         {"simulated_over_memory", r.simulated_over_memory},
         {"simulation_failed", r.failures.size()},
         {"ranked", r.ranked}}},
@@ -91,6 +92,7 @@ json to_json(const SearchResult& r) {
       {"failures", failures},
       {"closed_form", range_json(r.closed_form)},
       {"refine", range_json(r.refine)},
+      {"extrapolation", range_json(r.extrapolation)},
       {"timing",
        {{"screening_s", r.screening_wall_s}, {"simulation_s", r.simulation_wall_s}, {"wall_s", r.wall_s}}},
       {"best", best},
@@ -124,6 +126,11 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
   if (r.refined > 0) {
     out += fmt::format("{:<34} {:>10.3f}   (SimGrid / ideal-network time from {:.3f} to {:.3f})\n",
                        "refinement spread", r.refine.spread, r.refine.min, r.refine.max);
+  }
+  if (r.reported > 0) {
+    out += fmt::format(
+        "{:<34} {:>10.6f}   (full / step-3 ideal-network time from {:.6f} to {:.6f}, {} best plans)\n",
+        "extrapolation check", r.extrapolation.spread, r.extrapolation.min, r.extrapolation.max, r.reported);
   }
 
   if (!r.invalid.empty()) {

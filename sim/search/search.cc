@@ -19,6 +19,7 @@
 #include "sim/report/run_report.h"
 #include "sim/search/candidate.h"
 #include "sim/workload/errors.h"
+#include "sim/workload/pipeline_schedule.h"
 #include "sim/workload/plan.h"
 #include "sim/workload/shapes.h"
 
@@ -172,26 +173,93 @@ Screening screen(const CandidateBuilder& builder, const PlanSpace& space, int jo
   return out;
 }
 
-// Simulates one plan in the calling (child) process: the run report, or {"invalid": rule, message}.
-json simulate(const CandidateBuilder& builder, const PlanChoice& plan, int64_t gpus, const SearchOptions& o) {
+// The micro-batch counts step 3 simulates a plan of `s` at: the schedule's steady-state pair
+// (workload::steady_state_counts), from which its iteration extrapolates exactly, when those two
+// short simulations are cheaper than one of all m micro-batches; else m alone (and always for ZB-V,
+// whose iteration is not exactly affine in m).
+std::vector<int64_t> step3_counts(const config::Scenario& s) {
+  const int64_t m = s.training.global_batch / (s.training.micro_batch * s.parallelism.dp);
+  const workload::SteadyStateCounts steady =
+      workload::steady_state_counts(s.parallelism.schedule, s.parallelism.pp, s.parallelism.vpp);
+  if (m <= steady.fewer + steady.more || s.parallelism.schedule == config::Schedule::kZbV) return {m};
+  return {steady.fewer, steady.more};
+}
+
+// Simulates `plan` in the calling (child) process with `simulate_scenario` (its scenario -> JSON),
+// or returns {"invalid": rule, "message": ...} for a plan the scenario rules or the workload reject.
+template <class Simulate>
+json simulate_in_child(const CandidateBuilder& builder, const PlanChoice& plan, int64_t gpus,
+                       const Simulate& simulate_scenario) {
   spdlog::set_level(spdlog::level::err);  // the child's own log: keep the parent's progress readable
   const CandidateCheck check = builder.check(plan, gpus);
   if (!check.scenario) return {{"invalid", check.rejection.rule}, {"message", check.rejection.message}};
-  engine::RunOptions options;
-  options.network = o.network;
   try {
-    const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(*check.scenario, options);
-    return {{"run", report::make_run_report(*check.scenario, *run,
-                                            {o.command_line, engine::to_string(o.network), false, 1})}};
+    return simulate_scenario(*check.scenario);
   } catch (const workload::PlanError& e) {
     const std::string message = e.what();  // "setting: message"
     return {{"invalid", rule_of(message)}, {"message", message}};
   }
 }
 
-double objective_value(const json& run, Objective objective, std::optional<double> price, int64_t gpus) {
-  if (objective == Objective::kTime) return run.at("iteration_time_s").get<double>();
-  return run.at("tokens_per_s").get<double>() * 3600.0 / (static_cast<double>(gpus) * *price);
+// Step 3's simulation of one plan at `micro_batches` (step3_counts) on the ideal network:
+// {"micro_batches", "iteration_time_s", "peak_hbm_bytes", "peak_host_bytes_per_node"}.
+json simulate_step3(const config::Scenario& scenario, int64_t micro_batches) {
+  config::Scenario s = scenario;
+  s.training.global_batch = micro_batches * s.training.micro_batch * s.parallelism.dp;
+  engine::RunOptions options;
+  options.network = engine::NetworkModel::kIdeal;
+  const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(s, options);
+  const report::MemoryPeaks peaks = report::memory_peaks(s, *run);
+  return {{"micro_batches", micro_batches},
+          {"iteration_time_s", run->result.iteration_time_s},
+          {"peak_hbm_bytes", peaks.hbm_bytes},
+          {"peak_host_bytes_per_node", peaks.host_bytes_per_node}};
+}
+
+// Step 3's result of a plan of `m` micro-batches from its simulations (one of all m, or the steady-
+// state pair extrapolated: the time and, under GPipe, whose peaks grow with each micro-batch, the
+// memory peaks; the larger count's peaks otherwise).
+struct Step3Run {
+  double iteration_s = 0;
+  double peak_hbm_bytes = 0;
+  double peak_host_bytes_per_node = 0;
+};
+Step3Run extrapolate(const std::vector<json>& runs, int64_t m, bool peaks_grow) {
+  const json& b = runs.back();
+  Step3Run out{b.at("iteration_time_s").get<double>(), b.at("peak_hbm_bytes").get<double>(),
+               b.at("peak_host_bytes_per_node").get<double>()};
+  if (runs.size() == 1) return out;
+  const json& a = runs.front();
+  const double f =
+      static_cast<double>(m - a.at("micro_batches").get<int64_t>()) /
+      static_cast<double>(b.at("micro_batches").get<int64_t>() - a.at("micro_batches").get<int64_t>());
+  const auto at_m = [&](const char* key) {
+    return a.at(key).get<double>() + (b.at(key).get<double>() - a.at(key).get<double>()) * f;
+  };
+  out.iteration_s = at_m("iteration_time_s");
+  if (peaks_grow) {
+    out.peak_hbm_bytes = at_m("peak_hbm_bytes");
+    out.peak_host_bytes_per_node = at_m("peak_host_bytes_per_node");
+  }
+  return out;
+}
+
+// One plan simulated in full on `network`: {"run": its run report}.
+json simulate_in_full(const config::Scenario& s, engine::NetworkModel network,
+                      const std::string& command_line) {
+  engine::RunOptions options;
+  options.network = network;
+  const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(s, options);
+  return {{"run", report::make_run_report(s, *run, {command_line, engine::to_string(network), false, 1})}};
+}
+
+// The objective of a plan of `o`'s search whose iteration takes `iteration_s`: seconds, or tokens per
+// US dollar.
+double objective_value(double iteration_s, const config::Scenario& base, const SearchOptions& o,
+                       std::optional<double> price) {
+  if (o.objective == Objective::kTime) return iteration_s;
+  const double tokens = static_cast<double>(base.training.global_batch * base.model.seq_len);
+  return tokens / iteration_s * 3600.0 / (static_cast<double>(o.gpus) * *price);
 }
 
 bool better(const SimulatedPlan& a, const SimulatedPlan& b, Objective objective) {
@@ -202,13 +270,14 @@ bool better(const SimulatedPlan& a, const SimulatedPlan& b, Objective objective)
   return a.index < b.index;
 }
 
-// Simulates the screened plans in closed-form order, round by round, until the closed-form bound
-// prunes the rest (see search.h); counts what it simulated into `result` and plans the workload
-// rejects only now into `screening`. Returns the simulated plans that fit.
+// Simulates the screened plans (step 3) in closed-form order, round by round, until the closed-form
+// bound prunes the rest (see search.h); counts what it simulated into `result` and plans the workload
+// rejects only now into `screening`. Returns the simulated plans that fit, with their ranking_s.
 std::vector<SimulatedPlan> simulate_in_order(const CandidateBuilder& builder, const PlanSpace& space,
                                              const SearchOptions& o, Screening& screening,
                                              SearchResult& result) {
   const std::vector<Survivor>& order = screening.survivors;
+  const config::Scenario& base = builder.base();
   std::vector<SimulatedPlan> fitting;
   size_t next = 0;
   size_t fitting_in_order = 0;  // fitting plans among order[0, next)
@@ -221,52 +290,79 @@ std::vector<SimulatedPlan> simulate_in_order(const CandidateBuilder& builder, co
     } else {
       end = std::min(order.size(), next + std::max(kMinRound, static_cast<size_t>(o.top) - fitting_in_order));
     }
-    std::vector<SimulatedPlan> round(end - next);
+    // The round's simulations: one or two per plan (step3_counts), each in its own child.
+    struct Task {
+      size_t plan;  // in the round
+      int64_t micro_batches;
+    };
+    std::vector<Task> tasks;
+    std::vector<int64_t> micro_batches(end - next);  // each plan's m
+    std::vector<bool> peaks_grow(end - next);
+    for (size_t i = next; i < end; ++i) {
+      const CandidateCheck check = builder.check(space.at(order[i].index), o.gpus);
+      if (!check.scenario) {  // screening passed it: cannot happen, but the child reports it
+        tasks.push_back({i - next, 0});
+        continue;
+      }
+      const config::Scenario& s = *check.scenario;
+      micro_batches[i - next] = s.training.global_batch / (s.training.micro_batch * s.parallelism.dp);
+      peaks_grow[i - next] = s.parallelism.schedule == config::Schedule::kGpipe;
+      for (const int64_t count : step3_counts(s)) tasks.push_back({i - next, count});
+    }
+    std::vector<std::vector<json>> runs(end - next);
     size_t done_in_round = 0;
     IsolatedOptions options;
     options.jobs = o.jobs;
     run_isolated(
-        end - next, options,
-        [&](size_t i) { return simulate(builder, space.at(order[next + i].index), o.gpus, o); },
-        [&](size_t i, IsolatedResult r) {
-          const Survivor& s = order[next + i];
-          SimulatedPlan& p = round[i];
-          p.index = s.index;
-          p.plan = space.at(s.index);
-          p.memory_bound_bytes = s.memory_bound_bytes;
-          p.closed_form_s = s.closed_form_s;
-          if (!r.ok) {
-            p.run = json{{"error", r.error}};
-          } else {
-            p.run = std::move(r.value);
-          }
-          if (++done_in_round == round.size() || seconds_since(last_progress) >= kProgressInterval_s) {
-            spdlog::info("search: simulating plans {}..{} of {} (closed form up to {:.4g} s): {} done",
-                         next + 1, end, order.size(), order[end - 1].closed_form_s, done_in_round);
+        tasks.size(), options,
+        [&](size_t t) {
+          return simulate_in_child(
+              builder, space.at(order[next + tasks[t].plan].index), o.gpus,
+              [&](const config::Scenario& s) { return simulate_step3(s, tasks[t].micro_batches); });
+        },
+        [&](size_t t, IsolatedResult r) {
+          runs[tasks[t].plan].push_back(r.ok ? std::move(r.value) : json{{"error", r.error}});
+          if (++done_in_round == tasks.size() || seconds_since(last_progress) >= kProgressInterval_s) {
+            spdlog::info(
+                "search: simulating plans {}..{} of {} (closed form up to {:.4g} s): {} of {} runs done",
+                next + 1, end, order.size(), order[end - 1].closed_form_s, done_in_round, tasks.size());
             last_progress = Clock::now();
           }
         });
-    for (size_t i = 0; i < round.size(); ++i) {
-      SimulatedPlan& p = round[i];
-      if (p.run.contains("error")) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const Survivor& survivor = order[next + i];
+      std::sort(runs[i].begin(), runs[i].end(), [](const json& a, const json& b) {
+        return a.value("micro_batches", int64_t{0}) < b.value("micro_batches", int64_t{0});
+      });
+      SimulatedPlan p;
+      p.index = survivor.index;
+      p.plan = space.at(survivor.index);
+      p.memory_bound_bytes = survivor.memory_bound_bytes;
+      p.closed_form_s = survivor.closed_form_s;
+      const auto failed =
+          std::find_if(runs[i].begin(), runs[i].end(), [](const json& r) { return r.contains("error"); });
+      const auto invalid =
+          std::find_if(runs[i].begin(), runs[i].end(), [](const json& r) { return r.contains("invalid"); });
+      if (failed != runs[i].end()) {
         ++result.simulated;
-        result.failures.push_back({p.index, p.plan, p.run.at("error").get<std::string>()});
-      } else if (p.run.contains("invalid")) {
-        screening.add_invalid(p.run.at("invalid").get<std::string>(), 1,
-                              p.run.at("message").get<std::string>(), p.index, p.plan.describe());
-      } else {
-        ++result.simulated;
-        p.run = json(p.run.at("run"));
-        if (!p.run.at("memory").at("fits").get<bool>()) {
-          ++result.simulated_over_memory;
-          continue;
-        }
-        p.objective_value = objective_value(p.run, o.objective, result.price_per_gpu_hour_usd, o.gpus);
-        p.scenario_yaml = builder.yaml(p.plan, o.gpus);
-        p.overrides = p.plan.overrides_from(builder.base(), o.gpus);
-        if (++fitting_in_order == static_cast<size_t>(o.top)) limit = (1 + o.margin) * p.closed_form_s;
-        fitting.push_back(std::move(p));
+        result.failures.push_back({p.index, p.plan, failed->at("error").get<std::string>()});
+        continue;
       }
+      if (invalid != runs[i].end()) {
+        screening.add_invalid(invalid->at("invalid").get<std::string>(), 1,
+                              invalid->at("message").get<std::string>(), p.index, p.plan.describe());
+        continue;
+      }
+      ++result.simulated;
+      const Step3Run run = extrapolate(runs[i], micro_batches[i], peaks_grow[i]);
+      if (!base.memory_fits(run.peak_hbm_bytes, run.peak_host_bytes_per_node)) {
+        ++result.simulated_over_memory;
+        continue;
+      }
+      p.ranking_s = run.iteration_s;
+      p.objective_value = objective_value(p.ranking_s, base, o, result.price_per_gpu_hour_usd);
+      if (++fitting_in_order == static_cast<size_t>(o.top)) limit = (1 + o.margin) * p.closed_form_s;
+      fitting.push_back(std::move(p));
     }
     next = end;
     spdlog::info("search: simulated the first {} of {} plans in closed-form order; {} fit", next,
@@ -276,46 +372,55 @@ std::vector<SimulatedPlan> simulate_in_order(const CandidateBuilder& builder, co
   return fitting;
 }
 
-double iteration_s(const SimulatedPlan& p) { return p.run.at("iteration_time_s").get<double>(); }
-
-// Step 4 (search.h): simulates on SimGrid the plans that fit on the ideal network (`ideal`), the
-// first K by ideal time and every other within (1 + refine_margin) of the K-th; counts them and the
-// range of SimGrid / ideal time into `result`. Returns the plans with their SimGrid reports.
-std::vector<SimulatedPlan> refine(const CandidateBuilder& builder, std::vector<SimulatedPlan> ideal,
-                                  const SearchOptions& o, SearchResult& result) {
-  std::sort(ideal.begin(), ideal.end(), [](const SimulatedPlan& a, const SimulatedPlan& b) {
-    return iteration_s(a) != iteration_s(b) ? iteration_s(a) < iteration_s(b) : a.index < b.index;
+// Step 4 (search.h): simulates in full on `network` the plans step 3 ranked (`ranked`), the first K
+// by step 3's time and every other within (1 + margin) of the K-th; counts them into `simulated` and
+// adds each one's full / step-3 time to `ratios`. Returns the plans with their run reports.
+std::vector<SimulatedPlan> simulate_best_in_full(const CandidateBuilder& builder,
+                                                 std::vector<SimulatedPlan> ranked,
+                                                 engine::NetworkModel network, double margin,
+                                                 const SearchOptions& o, int64_t& simulated,
+                                                 RatioRange& ratios, SearchResult& result) {
+  std::sort(ranked.begin(), ranked.end(), [](const SimulatedPlan& a, const SimulatedPlan& b) {
+    return a.ranking_s != b.ranking_s ? a.ranking_s < b.ranking_s : a.index < b.index;
   });
-  size_t end = std::min(ideal.size(), static_cast<size_t>(o.top));
+  size_t end = std::min(ranked.size(), static_cast<size_t>(o.top));
   if (end == 0) return {};
-  const double limit = (1 + o.refine_margin) * iteration_s(ideal[end - 1]);
-  while (end < ideal.size() && iteration_s(ideal[end]) <= limit) ++end;
-  ideal.resize(end);
-  spdlog::info("search: refining the {} best plans on SimGrid (ideal-network time up to {:.4g} s)", end,
-               limit);
+  const double limit = (1 + margin) * ranked[end - 1].ranking_s;
+  while (end < ranked.size() && ranked[end].ranking_s <= limit) ++end;
+  ranked.resize(end);
+  simulated = static_cast<int64_t>(end);
+  spdlog::info(
+      "search: simulating the {} best plans in full on the {} network (step 3's time up to {:.4g} s)", end,
+      engine::to_string(network), limit);
   std::vector<json> runs(end);
   IsolatedOptions options;
   options.jobs = o.jobs;
   run_isolated(
-      end, options, [&](size_t i) { return simulate(builder, ideal[i].plan, o.gpus, o); },
+      end, options,
+      [&](size_t i) {
+        return simulate_in_child(builder, ranked[i].plan, o.gpus, [&](const config::Scenario& s) {
+          return simulate_in_full(s, network, o.command_line);
+        });
+      },
       [&](size_t i, IsolatedResult r) {
         runs[i] = r.ok ? std::move(r.value) : json{{"error", r.error}};
       });
-  std::vector<SimulatedPlan> refined;
-  result.refined = static_cast<int64_t>(end);
+  std::vector<SimulatedPlan> out;
   for (size_t i = 0; i < end; ++i) {
-    SimulatedPlan& p = ideal[i];
-    if (!runs[i].contains("run")) {  // the plan simulated on the ideal network, so an error here
+    SimulatedPlan& p = ranked[i];
+    if (!runs[i].contains("run")) {  // the plan simulated in step 3, so an error here
       result.failures.push_back({p.index, p.plan, runs[i].value("error", runs[i].dump())});
       continue;
     }
-    const double ideal_s = iteration_s(p);
     p.run = std::move(runs[i].at("run"));
-    result.refine.add(iteration_s(p) / ideal_s);
-    p.objective_value = objective_value(p.run, o.objective, result.price_per_gpu_hour_usd, o.gpus);
-    refined.push_back(std::move(p));
+    const double full_s = p.run.at("iteration_time_s").get<double>();
+    ratios.add(full_s / p.ranking_s);
+    p.objective_value = objective_value(full_s, builder.base(), o, result.price_per_gpu_hour_usd);
+    p.scenario_yaml = builder.yaml(p.plan, o.gpus);
+    p.overrides = p.plan.overrides_from(builder.base(), o.gpus);
+    out.push_back(std::move(p));
   }
-  return refined;
+  return out;
 }
 
 void check_options(const config::Scenario& base, const SearchOptions& o) {
@@ -411,10 +516,8 @@ SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
       screening.duplicates, screening.over_memory, screening.survivors.size());
 
   const Clock::time_point simulation_start = Clock::now();
-  SearchOptions ideal = o;
-  ideal.network = engine::NetworkModel::kIdeal;
-  std::vector<SimulatedPlan> fitting = simulate_in_order(builder, space, ideal, screening, result);
-  for (const SimulatedPlan& p : fitting) result.closed_form.add(iteration_s(p) / p.closed_form_s);
+  std::vector<SimulatedPlan> fitting = simulate_in_order(builder, space, o, screening, result);
+  for (const SimulatedPlan& p : fitting) result.closed_form.add(p.ranking_s / p.closed_form_s);
   // A margin suggestion: the spread rounded up to the next 0.05.
   const auto suggest = [](double spread) { return std::ceil((spread - 1) * 20 + 1) / 20; };
   if (result.closed_form.spread > 1 + o.margin) {
@@ -424,7 +527,8 @@ SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
         result.closed_form.spread, 1 + o.margin, suggest(result.closed_form.spread));
   }
   if (o.network == engine::NetworkModel::kSimgrid) {
-    fitting = refine(builder, std::move(fitting), o, result);
+    fitting = simulate_best_in_full(builder, std::move(fitting), o.network, o.refine_margin, o,
+                                    result.refined, result.refine, result);
     if (result.refine.spread > 1 + o.refine_margin) {
       spdlog::warn(
           "search: SimGrid / ideal-network time varies by a factor {:.2f} among the refined plans, more "
@@ -432,10 +536,14 @@ SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
           "--refine-margin {:.2f}",
           result.refine.spread, 1 + o.refine_margin, suggest(result.refine.spread));
     }
+    result.ranked = static_cast<int64_t>(fitting.size());
+  } else {
+    result.ranked = static_cast<int64_t>(fitting.size());
+    fitting = simulate_best_in_full(builder, std::move(fitting), o.network, 0, o, result.reported,
+                                    result.extrapolation, result);
   }
   result.simulation_wall_s = seconds_since(simulation_start);
 
-  result.ranked = static_cast<int64_t>(fitting.size());
   std::sort(fitting.begin(), fitting.end(),
             [&](const SimulatedPlan& a, const SimulatedPlan& b) { return better(a, b, o.objective); });
   if (fitting.size() > static_cast<size_t>(o.top)) fitting.resize(static_cast<size_t>(o.top));

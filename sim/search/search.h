@@ -7,15 +7,22 @@
 //    does: counted, not simulated), then the memory lower bound (analytic/memory_bound.h) against
 //    the usable HBM (Scenario::usable_hbm_bytes), then the closed-form iteration time
 //    (estimate/iteration_time.h).
-// 3. Simulate in order of closed-form time, each plan in its own forked child (SimGrid allows one
-//    simulation per process), until K simulated plans fit in memory; let E be the closed-form time
-//    of the K-th of them. Then simulate every remaining plan whose closed-form time is at most
+// 3. Simulate in order of closed-form time, each simulation in its own forked child (SimGrid allows
+//    one simulation per process), until K simulated plans fit in memory; let E be the closed-form
+//    time of the K-th of them. Then simulate every remaining plan whose closed-form time is at most
 //    (1 + margin) x E; the others are pruned as slower. These simulations use the ideal network
 //    whatever the search's network: it plays the same graphs without flows, 1.6x faster than
-//    SimGrid on Llama-3 70B's scenario 06 and 25x on Qwen3-235B with EP32 (all-to-alls).
-// 4. With the SimGrid network, refine: simulate on SimGrid the fitting plans of step 3 in order of
-//    their ideal-network time, the first K and then every one whose ideal time is at most
-//    (1 + refine_margin) x that of the K-th; the others are pruned as slower.
+//    SimGrid on Llama-3 70B's scenario 06 and 25x on Qwen3-235B with EP32 (all-to-alls). A plan with
+//    many micro-batches is simulated at the two counts of its schedule's steady state
+//    (workload::steady_state_counts) and its iteration extrapolated to its m micro-batches: a
+//    pipeline repeats itself from there on, so the extrapolation is exact (the full simulation of
+//    step 4 checks it on every reported plan: SearchResult::extrapolation) and the cost of a
+//    simulation no longer grows with m (Llama-3 70B on 256 GPUs, m = 64: 4 + 8 micro-batches
+//    instead of 64). GPipe's memory peak, which grows with m, is extrapolated the same way.
+// 4. Simulate in full on the search's network the fitting plans of step 3 in order of their step-3
+//    time: with SimGrid (the refinement) the first K and then every one whose step-3 time is at most
+//    (1 + refine_margin) x that of the K-th, the others pruned as slower; on the ideal network the
+//    first K (and those tied with the K-th), for their run reports.
 // 5. Rank the plans of the last step by the objective.
 //
 // Why the time pruning is safe. Write r(p) = simulated / closed-form time of plan p. If r varies
@@ -98,8 +105,9 @@ struct SimulatedPlan {
   PlanChoice plan;
   double memory_bound_bytes = 0;
   double closed_form_s = 0;            // closed-form iteration time
+  double ranking_s = 0;                // step 3's ideal-network iteration time (extrapolated for large m)
   std::vector<std::string> overrides;  // the `--set` arguments that turn the scenario into this plan
-  nlohmann::json run;                  // the `trainsim run --format json` report
+  nlohmann::json run;                  // the `trainsim run --format json` report of step 4's full run
   std::string scenario_yaml;           // the plan as a scenario file (saved next to the base scenario)
   double objective_value = 0;          // seconds (time) or tokens per dollar
 };
@@ -142,6 +150,10 @@ struct SearchResult {
 
   // Simulated (step 3) / closed-form time over the simulated plans that fit.
   RatioRange closed_form;
+  // On the ideal network: the plans simulated in full for their reports (step 4), and their full /
+  // step-3 time (1 up to rounding: the extrapolation is exact).
+  int64_t reported = 0;
+  RatioRange extrapolation;
   // The refinement (SimGrid only; refined 0 otherwise): plans simulated on SimGrid, and their
   // SimGrid / ideal-network time.
   double refine_margin = 0;

@@ -226,4 +226,16 @@ std::vector<PipelineStep> pipeline_schedule(config::Schedule schedule, int64_t p
   return {};
 }
 
+SteadyStateCounts steady_state_counts(config::Schedule schedule, int64_t pp, int64_t vpp) {
+  // The chunked schedules other than the V-shaped ones take micro-batches in rounds of pp.
+  const int64_t step = config::micro_batches_multiple_of_pp(schedule, vpp) ? pp : 1;
+  // ZB-H1 holds back up to pp - 1 weight-gradient passes per stage, so it repeats itself only from
+  // about 2pp micro-batches on.
+  const int64_t more = config::v_shaped_schedule(schedule)                    ? 2 * pp + 1
+                       : vpp > 1 || config::split_backward_schedule(schedule) ? 2 * pp
+                       : schedule == config::Schedule::kGpipe                 ? 2
+                                                                              : std::max<int64_t>(pp, 2);
+  return {more - step, more};
+}
+
 }  // namespace trainsim::workload

@@ -64,6 +64,23 @@ struct PipelineStep {
 std::vector<PipelineStep> pipeline_schedule(config::Schedule schedule, int64_t pp, int64_t stage, int64_t vpp,
                                             int64_t micro_batches);
 
+// Two micro-batch counts from which a schedule repeats itself: with `more` micro-batches it reaches
+// its steady state (pp in flight for 1F1B, the full interleaved warm-up, 2pp for ZB-H1 whose stages
+// hold back up to pp - 1 weight-gradient passes, the 2pp - 1 micro-batches of ZB-V's pattern and
+// DualPipeV's 2pp, each with one more round of the main step) and `fewer` is
+// one step of the pattern less (pp micro-batches for the interleaved schedules, whose counts step by
+// pp, one otherwise). Every sum over an iteration (its time,
+// kernel time, traffic) is affine in the micro-batch count from `fewer` on, so the iterations of
+// these two counts extrapolate exactly to any larger count. `more` also has the full-size memory
+// peak, except under GPipe, whose peak grows with every micro-batch. fewer is at least 1. ZB-V is the
+// exception: its simulated iteration keeps drifting (on GPT-3 175B with pp 8 each micro-batch adds
+// 0.1764 s from 16 to 25 micro-batches, 0.1812 s from 32 to 40), so its counts only approximate.
+struct SteadyStateCounts {
+  int64_t fewer = 0;
+  int64_t more = 0;
+};
+SteadyStateCounts steady_state_counts(config::Schedule schedule, int64_t pp, int64_t vpp);
+
 }  // namespace trainsim::workload
 
 #endif  // TRAINSIM_SIM_WORKLOAD_PIPELINE_SCHEDULE_H_

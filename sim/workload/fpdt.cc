@@ -48,6 +48,12 @@
 namespace trainsim::workload {
 namespace {
 
+// Bytes of an fp32 value: the attention kernels' log-sum-exp and their dq/dk/dv accumulators
+// (flash-attn returns softmax_lse in fp32 and accumulates dq in fp32 in its backward), and the
+// layer's weight gradients summed over the chunks in an fp32 buffer, as mixed-precision training
+// keeps its gradient accumulators (Megatron's main_grad).
+constexpr double kFp32Bytes = 4;
+
 struct Sizes {
   int64_t u, c, cl, hl, kvl, d, b, rows_chunk, qkv_width;
   double e;
@@ -77,9 +83,9 @@ Sizes sizes(const BuildContext& ctx) {
   z.q = z.e * bc * z.hl * z.d;
   z.kv = z.e * bc * z.kvl * z.d;
   z.x = z.e * z.b * z.cl * s.hidden;
-  z.lse = 4.0 * bc * z.hl;
-  z.dq = 4.0 * bc * z.hl * z.d;
-  z.dkv = 4.0 * bc * z.kvl * z.d;
+  z.lse = kFp32Bytes * bc * z.hl;
+  z.dq = kFp32Bytes * bc * z.hl * z.d;
+  z.dkv = kFp32Bytes * bc * z.kvl * z.d;
   z.block = ctx.attention_model_flops / static_cast<double>(z.u * (z.u + 1) / 2);
   return z;
 }
@@ -269,7 +275,7 @@ OpId offload_backward(BuildContext& ctx, FpdtSaved& saved, OpId grad_ready) {
   // Setup.
   gx[0] = fetch(ctx, z.x, Stream::kCopyAux, 0, x_ready[0]);
   const LayerParams& p = ctx.params;
-  const BufferId grad_weights = gpu(ctx, 4.0 * (p.qkv_weight + p.qkv_bias), Stream::kCopyAux);
+  const BufferId grad_weights = gpu(ctx, kFp32Bytes * (p.qkv_weight + p.qkv_bias), Stream::kCopyAux);
   gdo[0] = gpu(ctx, z.q, Stream::kCompute, 0);
   all_to_all(ctx, z.q, grad_ready, 0);
   w.host_sync({w.last(Stream::kComm), w.last(Stream::kCopy), w.last(Stream::kCopyAux)});
@@ -425,7 +431,7 @@ OpId gpu_backward(BuildContext& ctx, FpdtSaved& saved, OpId grad_ready) {
   const Sizes z = sizes(ctx);
   const int64_t u = z.u;
   const LayerParams& p = ctx.params;
-  const BufferId grad_weights = gpu(ctx, 4.0 * (p.qkv_weight + p.qkv_bias), Stream::kCompute);
+  const BufferId grad_weights = gpu(ctx, kFp32Bytes * (p.qkv_weight + p.qkv_bias), Stream::kCompute);
   const BufferId grad_x = w.alloc(OpLabel::kChunkBuffer, MemoryCategory::kActivations, MemorySpace::kHbm,
                                   z.x * static_cast<double>(u), Stream::kCompute)
                               .buffer;
@@ -511,7 +517,7 @@ void ffn_backward(BuildContext& ctx, int32_t layer, int32_t micro_batch) {
   const double e = s.act_bytes;
   const BufferId grads =
       w.alloc(OpLabel::kWorkspace, MemoryCategory::kBuffers, MemorySpace::kHbm,
-              4.0 * (p.fc1_weight + p.fc1_bias + p.fc2_weight + p.fc2_bias), Stream::kCompute)
+              kFp32Bytes * (p.fc1_weight + p.fc1_bias + p.fc2_weight + p.fc2_bias), Stream::kCompute)
           .buffer;
   OpId last = kNoOp;
   for (int64_t i = 0; i < chunks; ++i) {
@@ -690,7 +696,7 @@ void fpdt_head_forward(BuildContext& ctx, int64_t micro_batch, BufferId input, O
                          .buffer;
   w.copy(OpLabel::kOffload, CopyDirection::kDeviceToHost, hidden, Stream::kCompute);
   w.release(normed, Stream::kCompute);
-  w.collective(OpLabel::kLossComm, CollectiveKind::kAllGather, GroupKind::kSp, 4.0 * s.batch * s.seq,
+  w.collective(OpLabel::kLossComm, CollectiveKind::kAllGather, GroupKind::kSp, kFp32Bytes * s.batch * s.seq,
                Stream::kComm, {w.last(Stream::kCompute)});
   if (ctx.zero3) ctx.zero3->release(kNoOp);
 }
@@ -707,7 +713,7 @@ OpId fpdt_head_backward(BuildContext& ctx, int64_t micro_batch) {
   ctx.saved.erase(it);
   const OpId params = ctx.zero3 ? ctx.zero3->acquire(head_unit_elements(s), true) : kNoOp;
   const BufferId grad_weight = w.alloc(OpLabel::kWorkspace, MemoryCategory::kBuffers, MemorySpace::kHbm,
-                                       4.0 * s.vocab * s.hidden, Stream::kCompute, {params})
+                                       kFp32Bytes * s.vocab * s.hidden, Stream::kCompute, {params})
                                    .buffer;
   const int64_t chunks = s.tokens / s.fpdt_loss_chunk;
   const int64_t rows = s.batch * s.fpdt_loss_chunk;

@@ -98,15 +98,11 @@ ProfileDocument import_nccl_tests(const config::HardwareProfile& base,
   }
   for (const NcclTestsLog& log : logs) {
     for (const NcclTestsRow& row : log.rows) {
-      const NcclTestsTiming& t = row.out_of_place.present ? row.out_of_place : row.in_place;
-      if (row.size_bytes <= 0 || !(t.time_us > 0)) continue;
-      samples.push_back({.kind = log.kind,
-                         .ranks = log.rank_count,
-                         .nodes = log.node_count,
-                         .bytes = row.size_bytes,
-                         .duration_s = t.time_us * 1e-6,
-                         .algorithm = log.algorithm});
+      const std::optional<config::CollectiveSample> sample = sample_of(log, row);
+      if (!sample) continue;
+      samples.push_back(*sample);
       sample_sources.push_back(citation(log));
+      const NcclTestsTiming& t = row.out_of_place.present ? row.out_of_place : row.in_place;
       doc.collective_sample_comments.push_back(fmt::format(
           "{}{}: algbw {} GB/s, busbw {} GB/s{}", std::filesystem::path(log.file).filename().string(),
           row.line > 0 ? fmt::format(" line {}", row.line) : fmt::format(" results[{}]", row.index),

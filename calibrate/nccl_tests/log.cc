@@ -134,18 +134,22 @@ NcclTestsLog read_nccl_tests(const std::filesystem::path& file) {
   return log;
 }
 
+std::optional<config::CollectiveSample> sample_of(const NcclTestsLog& log, const NcclTestsRow& row) {
+  const NcclTestsTiming& t = row.out_of_place.present ? row.out_of_place : row.in_place;
+  if (row.size_bytes <= 0 || !(t.time_us > 0)) return std::nullopt;
+  return config::CollectiveSample{.kind = log.kind,
+                                  .ranks = log.rank_count,
+                                  .nodes = log.node_count,
+                                  .bytes = row.size_bytes,
+                                  .duration_s = t.time_us * 1e-6,
+                                  .algorithm = log.algorithm};
+}
+
 std::vector<config::CollectiveSample> samples_of(const NcclTestsLog& log) {
   std::vector<config::CollectiveSample> samples;
   for (const NcclTestsRow& row : log.rows) {
-    if (row.size_bytes <= 0) continue;
-    const NcclTestsTiming& t = row.out_of_place.present ? row.out_of_place : row.in_place;
-    if (!(t.time_us > 0)) continue;
-    samples.push_back({.kind = log.kind,
-                       .ranks = log.rank_count,
-                       .nodes = log.node_count,
-                       .bytes = row.size_bytes,
-                       .duration_s = t.time_us * 1e-6,
-                       .algorithm = log.algorithm});
+    if (const std::optional<config::CollectiveSample> sample = sample_of(log, row))
+      samples.push_back(*sample);
   }
   return samples;
 }

@@ -66,8 +66,12 @@ struct NcclTestsLog {
 // values, NCCL errors).
 NcclTestsLog read_nccl_tests(const std::filesystem::path& file);
 
-// Profile samples of a log: one per row of positive size, its out-of-place time (the in-place time
-// where nccl-tests reports no out-of-place one), `ranks`, `nodes` and `algorithm` from the log.
+// The profile sample of one row of `log`: its out-of-place time (the in-place time where nccl-tests
+// reports no out-of-place one), `ranks`, `nodes` and `algorithm` from the log; none for a row of
+// size 0 or without a positive time.
+std::optional<config::CollectiveSample> sample_of(const NcclTestsLog& log, const NcclTestsRow& row);
+
+// Profile samples of a log: sample_of every row that has one.
 std::vector<config::CollectiveSample> samples_of(const NcclTestsLog& log);
 
 // "all_reduce_perf, 16 ranks on 2 nodes (NVIDIA H100 80GB HBM3), NCCL 2.21.5, NCCL_ALGO=Ring"

@@ -213,117 +213,72 @@ int64_t sequence_parallel_grad_elements(const RankShapes& s, const StageLayout& 
   return elements;
 }
 
-Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const RankShapes& s,
-            const StageLayout& layout, int64_t rank) {
-  Graph graph;
-  const Coords coords = plan.coords(rank);
-  const int64_t stage = coords.pp();
-  graph.info.rank = rank;
-  graph.info.coords = coords;
-  graph.info.symmetry_class = plan.class_of(rank);
-  graph.info.micro_batches = s.micro_batches;
-  GraphWriter w(graph, plan, rank, scenario.training.dtype);
-  const config::Parallelism& p = scenario.parallelism;
-  const GroupKind grad_group = s.grad_group();
-  const std::vector<PipelineStep> steps = pipeline_schedule(p.schedule, s.pp, stage, s.vpp, s.micro_batches);
-  const double bucket_bytes = scenario.dp_bucket_bytes();
-  const bool overlap = scenario.overlap_grad_reduce();
-  GradientSync grads(w, s.zero_stage, grad_group, bucket_bytes, overlap, s.grad_bytes, s.act_bytes);
-  // Expert weights have their own buckets, reduced over the expert-data-parallel group (Megatron's
-  // expert gradient buffers).
-  const GroupKind expert_group = s.expert_grad_group();
-  std::optional<GradientSync> expert_grads;
-  if (s.experts > 0) {
-    expert_grads.emplace(w, s.zero_stage, expert_group, bucket_bytes, overlap, s.grad_bytes, s.act_bytes);
-  }
-  std::optional<ParamGatherer> zero3;
-  if (s.zero_stage == 3) {
-    zero3.emplace(w, grad_group, s.act_bytes, s.grad_bytes, zero3_uses(s, layout, stage, steps),
-                  s.zero3_per_iteration());
-  }
-  const bool ring = s.scheme == config::SequenceParallel::kRing;
-  const double attention_model_flops =
-      2.0 * s.batch * s.attn_heads * static_cast<double>(ring ? s.tokens : s.seq) *
-      static_cast<double>(s.seq) * static_cast<double>(s.qk_head_dim() + s.v_head_dim);
-  BuildContext ctx{scenario,
-                   plan,
-                   rank,
-                   coords,
-                   s,
-                   layout,
-                   layer_params(s),
-                   layer_activation_bytes(s),
-                   s.experts > 0 ? layer_params(s, true) : LayerParams{},
-                   s.experts > 0 ? layer_activation_bytes(s, true) : LayerActivationBytes{},
-                   w,
-                   grads,
-                   expert_grads ? &*expert_grads : nullptr,
-                   zero3 ? &*zero3 : nullptr,
-                   grad_group,
-                   attention_model_flops,
-                   {},
-                   nullptr,
-                   {},
-                   {}};
-
-  // Setup: the runtime's memory (sized once the graph shows which communicators it uses), then
-  // this rank's model state.
-  w.set_position({Phase::kSetup, -1, -1});
-  const std::optional<config::RuntimeMemory>& runtime_memory = scenario.cluster.hardware.runtime_memory;
+// Setup: the runtime's memory (sized in teardown, once the graph shows which communicators it uses)
+// and this rank's model state (expert states sharded over the expert-data-parallel group, the rest
+// over the data-parallel one), held for the whole iteration.
+struct Setup {
   std::optional<GraphWriter::Allocation> runtime;
-  if (runtime_memory) {
-    runtime = w.alloc(OpLabel::kRuntime, MemoryCategory::kRuntime, MemorySpace::kHbm, 0, Stream::kCompute);
-  }
-  // Expert states are sharded over the expert-data-parallel group, the rest over the data-parallel one.
-  const int64_t expert_params = stage_expert_params(s, layout, stage);
-  ModelStateBytes state =
-      model_state_bytes(s, scenario.training.optimizer, stage_params(s, layout, stage) - expert_params,
-                        plan.group_size(grad_group));
-  if (expert_params > 0) {
-    const ModelStateBytes experts =
-        model_state_bytes(s, scenario.training.optimizer, expert_params, plan.group_size(expert_group));
-    state.weights += experts.weights;
-    state.gradients += experts.gradients;
-    state.optimizer += experts.optimizer;
-    state.optimizer_params += experts.optimizer_params;
-  }
   std::vector<BufferId> persistent;
-  const auto keep = [&](MemoryCategory category, double bytes) {
-    persistent.push_back(
-        w.alloc(OpLabel::kModelState, category, MemorySpace::kHbm, bytes, Stream::kCompute).buffer);
+  ModelStateBytes state;
+};
+
+Setup set_up(BuildContext& ctx, int64_t stage, double bucket_bytes) {
+  GraphWriter& w = ctx.w;
+  const RankShapes& s = ctx.shapes;
+  const config::Scenario& scenario = ctx.scenario;
+  w.set_position({Phase::kSetup, -1, -1});
+  Setup out;
+  if (scenario.cluster.hardware.runtime_memory) {
+    out.runtime =
+        w.alloc(OpLabel::kRuntime, MemoryCategory::kRuntime, MemorySpace::kHbm, 0, Stream::kCompute);
+  }
+  const int64_t expert_params = stage_expert_params(s, ctx.layout, stage);
+  out.state =
+      model_state_bytes(s, scenario.training.optimizer, stage_params(s, ctx.layout, stage) - expert_params,
+                        ctx.plan.group_size(ctx.grad_group));
+  if (expert_params > 0) {
+    const ModelStateBytes experts = model_state_bytes(s, scenario.training.optimizer, expert_params,
+                                                      ctx.plan.group_size(s.expert_grad_group()));
+    out.state.weights += experts.weights;
+    out.state.gradients += experts.gradients;
+    out.state.optimizer += experts.optimizer;
+    out.state.optimizer_params += experts.optimizer_params;
+  }
+  const auto keep = [&](OpLabel label, MemoryCategory category, double bytes) {
+    out.persistent.push_back(w.alloc(label, category, MemorySpace::kHbm, bytes, Stream::kCompute).buffer);
   };
-  keep(MemoryCategory::kWeights, state.weights);
-  keep(MemoryCategory::kGradients, state.gradients);
-  keep(MemoryCategory::kOptimizer, state.optimizer);
+  keep(OpLabel::kModelState, MemoryCategory::kWeights, out.state.weights);
+  keep(OpLabel::kModelState, MemoryCategory::kGradients, out.state.gradients);
+  keep(OpLabel::kModelState, MemoryCategory::kOptimizer, out.state.optimizer);
   if (s.fp8) {
     // Transformer Engine's fp8 copies of the linear layers' weights, row- and column-wise (2 bytes per
     // weight), cast from the bf16 weights once per iteration and kept across its micro-batches.
     const auto linear_weights =
-        static_cast<double>(stage_layer_sum(s, layout, stage, &LayerParams::linear_weights));
-    persistent.push_back(w.alloc(OpLabel::kModelState, MemoryCategory::kBuffers, MemorySpace::kHbm,
-                                 2 * linear_weights, Stream::kCompute)
-                             .buffer);
+        static_cast<double>(stage_layer_sum(s, ctx.layout, stage, &LayerParams::linear_weights));
+    keep(OpLabel::kModelState, MemoryCategory::kBuffers, 2 * linear_weights);
     w.memory(OpLabel::kModelState, (s.act_bytes + 2.0) * linear_weights);
   }
   if (s.zero_stage == 2) {
     // DeepSpeed's reduction bucket (ipg buffer).
-    persistent.push_back(
-        w.alloc(OpLabel::kCommBuffer, MemoryCategory::kBuffers, MemorySpace::kHbm,
-                std::min(bucket_bytes, static_cast<double>(stage_params(s, layout, stage)) * s.grad_bytes),
-                Stream::kCompute)
-            .buffer);
+    keep(OpLabel::kCommBuffer, MemoryCategory::kBuffers,
+         std::min(bucket_bytes, static_cast<double>(stage_params(s, ctx.layout, stage)) * s.grad_bytes));
   }
+  return out;
+}
 
-  // The pipeline schedule. Gradients are reduced in the last backward (or W pass) of each model
-  // chunk (every one under ZeRO-2).
+// The pipeline schedule's steps. Gradients are reduced in the last backward (or W pass) of each
+// model chunk (every one under ZeRO-2). An overlapped pair (DualPipe's forward_backward_chunk)
+// receives both passes' inputs, then runs the forward on lane 0 and the backward on lane 1; what
+// follows the pair waits for both lanes.
+void run_steps(BuildContext& ctx, const std::vector<PipelineStep>& steps, int64_t stage) {
+  GraphWriter& w = ctx.w;
+  const RankShapes& s = ctx.shapes;
   std::vector<size_t> last_backward(s.vpp, 0);
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].pass == Pass::kBackward || steps[i].pass == Pass::kWeightGrad) {
       last_backward[steps[i].chunk] = i;
     }
   }
-  // An overlapped pair (DualPipe's forward_backward_chunk) receives both passes' inputs, then runs
-  // the forward on lane 0 and the backward on lane 1; what follows the pair waits for both lanes.
   StepInput pair_input;  // the backward's, received before the forward ran
   OpId pair_start = kNoOp;
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -353,15 +308,15 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
       backward_step(ctx, step, in);
     } else {
       const bool last = last_backward[step.chunk] == i;
-      grads.begin_backward(s.zero_stage == 2 || last, last);
-      if (expert_grads) expert_grads->begin_backward(s.zero_stage == 2 || last, last);
+      ctx.grads.begin_backward(s.zero_stage == 2 || last, last);
+      if (ctx.expert_grads) ctx.expert_grads->begin_backward(s.zero_stage == 2 || last, last);
       if (step.pass == Pass::kBackward) {
         backward_step(ctx, step, in);
       } else {
-        weight_grad_pass(ctx, layout.virtual_stage(stage, step.chunk), step.micro_batch);
+        weight_grad_pass(ctx, ctx.layout.virtual_stage(stage, step.chunk), step.micro_batch);
       }
-      grads.end_backward();
-      if (expert_grads) expert_grads->end_backward();
+      ctx.grads.end_backward();
+      if (ctx.expert_grads) ctx.expert_grads->end_backward();
     }
     if (step.overlapped) {
       const OpId backward_done = w.wait(Stream::kCompute, {w.last(Stream::kComm)});
@@ -369,11 +324,15 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
       w.wait(Stream::kCompute, {backward_done, w.last(Stream::kComm)});
     }
   }
+}
 
-  // Optimizer: gradient synchronisation that is left, the step, ZeRO-1/2's parameter all-gather.
+// Optimizer: the gradient synchronisation that is left, the step, ZeRO-1/2's parameter all-gather.
+void optimizer(BuildContext& ctx, const ModelStateBytes& state, int64_t stage) {
+  GraphWriter& w = ctx.w;
+  const RankShapes& s = ctx.shapes;
   w.set_position({Phase::kOptimizer, -1, -1});
-  grads.finish();
-  if (expert_grads) expert_grads->finish();
+  ctx.grads.finish();
+  if (ctx.expert_grads) ctx.expert_grads->finish();
   if (s.tied_embeddings && !s.head_beside_embedding() && (stage == 0 || stage == s.pp - 1)) {
     w.collective(OpLabel::kEmbeddingGradSync, CollectiveKind::kAllReduce, GroupKind::kEmbedding,
                  static_cast<double>(s.vocab_local) * s.hidden * s.grad_bytes, Stream::kDpComm,
@@ -381,24 +340,84 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
   }
   if (s.megatron_sp) {
     w.collective(OpLabel::kTpComm, CollectiveKind::kAllReduce, GroupKind::kTp,
-                 static_cast<double>(sequence_parallel_grad_elements(s, layout, stage)) * s.grad_bytes,
+                 static_cast<double>(sequence_parallel_grad_elements(s, ctx.layout, stage)) * s.grad_bytes,
                  Stream::kComm, {w.last(Stream::kCompute)});
   }
   const OpId step =
       w.optimizer_step(state.optimizer_params, state.step_bytes_per_param, state.step_flops_per_param,
                        {w.last(Stream::kDpComm), w.last(Stream::kComm)});
-  grads.gather_parameters(step);
-  if (expert_grads) expert_grads->gather_parameters(step);
+  ctx.grads.gather_parameters(step);
+  if (ctx.expert_grads) ctx.expert_grads->gather_parameters(step);
+}
 
-  // Teardown.
+// Teardown: the setup's buffers released once the last gradient traffic is done, the runtime's
+// memory sized by the communicators the graph uses.
+void tear_down(BuildContext& ctx, Graph& graph, const Setup& setup) {
+  GraphWriter& w = ctx.w;
   w.set_position({Phase::kTeardown, -1, -1});
   const OpId done = w.last(Stream::kDpComm);
-  for (BufferId b : persistent) w.release(b, Stream::kCompute, {done});
-  if (runtime) {
-    const CommunicatorUse use = communicator_use(graph, plan, scenario.cluster.topology.node.gpus);
-    w.resize(*runtime, runtime_memory_bytes(use, *runtime_memory));
-    w.release(runtime->buffer, Stream::kCompute, {done});
+  for (BufferId b : setup.persistent) w.release(b, Stream::kCompute, {done});
+  if (setup.runtime) {
+    const CommunicatorUse use = communicator_use(graph, ctx.plan, ctx.scenario.cluster.topology.node.gpus);
+    w.resize(*setup.runtime, runtime_memory_bytes(use, *ctx.scenario.cluster.hardware.runtime_memory));
+    w.release(setup.runtime->buffer, Stream::kCompute, {done});
   }
+}
+
+Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const RankShapes& s,
+            const StageLayout& layout, int64_t rank) {
+  Graph graph;
+  const Coords coords = plan.coords(rank);
+  const int64_t stage = coords.pp();
+  graph.info.rank = rank;
+  graph.info.coords = coords;
+  graph.info.symmetry_class = plan.class_of(rank);
+  graph.info.micro_batches = s.micro_batches;
+  GraphWriter w(graph, plan, rank, scenario.training.dtype);
+  const GroupKind grad_group = s.grad_group();
+  const std::vector<PipelineStep> steps =
+      pipeline_schedule(scenario.parallelism.schedule, s.pp, stage, s.vpp, s.micro_batches);
+  const double bucket_bytes = scenario.dp_bucket_bytes();
+  const bool overlap = scenario.overlap_grad_reduce();
+  GradientSync grads(w, s.zero_stage, grad_group, bucket_bytes, overlap, s.grad_bytes, s.act_bytes);
+  // Expert weights have their own buckets, reduced over the expert-data-parallel group (Megatron's
+  // expert gradient buffers).
+  std::optional<GradientSync> expert_grads;
+  if (s.experts > 0) {
+    expert_grads.emplace(w, s.zero_stage, s.expert_grad_group(), bucket_bytes, overlap, s.grad_bytes,
+                         s.act_bytes);
+  }
+  std::optional<ParamGatherer> zero3;
+  if (s.zero_stage == 3) {
+    zero3.emplace(w, grad_group, s.act_bytes, s.grad_bytes, zero3_uses(s, layout, stage, steps),
+                  s.zero3_per_iteration());
+  }
+  const bool ring = s.scheme == config::SequenceParallel::kRing;
+  BuildContext ctx{
+      .scenario = scenario,
+      .plan = plan,
+      .rank = rank,
+      .coords = coords,
+      .shapes = s,
+      .layout = layout,
+      .params = layer_params(s),
+      .act = layer_activation_bytes(s),
+      .moe_params = s.experts > 0 ? layer_params(s, true) : LayerParams{},
+      .moe_act = s.experts > 0 ? layer_activation_bytes(s, true) : LayerActivationBytes{},
+      .w = w,
+      .grads = grads,
+      .expert_grads = expert_grads ? &*expert_grads : nullptr,
+      .zero3 = zero3 ? &*zero3 : nullptr,
+      .grad_group = grad_group,
+      .attention_model_flops = 2.0 * s.batch * s.attn_heads * static_cast<double>(ring ? s.tokens : s.seq) *
+                               static_cast<double>(s.seq) *
+                               static_cast<double>(s.qk_head_dim() + s.v_head_dim),
+  };
+
+  const Setup setup = set_up(ctx, stage, bucket_bytes);
+  run_steps(ctx, steps, stage);
+  optimizer(ctx, setup.state, stage);
+  tear_down(ctx, graph, setup);
 
   TRAINSIM_WORKLOAD_CHECK(ctx.saved.empty())
       << ctx.saved.size() << " layer states never consumed on rank " << rank;

@@ -75,12 +75,12 @@ struct BuildContext {
   // This rank's share of the model-FLOPs convention for one layer's attention forward (non-causal
   // 2*b*heads*queries*seq*(d_qk + d_v)): Σ over the rank's attention blocks.
   double attention_model_flops = 0;
-  std::map<std::pair<int64_t, int64_t>, LayerState> saved;  // by (layer, micro-batch); layer -1: head
+  std::map<std::pair<int64_t, int64_t>, LayerState> saved{};  // by (layer, micro-batch); layer -1: head
   // Split backward: the B pass in progress collects into `holding`; W passes consume `held`, by
   // (virtual stage, micro-batch).
   HeldWeightGrads* holding = nullptr;
-  std::map<std::pair<int64_t, int64_t>, HeldWeightGrads> held;
-  std::map<int64_t, BufferId> turning;  // by micro-batch: output at the turn of a V (ZB-V)
+  std::map<std::pair<int64_t, int64_t>, HeldWeightGrads> held{};
+  std::map<int64_t, BufferId> turning{};  // by micro-batch: output at the turn of a V (ZB-V)
 
   LayerState& state(int64_t layer, int64_t micro_batch) { return saved[{layer, micro_batch}]; }
   const LayerParams& params_of(int64_t layer) const { return shapes.moe_layer(layer) ? moe_params : params; }

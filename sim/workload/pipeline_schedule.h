@@ -73,8 +73,10 @@ std::vector<PipelineStep> pipeline_schedule(config::Schedule schedule, int64_t p
 // kernel time, traffic) is affine in the micro-batch count from `fewer` on, so the iterations of
 // these two counts extrapolate exactly to any larger count. `more` also has the full-size memory
 // peak, except under GPipe, whose peak grows with every micro-batch. fewer is at least 1. ZB-V is the
-// exception: its simulated iteration keeps drifting (on GPT-3 175B with pp 8 each micro-batch adds
-// 0.1764 s from 16 to 25 micro-batches, 0.1812 s from 32 to 40), so its counts only approximate.
+// exception: its V puts the embedding and the LM head both on stage 0, whose extra work the other
+// stages' deferred weight-gradient passes absorb for a while, so the time per micro-batch keeps
+// rising towards stage 0's own (GPT-3 175B, pp 8, ideal network: 0.1764 s per micro-batch from 16
+// to 25 micro-batches, 0.1812 s from 32 to 40, stage 0 alone 0.1818 s); its counts only approximate.
 struct SteadyStateCounts {
   int64_t fewer = 0;
   int64_t more = 0;

@@ -36,209 +36,242 @@ struct Collector {
   }
 };
 
-}  // namespace
-
-std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_t stage) {
-  using config::SequenceParallel;
-  const workload::ParallelPlan plan = workload::make_plan(scenario);
-  const workload::RankShapes s = workload::derive_shapes(scenario, plan);
-  const workload::StageLayout layout = workload::partition_layers(s);
-  const double g = static_cast<double>(s.micro_batches);
-  const double e = s.act_bytes;
-  const bool full = s.recompute == config::Recompute::kFull;
+// What one pipeline stage's rank holds and runs, as every parallel dimension's traffic needs it.
+struct StageView {
+  const workload::ParallelPlan& plan;
+  const workload::RankShapes& s;
+  const workload::StageLayout& layout;
+  int64_t stage = 0;
+  double g = 0;  // micro-batches
+  double e = 0;  // bytes of an activation element
+  bool full = false;
+  double recomputed = 0;  // 1 with full recompute: its forward runs twice
   double layers = 0;
   double moe_layers = 0;  // of `layers`
   bool embedding = false, head = false;
-  for (int64_t chunk = 0; chunk < s.vpp; ++chunk) {
-    const int64_t v = layout.virtual_stage(stage, chunk);
-    layers += static_cast<double>(layout.layer_count[v]);
-    moe_layers += static_cast<double>(workload::moe_layer_count(s, layout, v));
-    embedding = embedding || layout.has_embedding(v);
-    head = head || layout.has_head(v);
-  }
-  const double ends = (embedding ? 1 : 0) + (head ? 1 : 0);
-  const double tp_message = s.hidden_bytes();
-  const double per_token = 4.0 * s.batch * s.tokens;
-  Collector c;
 
-  // Tensor parallelism. MLA with a query latent gathers (or reduces) the latents where the dense QKV
-  // GEMM gathers the hidden state: its attention block moves hidden states only around the output
-  // projection (workload/mla.cc).
-  const bool latent_queries = s.mla() && s.q_lora_rank > 0;
-  const double recomputed = full ? 1 : 0;
   // Bytes of one rank's b x tokens tokens of `width` elements each.
-  const auto token_message = [&s, e](int64_t width) {
-    return e * static_cast<double>(s.batch * s.tokens * width);
-  };
-  if (s.tp > 1) {
-    if (s.megatron_sp) {
-      // Per layer and micro-batch: the attention block and a dense (or shared-expert) MLP each gather
-      // 3 times and reduce-scatter twice (once more each with full recompute). An MLA block gathers
-      // each latent twice (once more with full recompute) and reduce-scatters its gradient once.
-      const double mlp_blocks = layers - (s.shared_experts > 0 ? 0 : moe_layers);
-      const double attention_gathers = latent_queries ? 1 : 3 + recomputed;
-      const double attention_scatters = latent_queries ? 1 + recomputed : 2 + recomputed;
-      c.add(CommKind::kAllGather, GroupKind::kTp,
-            g * (layers * attention_gathers + mlp_blocks * (3 + recomputed) + ends), tp_message, "layers");
-      c.add(CommKind::kReduceScatter, GroupKind::kTp,
-            g * (layers * attention_scatters + mlp_blocks * (2 + recomputed) + ends), tp_message, "layers");
-      if (s.mla()) {
-        for (const int64_t width : {s.kv_latent(), s.q_lora_rank}) {
-          c.add(CommKind::kAllGather, GroupKind::kTp, g * layers * (2 + recomputed), token_message(width),
-                "MLA latents");
-          c.add(CommKind::kReduceScatter, GroupKind::kTp, g * layers, token_message(width), "MLA latents");
-        }
-      }
-      const double norms = static_cast<double>(workload::stage_layer_sum(
-                               s, layout, stage, &workload::LayerParams::replicated)) +
-                           (head ? static_cast<double>(s.hidden * (s.norm_bias ? 2 : 1)) : 0.0);
-      c.add(CommKind::kAllReduce, GroupKind::kTp, 1, norms * s.grad_bytes,
-            "sequence-parallel norm gradients");
-    } else {
-      // Two all-reduces per block (one more with full recompute); an MLA block with a query latent
-      // all-reduces the latents' gradients instead of the hidden state's.
-      const double attention = latent_queries ? 1 + recomputed : 2 + recomputed;
-      c.add(CommKind::kAllReduce, GroupKind::kTp, g * (layers * (attention + 2 + recomputed) + ends),
-            tp_message, "layers");
-      if (s.mla()) {
-        for (const int64_t width : {s.kv_latent(), s.q_lora_rank}) {
-          c.add(CommKind::kAllReduce, GroupKind::kTp, g * layers, token_message(width), "MLA latents");
-        }
+  double token_message(int64_t width) const { return e * static_cast<double>(s.batch * s.tokens * width); }
+};
+
+// Tensor parallelism. MLA with a query latent gathers (or reduces) the latents where the dense QKV
+// GEMM gathers the hidden state: its attention block moves hidden states only around the output
+// projection (workload/mla.cc).
+void tensor_parallel(const StageView& v, Collector& c) {
+  const workload::RankShapes& s = v.s;
+  if (s.tp <= 1) return;
+  const double g = v.g, layers = v.layers, recomputed = v.recomputed;
+  const double ends = (v.embedding ? 1 : 0) + (v.head ? 1 : 0);
+  const double tp_message = s.hidden_bytes();
+  const bool latent_queries = s.mla() && s.q_lora_rank > 0;
+  if (s.megatron_sp) {
+    // Per layer and micro-batch: the attention block and a dense (or shared-expert) MLP each gather
+    // 3 times and reduce-scatter twice (once more each with full recompute). An MLA block gathers
+    // each latent twice (once more with full recompute) and reduce-scatters its gradient once.
+    const double mlp_blocks = layers - (s.shared_experts > 0 ? 0 : v.moe_layers);
+    const double attention_gathers = latent_queries ? 1 : 3 + recomputed;
+    const double attention_scatters = latent_queries ? 1 + recomputed : 2 + recomputed;
+    c.add(CommKind::kAllGather, GroupKind::kTp,
+          g * (layers * attention_gathers + mlp_blocks * (3 + recomputed) + ends), tp_message, "layers");
+    c.add(CommKind::kReduceScatter, GroupKind::kTp,
+          g * (layers * attention_scatters + mlp_blocks * (2 + recomputed) + ends), tp_message, "layers");
+    if (s.mla()) {
+      for (const int64_t width : {s.kv_latent(), s.q_lora_rank}) {
+        c.add(CommKind::kAllGather, GroupKind::kTp, g * layers * (2 + recomputed), v.token_message(width),
+              "MLA latents");
+        c.add(CommKind::kReduceScatter, GroupKind::kTp, g * layers, v.token_message(width), "MLA latents");
       }
     }
-    if (head) c.add(CommKind::kAllReduce, GroupKind::kTp, 3 * g, per_token, "vocab-parallel cross entropy");
+    const double norms = static_cast<double>(workload::stage_layer_sum(s, v.layout, v.stage,
+                                                                       &workload::LayerParams::replicated)) +
+                         (v.head ? static_cast<double>(s.hidden * (s.norm_bias ? 2 : 1)) : 0.0);
+    c.add(CommKind::kAllReduce, GroupKind::kTp, 1, norms * s.grad_bytes, "sequence-parallel norm gradients");
+  } else {
+    // Two all-reduces per block (one more with full recompute); an MLA block with a query latent
+    // all-reduces the latents' gradients instead of the hidden state's.
+    const double attention = latent_queries ? 1 + recomputed : 2 + recomputed;
+    c.add(CommKind::kAllReduce, GroupKind::kTp, g * (layers * (attention + 2 + recomputed) + ends),
+          tp_message, "layers");
+    if (s.mla()) {
+      for (const int64_t width : {s.kv_latent(), s.q_lora_rank}) {
+        c.add(CommKind::kAllReduce, GroupKind::kTp, g * layers, v.token_message(width), "MLA latents");
+      }
+    }
   }
+  if (v.head)
+    c.add(CommKind::kAllReduce, GroupKind::kTp, 3 * g, 4.0 * s.batch * s.tokens,
+          "vocab-parallel cross entropy");
+}
 
-  // Expert tensor parallelism: the routed experts gather and reduce-scatter their tokens twice each
-  // per MoE layer and micro-batch (once more each with full recompute).
+// Expert tensor parallelism: the routed experts gather and reduce-scatter their tokens twice each
+// per MoE layer and micro-batch (once more each with full recompute). Expert parallelism: each MoE
+// layer dispatches and combines its tokens in the forward, and the backward mirrors both.
+void expert_parallel(const StageView& v, Collector& c) {
+  const workload::RankShapes& s = v.s;
   if (s.etp > 1) {
-    const double experts_message = e * static_cast<double>(s.local_experts * s.expert_rows) * s.hidden;
+    const double experts_message = v.e * static_cast<double>(s.local_experts * s.expert_rows) * s.hidden;
     for (const CommKind kind : {CommKind::kAllGather, CommKind::kReduceScatter}) {
-      c.add(kind, GroupKind::kEtp, g * moe_layers * (2 + recomputed), experts_message, "expert tokens");
+      c.add(kind, GroupKind::kEtp, v.g * v.moe_layers * (2 + v.recomputed), experts_message, "expert tokens");
     }
   }
-
-  // Expert parallelism: each MoE layer dispatches and combines its tokens in the forward, and the
-  // backward mirrors both.
   if (s.ep > 1) {
-    c.add(CommKind::kAllToAll, GroupKind::kEp, g * moe_layers * (4 + 2 * recomputed), s.dispatch_bytes(),
-          "expert tokens");
+    c.add(CommKind::kAllToAll, GroupKind::kEp, v.g * v.moe_layers * (4 + 2 * v.recomputed),
+          s.dispatch_bytes(), "expert tokens");
   }
+}
 
-  // Sequence parallelism.
-  // Ulysses and FPDT move q, k, v and the output (or their gradients) once per pass.
+// Sequence parallelism. Ulysses and FPDT move q, k, v and the output (or their gradients) once per
+// pass; ring attention passes K and V around the ring (or gathers them).
+void sequence_parallel(const StageView& v, Collector& c) {
+  using config::SequenceParallel;
+  const workload::RankShapes& s = v.s;
+  if (s.sp <= 1) return;
+  const double g = v.g, layers = v.layers, e = v.e;
   const std::array<double, 4> qkvo_messages = {
-      token_message(s.q_width()), token_message(s.a2a_kv_heads() * s.qk_head_dim()),
-      token_message(s.a2a_kv_heads() * s.v_head_dim), token_message(s.attn_out_width())};
-  const double passes = 2 + recomputed;  // forward, backward, recomputed forward
-  if (s.sp > 1) {
-    switch (s.scheme) {
-      case SequenceParallel::kUlysses:
-        for (const double message : qkvo_messages) {
-          c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * passes, message, "layers");
-        }
-        if (head) c.add(CommKind::kAllGather, GroupKind::kSp, g, 4.0 * s.batch * s.seq, "loss");
-        break;
-      case SequenceParallel::kRing: {
-        if (s.cp_all_gather) {
-          // K and V gathered in every forward (and recomputed forward) and again in the backward, their
-          // gradients reduce-scattered: messages of the whole sequence's K (or V).
-          for (const int64_t width : {s.qk_head_dim(), s.v_head_dim}) {
-            const double message = e * static_cast<double>(s.batch * s.seq * s.attn_kv_heads * width);
-            c.add(CommKind::kAllGather, GroupKind::kSp, g * layers * (full ? 3 : 2), message, "layers");
-            c.add(CommKind::kReduceScatter, GroupKind::kSp, g * layers, message, "layers");
-          }
-          if (head) c.add(CommKind::kAllReduce, GroupKind::kSp, g, 8, "loss");
-          break;
-        }
-        const double p = static_cast<double>(s.sp);
-        const double kv = e * static_cast<double>(s.batch * s.tokens * s.attn_kv_heads) *
-                          static_cast<double>(s.qk_head_dim() + s.v_head_dim);
-        c.add_p2p(GroupKind::kSp, g * layers * (p - 1) * (full ? 2 : 1), kv, "ring attention forward");
-        c.add_p2p(GroupKind::kSp, g * layers * 2, kv, "ring attention backward");
-        c.add_p2p(GroupKind::kSp, g * layers * (p - 2), 2 * kv, "ring attention backward");
-        if (head) c.add(CommKind::kAllReduce, GroupKind::kSp, g, 8, "loss");
-        break;
+      v.token_message(s.q_width()), v.token_message(s.a2a_kv_heads() * s.qk_head_dim()),
+      v.token_message(s.a2a_kv_heads() * s.v_head_dim), v.token_message(s.attn_out_width())};
+  const double passes = 2 + v.recomputed;  // forward, backward, recomputed forward
+  switch (s.scheme) {
+    case SequenceParallel::kUlysses:
+      for (const double message : qkvo_messages) {
+        c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * passes, message, "layers");
       }
-      case SequenceParallel::kFpdt: {
-        const double u = static_cast<double>(s.fpdt_chunks);
-        for (const double message : qkvo_messages) {
-          c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * u * passes, message / u, "layers");
+      if (v.head) c.add(CommKind::kAllGather, GroupKind::kSp, g, 4.0 * s.batch * s.seq, "loss");
+      return;
+    case SequenceParallel::kRing: {
+      if (s.cp_all_gather) {
+        // K and V gathered in every forward (and recomputed forward) and again in the backward, their
+        // gradients reduce-scattered: messages of the whole sequence's K (or V).
+        for (const int64_t width : {s.qk_head_dim(), s.v_head_dim}) {
+          const double message = e * static_cast<double>(s.batch * s.seq * s.attn_kv_heads * width);
+          c.add(CommKind::kAllGather, GroupKind::kSp, g * layers * (v.full ? 3 : 2), message, "layers");
+          c.add(CommKind::kReduceScatter, GroupKind::kSp, g * layers, message, "layers");
         }
-        if (head) c.add(CommKind::kAllGather, GroupKind::kSp, g, 4.0 * s.batch * s.seq, "loss");
-        if (s.fpdt_offload && plan.world_size() > 1) {
-          c.add(CommKind::kBarrier, GroupKind::kWorld, g * layers * (u * (full ? 2 : 1) + 2 * u - 1), 4,
-                "FPDT barriers");
-        }
-        break;
+        if (v.head) c.add(CommKind::kAllReduce, GroupKind::kSp, g, 8, "loss");
+        return;
       }
-      default:
-        break;
+      const double p = static_cast<double>(s.sp);
+      const double kv = e * static_cast<double>(s.batch * s.tokens * s.attn_kv_heads) *
+                        static_cast<double>(s.qk_head_dim() + s.v_head_dim);
+      c.add_p2p(GroupKind::kSp, g * layers * (p - 1) * (v.full ? 2 : 1), kv, "ring attention forward");
+      c.add_p2p(GroupKind::kSp, g * layers * 2, kv, "ring attention backward");
+      c.add_p2p(GroupKind::kSp, g * layers * (p - 2), 2 * kv, "ring attention backward");
+      if (v.head) c.add(CommKind::kAllReduce, GroupKind::kSp, g, 8, "loss");
+      return;
     }
+    case SequenceParallel::kFpdt: {
+      const double u = static_cast<double>(s.fpdt_chunks);
+      for (const double message : qkvo_messages) {
+        c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * u * passes, message / u, "layers");
+      }
+      if (v.head) c.add(CommKind::kAllGather, GroupKind::kSp, g, 4.0 * s.batch * s.seq, "loss");
+      if (s.fpdt_offload && v.plan.world_size() > 1) {
+        c.add(CommKind::kBarrier, GroupKind::kWorld, g * layers * (u * (v.full ? 2 : 1) + 2 * u - 1), 4,
+              "FPDT barriers");
+      }
+      return;
+    }
+    case SequenceParallel::kNone:  // sp > 1 needs one of the kinds above (the scenario's rules)
+    case SequenceParallel::kMegatron:
+      return;
   }
+}
 
-  // Pipeline parallelism.
-  if (s.pp > 1) {
-    // Megatron's scatter/gather (Narayanan et al. 2021, section 4.1): without Megatron-SP each TP rank
-    // sends 1/t of the boundary tensor and the receivers all-gather it.
-    const bool scatter_gather = s.tp > 1 && !s.megatron_sp;
-    const double message = s.hidden_norm_bytes() / (scatter_gather ? static_cast<double>(s.tp) : 1.0);
-    const double vpp = static_cast<double>(s.vpp);
-    // A V turns on the last stage, which hands its first chunk's output to its second locally.
-    const double turn = s.v_shape && stage == s.pp - 1 ? 1 : 0;
-    c.add_p2p(GroupKind::kPp, g * (vpp - (head ? 1 : 0) - turn), message, "pipeline activations");
-    c.add_p2p(GroupKind::kPp, g * (vpp - (embedding ? 1 : 0) - turn), message, "pipeline gradients");
-    if (scatter_gather) {
-      c.add(CommKind::kAllGather, GroupKind::kTp,
-            g * (2 * vpp - (head ? 1 : 0) - (embedding ? 1 : 0) - 2 * turn), s.hidden_norm_bytes(),
-            "pipeline scatter/gather");
-    }
-    if (s.tied_embeddings && !s.head_beside_embedding() && (stage == 0 || stage == s.pp - 1)) {
-      c.add(CommKind::kAllReduce, GroupKind::kEmbedding, 1,
-            static_cast<double>(s.vocab_local) * s.hidden * s.grad_bytes, "tied embedding");
-    }
+// Pipeline parallelism: activations forward and gradients back at every chunk boundary, and the tied
+// embedding's gradient between the first and last stage.
+void pipeline_parallel(const StageView& v, Collector& c) {
+  const workload::RankShapes& s = v.s;
+  if (s.pp <= 1) return;
+  // Megatron's scatter/gather (Narayanan et al. 2021, section 4.1): without Megatron-SP each TP rank
+  // sends 1/t of the boundary tensor and the receivers all-gather it.
+  const bool scatter_gather = s.tp > 1 && !s.megatron_sp;
+  const double message = s.hidden_norm_bytes() / (scatter_gather ? static_cast<double>(s.tp) : 1.0);
+  const double vpp = static_cast<double>(s.vpp);
+  const double head = v.head ? 1 : 0, embedding = v.embedding ? 1 : 0;
+  // A V turns on the last stage, which hands its first chunk's output to its second locally.
+  const double turn = s.v_shape && v.stage == s.pp - 1 ? 1 : 0;
+  c.add_p2p(GroupKind::kPp, v.g * (vpp - head - turn), message, "pipeline activations");
+  c.add_p2p(GroupKind::kPp, v.g * (vpp - embedding - turn), message, "pipeline gradients");
+  if (scatter_gather) {
+    c.add(CommKind::kAllGather, GroupKind::kTp, v.g * (2 * vpp - head - embedding - 2 * turn),
+          s.hidden_norm_bytes(), "pipeline scatter/gather");
   }
+  if (s.tied_embeddings && !s.head_beside_embedding() && (v.stage == 0 || v.stage == s.pp - 1)) {
+    c.add(CommKind::kAllReduce, GroupKind::kEmbedding, 1,
+          static_cast<double>(s.vocab_local) * s.hidden * s.grad_bytes, "tied embedding");
+  }
+}
 
-  // Data parallelism and ZeRO; expert weights over their expert-data-parallel group.
+// Data parallelism and ZeRO; expert weights over their expert-data-parallel group.
+void data_parallel(const StageView& v, Collector& c) {
+  const workload::RankShapes& s = v.s;
   const GroupKind dp = s.grad_group();
   const GroupKind edp = s.expert_grad_group();
-  const auto expert_params = static_cast<double>(workload::stage_expert_params(s, layout, stage));
-  if (expert_params > 0 && plan.group_size(edp) > 1) {
+  const auto expert_params = static_cast<double>(workload::stage_expert_params(s, v.layout, v.stage));
+  if (expert_params > 0 && v.plan.group_size(edp) > 1) {
     if (s.zero_stage == 0) {
       c.add_volume(CommKind::kAllReduce, edp, 2 * expert_params * s.grad_bytes, "expert data-parallel");
     } else {
-      c.add_volume(CommKind::kReduceScatter, edp, (s.zero_stage == 2 ? g : 1) * expert_params * s.grad_bytes,
-                   "expert data-parallel");
-      c.add_volume(CommKind::kAllGather, edp, expert_params * e, "expert data-parallel");
+      c.add_volume(CommKind::kReduceScatter, edp,
+                   (s.zero_stage == 2 ? v.g : 1) * expert_params * s.grad_bytes, "expert data-parallel");
+      c.add_volume(CommKind::kAllGather, edp, expert_params * v.e, "expert data-parallel");
     }
   }
-  if (plan.group_size(dp) > 1) {
-    const double params = static_cast<double>(workload::stage_params(s, layout, stage)) - expert_params;
-    switch (s.zero_stage) {
-      case 0:
-        c.add_volume(CommKind::kAllReduce, dp, 2 * params * s.grad_bytes, "data-parallel");
-        break;
-      case 1:
-      case 2:
-        c.add_volume(CommKind::kReduceScatter, dp, (s.zero_stage == 2 ? g : 1) * params * s.grad_bytes,
-                     "data-parallel");
-        c.add_volume(CommKind::kAllGather, dp, params * e, "data-parallel");
-        break;
-      case 3: {
-        const bool regather = s.tied_embeddings && s.pp == 1;  // the LM head gathers the embedding again
-        const double gathered = params + (regather ? static_cast<double>(s.vocab_local) * s.hidden : 0.0);
-        // Gathers per iteration (zero3.h): once under pipelining, else per micro-batch for the forward
-        // and, when resharded after it, again for the backward; gradients reduced once or per micro-batch.
-        const double gathers = s.zero3_per_iteration() ? 1 : (s.reshard_after_forward ? 2 : 1) * g;
-        const double reductions = s.zero3_per_iteration() ? 1 : g;
-        c.add_volume(CommKind::kAllGather, dp, gathers * gathered * e, "ZeRO-3");
-        c.add_volume(CommKind::kReduceScatter, dp, reductions * params * s.grad_bytes, "ZeRO-3");
-        break;
-      }
-      default:
-        break;
+  if (v.plan.group_size(dp) <= 1) return;
+  const double params = static_cast<double>(workload::stage_params(s, v.layout, v.stage)) - expert_params;
+  switch (s.zero_stage) {
+    case 0:
+      c.add_volume(CommKind::kAllReduce, dp, 2 * params * s.grad_bytes, "data-parallel");
+      break;
+    case 1:
+    case 2:
+      c.add_volume(CommKind::kReduceScatter, dp, (s.zero_stage == 2 ? v.g : 1) * params * s.grad_bytes,
+                   "data-parallel");
+      c.add_volume(CommKind::kAllGather, dp, params * v.e, "data-parallel");
+      break;
+    case 3: {
+      const bool regather = s.tied_embeddings && s.pp == 1;  // the LM head gathers the embedding again
+      const double gathered = params + (regather ? static_cast<double>(s.vocab_local) * s.hidden : 0.0);
+      // Gathers per iteration (zero3.h): once under pipelining, else per micro-batch for the forward
+      // and, when resharded after it, again for the backward; gradients reduced once or per micro-batch.
+      const double gathers = s.zero3_per_iteration() ? 1 : (s.reshard_after_forward ? 2 : 1) * v.g;
+      const double reductions = s.zero3_per_iteration() ? 1 : v.g;
+      c.add_volume(CommKind::kAllGather, dp, gathers * gathered * v.e, "ZeRO-3");
+      c.add_volume(CommKind::kReduceScatter, dp, reductions * params * s.grad_bytes, "ZeRO-3");
+      break;
     }
+    default:  // the scenario's rules keep zero_stage within 0..3
+      break;
   }
+}
+
+}  // namespace
+
+std::vector<ExpectedComm> expected_comm(const config::Scenario& scenario, int64_t stage) {
+  const workload::ParallelPlan plan = workload::make_plan(scenario);
+  const workload::RankShapes s = workload::derive_shapes(scenario, plan);
+  const workload::StageLayout layout = workload::partition_layers(s);
+  StageView v{.plan = plan,
+              .s = s,
+              .layout = layout,
+              .stage = stage,
+              .g = static_cast<double>(s.micro_batches),
+              .e = static_cast<double>(s.act_bytes),
+              .full = s.recompute == config::Recompute::kFull};
+  v.recomputed = v.full ? 1 : 0;
+  for (int64_t chunk = 0; chunk < s.vpp; ++chunk) {
+    const int64_t virtual_stage = layout.virtual_stage(stage, chunk);
+    v.layers += static_cast<double>(layout.layer_count[virtual_stage]);
+    v.moe_layers += static_cast<double>(workload::moe_layer_count(s, layout, virtual_stage));
+    v.embedding = v.embedding || layout.has_embedding(virtual_stage);
+    v.head = v.head || layout.has_head(virtual_stage);
+  }
+  Collector c;
+  tensor_parallel(v, c);
+  expert_parallel(v, c);
+  sequence_parallel(v, c);
+  pipeline_parallel(v, c);
+  data_parallel(v, c);
   return c.entries;
 }
 

@@ -48,7 +48,8 @@ struct StageView {
   double recomputed = 0;  // 1 with full recompute: its forward runs twice
   double layers = 0;
   double moe_layers = 0;  // of `layers`
-  bool embedding = false, head = false;
+  bool embedding = false;
+  bool head = false;
 
   // Bytes of one rank's b x tokens tokens of `width` elements each.
   double token_message(int64_t width) const { return e * static_cast<double>(s.batch * s.tokens * width); }
@@ -60,7 +61,9 @@ struct StageView {
 void tensor_parallel(const StageView& v, Collector& c) {
   const workload::RankShapes& s = v.s;
   if (s.tp <= 1) return;
-  const double g = v.g, layers = v.layers, recomputed = v.recomputed;
+  const double g = v.g;
+  const double layers = v.layers;
+  const double recomputed = v.recomputed;
   const double ends = (v.embedding ? 1 : 0) + (v.head ? 1 : 0);
   const double tp_message = s.hidden_bytes();
   const bool latent_queries = s.mla() && s.q_lora_rank > 0;
@@ -126,7 +129,9 @@ void sequence_parallel(const StageView& v, Collector& c) {
   using config::SequenceParallel;
   const workload::RankShapes& s = v.s;
   if (s.sp <= 1) return;
-  const double g = v.g, layers = v.layers, e = v.e;
+  const double g = v.g;
+  const double layers = v.layers;
+  const double e = v.e;
   const std::array<double, 4> qkvo_messages = {
       v.token_message(s.q_width()), v.token_message(s.a2a_kv_heads() * s.qk_head_dim()),
       v.token_message(s.a2a_kv_heads() * s.v_head_dim), v.token_message(s.attn_out_width())};
@@ -187,7 +192,8 @@ void pipeline_parallel(const StageView& v, Collector& c) {
   const bool scatter_gather = s.tp > 1 && !s.megatron_sp;
   const double message = s.hidden_norm_bytes() / (scatter_gather ? static_cast<double>(s.tp) : 1.0);
   const double vpp = static_cast<double>(s.vpp);
-  const double head = v.head ? 1 : 0, embedding = v.embedding ? 1 : 0;
+  const double head = v.head ? 1 : 0;
+  const double embedding = v.embedding ? 1 : 0;
   // A V turns on the last stage, which hands its first chunk's output to its second locally.
   const double turn = s.v_shape && v.stage == s.pp - 1 ? 1 : 0;
   c.add_p2p(GroupKind::kPp, v.g * (vpp - head - turn), message, "pipeline activations");

@@ -138,6 +138,14 @@ struct Parallelism {
   // Tensor-parallel collectives overlap the GEMMs that consume or produce them (Transformer Engine's
   // userbuffers, `--tp-comm-overlap`; needs Megatron sequence parallelism when tp > 1).
   bool tp_comm_overlap = false;
+  // In the backward of a column-parallel GEMM (QKV, FC1), the reduction of its input gradient over the
+  // TP group (all-reduce; reduce-scatter under Megatron SP) runs while its weight gradient computes:
+  // Megatron-LM's async_tensor_model_parallel_allreduce (megatron/core/tensor_parallel/layers.py,
+  // LinearWithGradAccumulationAndAsyncCommunication; on by default since its introduction in 2021-22).
+  // false: the reduction starts after the weight gradient, as in Megatron-LM before that path, whose
+  // ColumnParallelLinear wraps F.linear in copy_to_tensor_model_parallel_region, so autograd computes
+  // both gradients of the GEMM and then all-reduces (the stack of Narayanan et al. 2021).
+  bool async_tp_reduce = true;
   // Allow a layer count that pp·vpp does not divide: stages then differ by one layer, the shorter
   // ones being the last, the first, the second-to-last, ... (as Llama 3 405B's 126 layers on 16).
   bool uneven_stages = false;

@@ -278,6 +278,7 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   m.read("overlap_grad_reduce", out.overlap_grad_reduce);
   m.read("reshard_after_forward", out.reshard_after_forward);
   m.read("tp_comm_overlap", out.tp_comm_overlap);
+  m.read("async_tp_reduce", out.async_tp_reduce);
   m.read("uneven_stages", out.uneven_stages);
   m.read("first_stage_layers", out.first_stage_layers, kDimension);
   m.read("last_stage_layers", out.last_stage_layers, kDimension);

@@ -4,6 +4,7 @@
 #define TRAINSIM_SIM_WORKLOAD_CONTEXT_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <utility>
 #include <vector>
@@ -118,6 +119,14 @@ OpId layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch, OpId 
 OpId tp_reduce(BuildContext& ctx, OpId after, double bytes);
 inline OpId tp_reduce(BuildContext& ctx, OpId after) {
   return tp_reduce(ctx, after, ctx.shapes.hidden_bytes());
+}
+// The backward of a column-parallel GEMM whose input gradient the compute stream has just produced:
+// the TP reduction of that gradient (`bytes`, as tp_reduce) and the GEMM's weight gradient, which
+// `weight_grad` emits, in the order RankShapes::async_tp_reduce gives (the reduction first, running
+// while the weight gradient computes; or the weight gradient first). Returns the reduction.
+OpId reduce_input_grad(BuildContext& ctx, double bytes, const std::function<void()>& weight_grad);
+inline OpId reduce_input_grad(BuildContext& ctx, const std::function<void()>& weight_grad) {
+  return reduce_input_grad(ctx, ctx.shapes.hidden_bytes(), weight_grad);
 }
 // Under Megatron-SP, the all-gather (output `bytes`) in front of a column-parallel GEMM, or of a
 // gradient entering a row-parallel GEMM in backward; nothing (kNoOp) otherwise.

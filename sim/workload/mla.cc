@@ -40,18 +40,15 @@ MlaSizes sizes(const RankShapes& s) {
   return z;
 }
 
-// All-gather of a latent of `width` per token over TP under Megatron-SP (kNoOp otherwise).
-OpId latent_gather(BuildContext& ctx, OpId after, int64_t width) {
-  const RankShapes& s = ctx.shapes;
-  return tp_gather(ctx, after,
-                   static_cast<double>(s.act_bytes) * static_cast<double>(s.batch * s.tokens * width));
+// Bytes of a latent of `width` per token: what its TP collectives move (the reduction of its input
+// gradient, to which each rank's heads contribute part; its all-gather under Megatron-SP).
+double latent_bytes(const RankShapes& s, int64_t width) {
+  return static_cast<double>(s.act_bytes) * static_cast<double>(s.batch * s.tokens * width);
 }
 
-// The TP reduction of a latent's input gradient (each rank's heads contribute part of it).
-OpId latent_reduce(BuildContext& ctx, OpId after, int64_t width) {
-  const RankShapes& s = ctx.shapes;
-  return tp_reduce(ctx, after,
-                   static_cast<double>(s.act_bytes) * static_cast<double>(s.batch * s.tokens * width));
+// All-gather of a latent of `width` per token over TP under Megatron-SP (kNoOp otherwise).
+OpId latent_gather(BuildContext& ctx, OpId after, int64_t width) {
+  return tp_gather(ctx, after, latent_bytes(ctx.shapes, width));
 }
 
 }  // namespace
@@ -89,17 +86,19 @@ OpId mla_backward(BuildContext& ctx, OpId core_done, const LayerParams& p) {
   // Key/value up projection.
   const OpId kv_input = latent_gather(ctx, w.last(Stream::kCompute), s.kv_latent());
   w.gemm(OpLabel::kQkv, GemmPass::kInputGrad, z.rows, s.kv_lora_rank, s.kv_up_width());
-  const OpId kv_reduced = latent_reduce(ctx, w.last(Stream::kCompute), s.kv_latent());
   const int64_t kv_up_elements = s.kv_lora_rank * s.kv_up_width();
-  weight_grad_gemm(ctx, OpLabel::kQkv, s.kv_up_width(), s.kv_lora_rank, z.rows, kv_up_elements, kv_input);
+  const OpId kv_reduced = reduce_input_grad(ctx, latent_bytes(s, s.kv_latent()), [&] {
+    weight_grad_gemm(ctx, OpLabel::kQkv, s.kv_up_width(), s.kv_lora_rank, z.rows, kv_up_elements, kv_input);
+  });
   // Query up projection (or the query projection of the hidden state).
   const OpId q_input = s.q_lora_rank > 0 ? latent_gather(ctx, w.last(Stream::kCompute), s.q_lora_rank)
                                          : tp_gather(ctx, w.last(Stream::kCompute));
   w.gemm(OpLabel::kQkv, GemmPass::kInputGrad, z.rows, s.query_input(), s.q_width());
-  const OpId q_reduced = s.q_lora_rank > 0 ? latent_reduce(ctx, w.last(Stream::kCompute), s.q_lora_rank)
-                                           : tp_reduce(ctx, w.last(Stream::kCompute));
-  weight_grad_gemm(ctx, OpLabel::kQkv, s.q_width(), s.query_input(), z.rows, p.qkv_weight - kv_up_elements,
-                   q_input);
+  const OpId q_reduced =
+      reduce_input_grad(ctx, s.q_lora_rank > 0 ? latent_bytes(s, s.q_lora_rank) : s.hidden_bytes(), [&] {
+        weight_grad_gemm(ctx, OpLabel::kQkv, s.q_width(), s.query_input(), z.rows,
+                         p.qkv_weight - kv_up_elements, q_input);
+      });
   // The latents' norms and the down projections, on the rank's own tokens.
   w.memory(OpLabel::kNorm, 3 * e * static_cast<double>(z.rows_shard * s.kv_lora_rank), {kv_reduced});
   w.grouped_gemm(OpLabel::kLatent, GemmPass::kInputGrad, 1, z.rows_shard, s.hidden, s.kv_latent(),

@@ -151,6 +151,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.megatron_sp =
       s.tp > 1 && (s.scheme == SequenceParallel::kMegatron || s.scheme == SequenceParallel::kRing);
   s.tp_comm_overlap = s.megatron_sp && scenario.parallelism.tp_comm_overlap;
+  s.async_tp_reduce = scenario.parallelism.async_tp_reduce;
   s.dropout = s.learned_positions;
   s.bias_passes = s.linear_bias && s.learned_positions;
   s.fused_attention = scenario.attention_kernel() == config::AttentionKernel::kFused;

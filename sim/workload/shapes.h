@@ -53,6 +53,9 @@ struct RankShapes {
   bool head_beside_embedding() const { return pp == 1 || v_shape; }
   bool megatron_sp = false;      // norm/dropout/residual regions sharded along the sequence over TP
   bool tp_comm_overlap = false;  // SP's all-gathers and reduce-scatters overlap their GEMMs
+  // A column-parallel GEMM's input-gradient reduction runs with its weight gradient (true) or after
+  // it (config::Parallelism::async_tp_reduce).
+  bool async_tp_reduce = true;
   int zero_stage = 0;
   // ZeRO-3: parameters gathered for a forward are freed after it and gathered again for the backward
   // (true), or kept until the backward (false; with pp > 1 until the chunk's last backward, see zero3.h).

@@ -10,7 +10,8 @@
 // Backward (Megatron-LM tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication):
 // the gradient entering each row-parallel GEMM is all-gathered under SP (the backward of the
 // reduce-scatter); each column-parallel GEMM computes its input gradient, then all-reduces (TP) or
-// reduce-scatters (SP) it asynchronously while the weight gradient runs; under SP the saved
+// reduce-scatters (SP) it asynchronously while the weight gradient runs (or, without Megatron's
+// async_tensor_model_parallel_allreduce, after it: reduce_input_grad); under SP the saved
 // sequence-sharded input is all-gathered again for the weight gradient. So SP's backward issues 4
 // all-gathers + 2 reduce-scatters per layer where plain TP issues 2 all-reduces.
 // Recompute: full replays the whole forward (its collectives included) before the backward;
@@ -35,6 +36,13 @@ OpId tp_gather(BuildContext& ctx, OpId after, double bytes) {
   if (!ctx.shapes.megatron_sp) return kNoOp;
   return ctx.w.collective(OpLabel::kTpComm, CollectiveKind::kAllGather, GroupKind::kTp, bytes, Stream::kComm,
                           {after});
+}
+
+OpId reduce_input_grad(BuildContext& ctx, double bytes, const std::function<void()>& weight_grad) {
+  if (!ctx.shapes.async_tp_reduce) weight_grad();
+  const OpId reduced = tp_reduce(ctx, ctx.w.last(Stream::kCompute), bytes);
+  if (ctx.shapes.async_tp_reduce) weight_grad();
+  return reduced;
 }
 
 namespace {
@@ -86,9 +94,8 @@ OpId mlp_backward(BuildContext& ctx, OpId grad_ready, OpId params, const MlpGrad
                static_cast<double>(mlp.ffn_local + (mlp.bias_passes ? 3 : 2) * fc1_width));
   const OpId x = tp_gather(ctx, w.last(Stream::kCompute));
   w.gemm(OpLabel::kFc1, GemmPass::kInputGrad, rows, s.hidden, fc1_width);
-  const OpId reduced = tp_reduce(ctx, w.last(Stream::kCompute));
-  weight_grad_gemm(ctx, OpLabel::kFc1, fc1_width, s.hidden, rows, mlp.fc1_elements, x);
-  return reduced;
+  return reduce_input_grad(
+      ctx, [&] { weight_grad_gemm(ctx, OpLabel::kFc1, fc1_width, s.hidden, rows, mlp.fc1_elements, x); });
 }
 
 namespace {
@@ -286,8 +293,9 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
     if (s.bias_passes) w.memory(OpLabel::kQkv, e * rows * qkv_width, {core_done});
     const OpId x2 = tp_gather(ctx, w.last(Stream::kCompute));
     w.gemm(OpLabel::kQkv, GemmPass::kInputGrad, rows, s.hidden, qkv_width, {core_done});
-    r2 = tp_reduce(ctx, w.last(Stream::kCompute));
-    weight_grad_gemm(ctx, OpLabel::kQkv, qkv_width, s.hidden, rows, p.qkv_weight + p.qkv_bias, x2);
+    r2 = reduce_input_grad(ctx, [&] {
+      weight_grad_gemm(ctx, OpLabel::kQkv, qkv_width, s.hidden, rows, p.qkv_weight + p.qkv_bias, x2);
+    });
   }
   gradients_done(ctx, w.memory(OpLabel::kNorm, 3 * hn, {r2}), p.norms / 2);
   const OpId dx = w.memory(OpLabel::kResidual, 3 * hn + bias_hn);

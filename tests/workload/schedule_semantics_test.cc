@@ -48,13 +48,19 @@ TEST(DataParallel, BucketsFireInReverseLayerOrderDuringTheLastBackward) {
   }
 }
 
-// Megatron-LM 2021-22 (GPT-style models with biases): the QKV bias is its own pass over the QKV
-// output (read + write), and each of the four bias gradients re-reads the gradient it reduces.
-TEST(BiasPasses, QkvBiasAddAndBiasGradientReductions) {
+// Megatron's 1.7B GPT cut to two layers, one micro-batch, on tp 2.
+config::Scenario two_layers_on_tp2() {
   testing::PlanSpec spec;
   spec.tp = 2;
   config::Scenario s = testing::make_scenario("megatron-1.7b", 1, 1, spec);
   s.model.layers = 2;
+  return s;
+}
+
+// Megatron-LM 2021-22 (GPT-style models with biases): the QKV bias is its own pass over the QKV
+// output (read + write), and each of the four bias gradients re-reads the gradient it reduces.
+TEST(BiasPasses, QkvBiasAddAndBiasGradientReductions) {
+  config::Scenario s = two_layers_on_tp2();
   const ParallelPlan plan = make_plan(s);
   const Graph biased = build_rank_graph(s, plan, 0);
   s.model.linear_bias = false;
@@ -79,6 +85,40 @@ TEST(BiasPasses, QkvBiasAddAndBiasGradientReductions) {
   EXPECT_DOUBLE_EQ(memory_bytes(biased, Phase::kBackward, OpLabel::kResidual) -
                        memory_bytes(plain, Phase::kBackward, OpLabel::kResidual),
                    2 * e * rows * hidden);
+}
+
+// The backward all-reduce of a column-parallel GEMM's input gradient (QKV, FC1) starts after that
+// GEMM's input gradient and runs beside its weight gradient (Megatron's async all-reduce), or, without
+// it (Megatron-LM of 2021), starts after the weight gradient.
+TEST(TensorParallel, InputGradientReductionRunsBesideOrAfterTheWeightGradient) {
+  config::Scenario s = two_layers_on_tp2();
+  const ParallelPlan plan = make_plan(s);
+  const auto reductions_after = [&](const config::Scenario& scenario) {
+    const Graph g = build_rank_graph(scenario, plan, 0);
+    std::vector<std::pair<OpLabel, GemmPass>> after;
+    for (OpId id = 0; id < g.size(); ++id) {
+      const Op& op = g.op(id);
+      if (op.kind != OpKind::kCollective || op.label != OpLabel::kTpComm || op.phase != Phase::kBackward)
+        continue;
+      EXPECT_EQ(op.collective.kind, CollectiveKind::kAllReduce);
+      for (const OpId pred : g.predecessors(id)) {
+        if (g.op(pred).kind == OpKind::kGemm) after.emplace_back(g.op(pred).label, g.op(pred).gemm.pass);
+      }
+    }
+    return after;
+  };
+  using P = std::pair<OpLabel, GemmPass>;
+  const std::vector<P> per_layer_async = {{OpLabel::kFc1, GemmPass::kInputGrad},
+                                          {OpLabel::kQkv, GemmPass::kInputGrad}};
+  const std::vector<P> per_layer_sync = {{OpLabel::kFc1, GemmPass::kWeightGrad},
+                                         {OpLabel::kQkv, GemmPass::kWeightGrad}};
+  const auto twice = [](std::vector<P> v) {
+    v.insert(v.end(), v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(reductions_after(s), twice(per_layer_async));
+  s.parallelism.async_tp_reduce = false;
+  EXPECT_EQ(reductions_after(s), twice(per_layer_sync));
 }
 
 TEST(ZeroThree, GathersEachLayerOneAheadInForwardAndBackward) {

@@ -162,8 +162,8 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
     out += fmt::format(
         "{:>4} {:>4} {:>4} {:>5} {:>4} {:>4} {:>4} {:>4} {:<11} {:<8} {:>6} {:>4} {:<9} {:>4} {:>11.5g} "
         "{:>12.1f} {:>5.1f}% {:>8.2f}",
-        i + 1, c.tp, c.pp, c.dp, c.sp, c.vpp, c.ep, c.expert_tp > 0 ? c.expert_tp : c.tp,
-        config::to_string(c.schedule),
+        i + 1, c.tp, c.pp, c.dp, c.sp, c.vpp, r.moe ? std::to_string(c.ep) : "-",
+        r.moe ? std::to_string(c.expert_tp > 0 ? c.expert_tp : c.tp) : "-", config::to_string(c.schedule),
         std::string(config::to_string(c.sequence_parallel)) +
             (c.sequence_parallel == config::SequenceParallel::kRing && c.cp_comm == config::CpComm::kAllGather
                  ? "/ag"

@@ -479,6 +479,7 @@ SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
   const Clock::time_point start = Clock::now();
   SearchResult result;
   result.scenario = base.name;
+  result.moe = base.model.moe.enabled();
   result.command_line = o.command_line;
   result.gpus = o.gpus;
   result.objective = o.objective;

@@ -129,6 +129,7 @@ struct RatioRange {
 
 struct SearchResult {
   std::string scenario;      // its name
+  bool moe = false;          // its model has experts (the ep and etp columns mean something)
   std::string command_line;  // as typed
   int64_t gpus = 0;
   Objective objective = Objective::kTime;

@@ -37,30 +37,45 @@ std::string first_failure(std::initializer_list<Check> checks) {
   return "ok";
 }
 
+// Random q, k, v of `s` (seeds seed to seed + 2), out and lse poisoned on `stream`, and the forward
+// params over them.
+struct ForwardBuffers {
+  ForwardBuffers(const AttentionShape& s, const AttentionOptions& options, DataType type, uint64_t seed,
+                 cudaStream_t stream)
+      : q(random_tensor16(s.q_elements(), type, seed)),
+        k(random_tensor16(s.kv_elements(), type, seed + 1)),
+        v(random_tensor16(s.kv_elements(), type, seed + 2)),
+        out(static_cast<size_t>(s.q_elements())),
+        lse(static_cast<size_t>(s.lse_elements())),
+        params(make_forward_params(s, options, type, q.device.data(), k.device.data(), v.device.data(),
+                                   out.data(), lse.data())) {
+    out.fill_bytes_async(0xFF, stream);
+    lse.fill_bytes_async(0xFF, stream);
+  }
+
+  Tensor16 q, k, v;
+  DeviceBuffer<uint16_t> out;
+  DeviceBuffer<float> lse;
+  AttentionFwdParams params;
+};
+
 }  // namespace
 
 void bench_attention(Report& report, const Ceilings& ceilings, const AttentionShape& s, bool causal,
                      DataType type, bool backward, int runs, uint64_t seed, AttentionKernel kernel) {
   const AttentionOptions options{causal, std::nullopt};
-  const Tensor16 q = random_tensor16(s.q_elements(), type, seed);
-  const Tensor16 k = random_tensor16(s.kv_elements(), type, seed + 1);
-  const Tensor16 v = random_tensor16(s.kv_elements(), type, seed + 2);
-  DeviceBuffer<uint16_t> out(static_cast<size_t>(s.q_elements()));
-  DeviceBuffer<float> lse(static_cast<size_t>(s.lse_elements()));
   Stream stream;
-  out.fill_bytes_async(0xFF, stream.get());
-  lse.fill_bytes_async(0xFF, stream.get());
-  const AttentionFwdParams fwd = make_forward_params(s, options, type, q.device.data(), k.device.data(),
-                                                     v.device.data(), out.data(), lse.data());
+  const ForwardBuffers buffers(s, options, type, seed, stream.get());
+  const AttentionFwdParams& fwd = buffers.params;
   attention_forward(fwd, stream.get(), kernel);
   stream.synchronize();
-  const std::vector<float> out_values = download16(out.data(), s.q_elements(), type);
-  const std::vector<float> lse_values = lse.copy_to_host();
+  const std::vector<float> out_values = download16(buffers.out.data(), s.q_elements(), type);
+  const std::vector<float> lse_values = buffers.lse.copy_to_host();
   const std::string name = std::string(backward ? "attention backward " : "attention forward ") +
                            (kernel == AttentionKernel::kWgmma ? "wgmma " : "") + name_of(type);
   if (!backward) {
-    const Check check = check_forward(s, options, {q.values, k.values, v.values}, out_values, lse_values, 6,
-                                      seed, tolerance(type));
+    const Check check = check_forward(s, options, {buffers.q.values, buffers.k.values, buffers.v.values},
+                                      out_values, lse_values, 6, seed, tolerance(type));
     const Timing t =
         time_on_stream(stream.get(), 2, runs, [&] { attention_forward(fwd, stream.get(), kernel); });
     const double rate = tflops(attention_forward_flops(s, causal), t.median_ms);
@@ -79,9 +94,9 @@ void bench_attention(Report& report, const Ceilings& ceilings, const AttentionSh
       make_backward_params(fwd, dout.device.data(), dq.data(), dk.data(), dv.data(), delta.data());
   attention_backward(bwd, stream.get(), kernel);
   stream.synchronize();
-  const Check check =
-      check_backward(s, options, {q.values, k.values, v.values, out_values, lse_values, dout.values},
-                     dq.copy_to_host(), dk.copy_to_host(), dv.copy_to_host(), 3, seed, tolerance(type));
+  const Check check = check_backward(
+      s, options, {buffers.q.values, buffers.k.values, buffers.v.values, out_values, lse_values, dout.values},
+      dq.copy_to_host(), dk.copy_to_host(), dv.copy_to_host(), 3, seed, tolerance(type));
   const Timing t =
       time_on_stream(stream.get(), 1, runs, [&] { attention_backward(bwd, stream.get(), kernel); });
   const double rate = tflops(attention_backward_flops(s, causal), t.median_ms);
@@ -100,17 +115,11 @@ void sweep_attention(Report& report, uint64_t seed, AttentionKernel kernel) {
       for (auto [s, causal] : cases) {
         s.head_dim = head_dim;
         const AttentionOptions options{causal, std::nullopt};
-        const Tensor16 q = random_tensor16(s.q_elements(), type, seed++);
-        const Tensor16 k = random_tensor16(s.kv_elements(), type, seed++);
-        const Tensor16 v = random_tensor16(s.kv_elements(), type, seed++);
-        const Tensor16 dout = random_tensor16(s.q_elements(), type, seed++);
-        DeviceBuffer<uint16_t> out(static_cast<size_t>(s.q_elements()));
-        DeviceBuffer<float> lse(static_cast<size_t>(s.lse_elements()));
         Stream stream;
-        out.fill_bytes_async(0xFF, stream.get());
-        lse.fill_bytes_async(0xFF, stream.get());
-        const AttentionFwdParams fwd = make_forward_params(s, options, type, q.device.data(), k.device.data(),
-                                                           v.device.data(), out.data(), lse.data());
+        const ForwardBuffers buffers(s, options, type, seed, stream.get());
+        const Tensor16 dout = random_tensor16(s.q_elements(), type, seed + 3);
+        seed += 4;
+        const AttentionFwdParams& fwd = buffers.params;
         attention_forward(fwd, stream.get(), kernel);
         DeviceBuffer<float> dq(static_cast<size_t>(s.q_elements())), dk(static_cast<size_t>(s.kv_elements())),
             dv(static_cast<size_t>(s.kv_elements())),
@@ -122,16 +131,17 @@ void sweep_attention(Report& report, uint64_t seed, AttentionKernel kernel) {
             make_backward_params(fwd, dout.device.data(), dq.data(), dk.data(), dv.data(), delta.data()),
             stream.get(), kernel);
         stream.synchronize();
-        const std::vector<float> out_got = download16(out.data(), s.q_elements(), type);
-        const std::vector<float> lse_got = lse.copy_to_host();
+        const std::vector<float> out_got = download16(buffers.out.data(), s.q_elements(), type);
+        const std::vector<float> lse_got = buffers.lse.copy_to_host();
         std::vector<float> out_ref(out_got.size()), lse_ref(lse_got.size());
-        reference::attention_forward<float>(s, options, {q.values, k.values, v.values}, out_ref, lse_ref);
+        reference::attention_forward<float>(
+            s, options, {buffers.q.values, buffers.k.values, buffers.v.values}, out_ref, lse_ref);
         // The backward reference takes the kernel's own out and lse, as the kernel does.
         std::vector<float> dq_ref(static_cast<size_t>(s.q_elements())),
             dk_ref(static_cast<size_t>(s.kv_elements())), dv_ref(static_cast<size_t>(s.kv_elements()));
-        reference::attention_backward<float>(s, options,
-                                             {q.values, k.values, v.values, out_got, lse_got, dout.values},
-                                             dq_ref, dk_ref, dv_ref);
+        reference::attention_backward<float>(
+            s, options, {buffers.q.values, buffers.k.values, buffers.v.values, out_got, lse_got, dout.values},
+            dq_ref, dk_ref, dv_ref);
         report.add({std::string("attention forward + backward ") +
                         (kernel == AttentionKernel::kWgmma ? "wgmma " : "") + name_of(type) + " (full check)",
                     describe(s, causal), 0.0, 0.0, 0.0, 0.0,

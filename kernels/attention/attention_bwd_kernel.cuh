@@ -241,18 +241,7 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
 
     // Sᵀ = K·Qᵀ for this warp's 16 keys.
     float p[kQTiles][4] = {};
-#pragma unroll
-    for (int ks = 0; ks < kHeadDim / 16; ++ks) {
-      uint32_t a[4];
-      load_a<KvTile>(a, s_k, warp_key0, ks * 16, lane);
-#pragma unroll
-      for (int np = 0; np < kQTiles / 2; ++np) {
-        uint32_t b[2][2];
-        load_b_pair<QTile>(b, tile_q, np * 16, ks * 16, lane);
-        ptx::mma_m16n8k16<Element>(p[2 * np], a, b[0]);
-        ptx::mma_m16n8k16<Element>(p[2 * np + 1], a, b[1]);
-      }
-    }
+    warp_mma_abt<KvTile, QTile, kHeadDim>(p, s_k, warp_key0, tile_q, lane);
     // Pᵀ = exp(scale·Sᵀ - lse), zero where masked (past q_len or kv_len, or after the diagonal).
 #pragma unroll
     for (int nt = 0; nt < kQTiles; ++nt) {
@@ -266,32 +255,10 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
       }
     }
     // dV += Pᵀ·dO.
-#pragma unroll
-    for (int kk = 0; kk < kBlockM / 16; ++kk) {
-      uint32_t a[4];
-      accumulators_to_a<Element>(a, p, kk);
-#pragma unroll
-      for (int dp = 0; dp < kDTiles / 2; ++dp) {
-        uint32_t b[2][2];
-        load_b_pair_trans<QTile>(b, tile_do, kk * 16, dp * 16, lane);
-        ptx::mma_m16n8k16<Element>(dv[2 * dp], a, b[0]);
-        ptx::mma_m16n8k16<Element>(dv[2 * dp + 1], a, b[1]);
-      }
-    }
+    warp_mma_pb<QTile>(dv, p, tile_do, lane);
     // dPᵀ = V·dOᵀ, then dSᵀ = Pᵀ ∘ (dPᵀ - delta) in place.
     float ds[kQTiles][4] = {};
-#pragma unroll
-    for (int ks = 0; ks < kHeadDim / 16; ++ks) {
-      uint32_t a[4];
-      load_a<KvTile>(a, s_v, warp_key0, ks * 16, lane);
-#pragma unroll
-      for (int np = 0; np < kQTiles / 2; ++np) {
-        uint32_t b[2][2];
-        load_b_pair<QTile>(b, tile_do, np * 16, ks * 16, lane);
-        ptx::mma_m16n8k16<Element>(ds[2 * np], a, b[0]);
-        ptx::mma_m16n8k16<Element>(ds[2 * np + 1], a, b[1]);
-      }
-    }
+    warp_mma_abt<KvTile, QTile, kHeadDim>(ds, s_v, warp_key0, tile_do, lane);
 #pragma unroll
     for (int nt = 0; nt < kQTiles; ++nt) {
 #pragma unroll
@@ -300,18 +267,7 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
       }
     }
     // dK += dSᵀ·Q.
-#pragma unroll
-    for (int kk = 0; kk < kBlockM / 16; ++kk) {
-      uint32_t a[4];
-      accumulators_to_a<Element>(a, ds, kk);
-#pragma unroll
-      for (int dp = 0; dp < kDTiles / 2; ++dp) {
-        uint32_t b[2][2];
-        load_b_pair_trans<QTile>(b, tile_q, kk * 16, dp * 16, lane);
-        ptx::mma_m16n8k16<Element>(dk[2 * dp], a, b[0]);
-        ptx::mma_m16n8k16<Element>(dk[2 * dp + 1], a, b[1]);
-      }
-    }
+    warp_mma_pb<QTile>(dk, ds, tile_q, lane);
     // dSᵀ to shared memory, [key][query].
 #pragma unroll
     for (int nt = 0; nt < kQTiles; ++nt) {

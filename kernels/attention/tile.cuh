@@ -131,6 +131,46 @@ __device__ __forceinline__ void accumulators_to_a(uint32_t (&a)[4], const float 
   a[3] = Traits::pack(acc[2 * kk + 1][2], acc[2 * kk + 1][3]);
 }
 
+// Warp products of the backward kernel, each over the 16 rows this warp owns.
+// acc += A·Bᵀ from shared memory: A the rows a_row0..a_row0+15 of `a_tile`, B the first kNTiles·8 rows
+// of `b_tile`, both over their first kK columns (Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ).
+template <typename ATile, typename BTile, int kK, typename Element, int kNTiles>
+__device__ __forceinline__ void warp_mma_abt(float (&acc)[kNTiles][4], const Element* a_tile, int a_row0,
+                                             const Element* b_tile, int lane) {
+#pragma unroll
+  for (int ks = 0; ks < kK / 16; ++ks) {
+    uint32_t a[4];
+    load_a<ATile>(a, a_tile, a_row0, ks * 16, lane);
+#pragma unroll
+    for (int np = 0; np < kNTiles / 2; ++np) {
+      uint32_t b[2][2];
+      load_b_pair<BTile>(b, b_tile, np * 16, ks * 16, lane);
+      ptx::mma_m16n8k16<Element>(acc[2 * np], a, b[0]);
+      ptx::mma_m16n8k16<Element>(acc[2 * np + 1], a, b[1]);
+    }
+  }
+}
+
+// acc += P·B with the left factor in registers: P this warp's accumulators (16 x kKTiles·8, the A
+// operand through accumulators_to_a), B the first kKTiles·8 rows and kNTiles·8 columns of `b_tile`
+// (dV += Pᵀ·dO, dK += dSᵀ·Q).
+template <typename BTile, typename Element, int kKTiles, int kNTiles>
+__device__ __forceinline__ void warp_mma_pb(float (&acc)[kNTiles][4], const float (&p)[kKTiles][4],
+                                            const Element* b_tile, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < kKTiles / 2; ++kk) {
+    uint32_t a[4];
+    accumulators_to_a<Element>(a, p, kk);
+#pragma unroll
+    for (int dp = 0; dp < kNTiles / 2; ++dp) {
+      uint32_t b[2][2];
+      load_b_pair_trans<BTile>(b, b_tile, kk * 16, dp * 16, lane);
+      ptx::mma_m16n8k16<Element>(acc[2 * dp], a, b[0]);
+      ptx::mma_m16n8k16<Element>(acc[2 * dp + 1], a, b[1]);
+    }
+  }
+}
+
 // Row (0..15) and column (0..7) inside its 16x8 tile of accumulator element e (0..3) of `lane`.
 __device__ __forceinline__ int accumulator_row(int lane, int e) { return (lane >> 2) + ((e >> 1) << 3); }
 __device__ __forceinline__ int accumulator_col(int lane, int e) { return ((lane & 3) << 1) + (e & 1); }

@@ -43,7 +43,7 @@ LLAMA_3_2_1B = dict(layers=16, hidden=2048, heads=32, kv_heads=8, head_dim=64, f
                     norm_eps=1e-5, rope_theta=500000.0)
 
 
-def build_model(torch, cfg, seq_len):
+def build_model(torch, cfg, seq_len, gqa_in_sdpa):
     nn = torch.nn
     F = torch.nn.functional
 
@@ -73,10 +73,10 @@ def build_model(torch, cfg, seq_len):
             k = apply_rope(self.wk(x).view(b, s, -1, d), freqs)
             v = self.wv(x).view(b, s, -1, d)
             rep = cfg["heads"] // cfg["kv_heads"]
-            if not Model.gqa_in_sdpa:  # torchtitan's repeat_kv
+            if not gqa_in_sdpa:  # torchtitan's repeat_kv
                 k = k.repeat_interleave(rep, dim=2)
                 v = v.repeat_interleave(rep, dim=2)
-            extra = {"enable_gqa": True} if Model.gqa_in_sdpa else {}
+            extra = {"enable_gqa": True} if gqa_in_sdpa else {}
             out = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
                                                  is_causal=True, **extra)
             return self.wo(out.transpose(1, 2).reshape(b, s, -1))
@@ -104,8 +104,6 @@ def build_model(torch, cfg, seq_len):
             return x + self.feed_forward(self.ffn_norm(x))
 
     class Model(nn.Module):
-        gqa_in_sdpa = False
-
         def __init__(self):
             super().__init__()
             self.tok_embeddings = nn.Embedding(cfg["vocab"], cfg["hidden"])
@@ -146,13 +144,12 @@ def sdpa_backend(torch):
     return False, [getattr(SDPBackend, n) for n in names if hasattr(SDPBackend, n)]
 
 
-def run_config(torch, name, seq_len, micro_batch, out_dir, timed_steps):
+def run_config(torch, name, seq_len, micro_batch, out_dir, timed_steps, gqa_in_sdpa, backends):
     from torch.nn.attention import sdpa_kernel
     F = torch.nn.functional
     torch.manual_seed(2026)
     torch.cuda.reset_peak_memory_stats()
-    Model = build_model(torch, LLAMA_3_2_1B, seq_len)
-    Model.gqa_in_sdpa, backends = sdpa_backend(torch)
+    Model = build_model(torch, LLAMA_3_2_1B, seq_len, gqa_in_sdpa)
     model = Model().cuda()
     optimizer = torch.optim.AdamW(model.parameters(), lr=8e-4, weight_decay=0.1, fused=True)
     vocab = LLAMA_3_2_1B["vocab"]
@@ -204,7 +201,7 @@ def run_config(torch, name, seq_len, micro_batch, out_dir, timed_steps):
         "step_ms_median": statistics.median(step_ms), "step_ms_min": min(step_ms), "step_ms": step_ms,
         "back_to_back_step_ms": back_to_back_ms,
         "peak_memory_bytes": torch.cuda.max_memory_allocated(),
-        "loss": float(loss), "gqa_in_sdpa": Model.gqa_in_sdpa,
+        "loss": float(loss), "gqa_in_sdpa": gqa_in_sdpa,
         "sdpa_backends": [b.name for b in backends], "attention_kernels": attention_kernels,
         "trace": trace.name, "trace_bytes": trace.stat().st_size,
     }
@@ -224,6 +221,7 @@ def main():
         print("train_step: no CUDA device", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
+    attention = sdpa_backend(torch)  # (gqa_in_sdpa, backends): one probe serves every configuration
     summary = {
         "model": "llama-3.2-1b architecture", "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__, "cuda": torch.version.cuda,
@@ -233,7 +231,7 @@ def main():
     for name in args.config or list(CONFIGS):
         seq_len, micro_batch = CONFIGS[name]
         try:
-            result = run_config(torch, name, seq_len, micro_batch, args.out, args.steps)
+            result = run_config(torch, name, seq_len, micro_batch, args.out, args.steps, *attention)
             summary["configs"][name] = result
             tokens = seq_len * micro_batch
             flops = 6 * result["parameters"] * tokens

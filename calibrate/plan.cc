@@ -9,7 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "calibrate/collective_kinds.h"
-#include "calibrate/scenario_cases.h"
+#include "sim/config/units.h"
 
 namespace trainsim::calibrate {
 namespace {
@@ -111,6 +111,122 @@ Grid cpu_grid(bool quick) {
   return g;
 }
 
+// Adds cases to a plan once each, naming in its notes those this backend cannot run.
+class Cases {
+ public:
+  Cases(CalibrationPlan& plan, const Capabilities& caps, bool gpu) : plan_(plan), caps_(caps), gpu_(gpu) {}
+
+  void gemm(const GemmCase& c, const char* origin) {
+    if (!has(caps_.gemm_dtypes, c.dtype)) {
+      skip(origin, describe(c),
+           fmt::format("the {} backend has no {} GEMM", backend(), config::to_string(c.dtype)));
+    } else if (c.flops() > caps_.max_case_flops) {
+      skip(origin, describe(c), too_large(c.flops()));
+    } else if (seen_gemms_.insert({c.dtype, c.m, c.n, c.k}).second) {
+      plan_.gemms.push_back(c);
+    }
+  }
+
+  void attention(const AttentionCase& c, const char* origin) {
+    const bool head_dim_ok = std::find(caps_.attention_head_dims.begin(), caps_.attention_head_dims.end(),
+                                       c.head_dim) != caps_.attention_head_dims.end();
+    if (!has(caps_.attention_dtypes, c.dtype) || !head_dim_ok) {
+      skip(origin, describe(c),
+           fmt::format("the attention kernels run {} with head_dim {}", gpu_ ? "bf16/fp16" : "fp32",
+                       fmt::join(caps_.attention_head_dims, "/")));
+    } else if (c.flops() > caps_.max_case_flops) {
+      skip(origin, describe(c), too_large(c.flops()));
+    } else if (seen_attentions_.insert(key(c)).second) {
+      plan_.attentions.push_back(c);
+    }
+  }
+
+  void collective(const CollectiveCase& c) {
+    if (seen_collectives_.insert({c.kind, c.ranks, c.bytes}).second) plan_.collectives.push_back(c);
+  }
+  void copy(const CopyCase& c) {
+    if (seen_copies_.insert({c.direction, c.concurrent, c.bytes}).second) plan_.copies.push_back(c);
+  }
+  void skip(const char* origin, const std::string& what, const std::string& why) {
+    plan_.notes.push_back(fmt::format("{} {} skipped: {}", origin, what, why));
+  }
+
+ private:
+  using AttentionKey =
+      std::tuple<AttentionPass, bool, Dtype, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+  static AttentionKey key(const AttentionCase& c) {
+    return {c.pass, c.causal, c.dtype, c.batch, c.heads, c.kv_heads, c.q_len, c.kv_len, c.head_dim};
+  }
+  const char* backend() const { return gpu_ ? "cuda" : "cpu"; }
+  std::string too_large(double flops) const {
+    return fmt::format("{:.3g} FLOP is beyond this backend's {:.3g} per case", flops, caps_.max_case_flops);
+  }
+
+  CalibrationPlan& plan_;
+  const Capabilities& caps_;
+  bool gpu_;
+  std::set<std::tuple<Dtype, int64_t, int64_t, int64_t>> seen_gemms_;
+  std::set<AttentionKey> seen_attentions_;
+  std::set<std::tuple<CollectiveKind, int, double>> seen_collectives_;
+  std::set<std::tuple<CopyDirection, int, double>> seen_copies_;
+};
+
+// The calls a scenario's simulation prices, beside the grid: collectives of groups within one node
+// of at most `devices` GPUs, and message and copy sizes up to the grid's largest (a larger one is
+// read from the fit beyond it, as the simulation reads it from a profile).
+void add_scenario(const workload::KernelShapes& shapes, const Grid& grid, int devices,
+                  const std::vector<int>& concurrency, Cases& cases) {
+  for (const workload::KernelShapes::Gemm& g : shapes.gemms) cases.gemm({g.dtype, g.m, g.n, g.k}, "scenario");
+  for (const workload::KernelShapes::Attention& a : shapes.attentions) {
+    const AttentionCase c{a.pass,     a.causal, a.dtype,  a.batch,   a.heads,
+                          a.kv_heads, a.q_len,  a.kv_len, a.head_dim};
+    if (a.value_dim != a.head_dim) {
+      cases.skip("scenario", describe(c),
+                 fmt::format("its values have {} dimensions, the attention kernels as many as the keys",
+                             a.value_dim));
+    } else {
+      cases.attention(c, "scenario");
+    }
+  }
+  const std::vector<CollectiveKind>& measured = measured_collectives();
+  const double largest_message = grid.collective_sizes.back();
+  int spanning = 0;
+  for (const workload::KernelShapes::Collective& s : shapes.collectives) {
+    const CollectiveCase c{s.kind, static_cast<int>(s.ranks), s.bytes};
+    if (!s.one_node) {
+      ++spanning;
+    } else if (s.ranks > devices) {
+      cases.skip("scenario", describe(c), fmt::format("this node has {} devices", devices));
+    } else if (std::find(measured.begin(), measured.end(), s.kind) == measured.end()) {
+      cases.skip("scenario", describe(c), "the harness does not time this collective");
+    } else if (s.bytes > largest_message) {
+      cases.skip("scenario", describe(c),
+                 fmt::format("larger than this backend's largest message, {}",
+                             config::format_quantity(largest_message, config::QuantityKind::kBytes)));
+    } else {
+      cases.collective(c);
+    }
+  }
+  if (spanning > 0) {
+    cases.skip("scenario", fmt::format("{} collective sizes", spanning),
+               "their groups span nodes, so the network prices them (import nccl-tests logs of the "
+               "cluster with `trainsim calibrate import`)");
+  }
+  const double largest_copy = grid.copy_sizes.back();
+  for (const workload::KernelShapes::Copy& s : shapes.copies) {
+    for (const int concurrent : concurrency) {
+      const CopyCase c{s.direction, concurrent, s.bytes};
+      if (s.bytes > largest_copy) {
+        cases.skip("scenario", describe(c),
+                   fmt::format("larger than this backend's largest copy, {}",
+                               config::format_quantity(largest_copy, config::QuantityKind::kBytes)));
+        break;
+      }
+      cases.copy(c);
+    }
+  }
+}
+
 }  // namespace
 
 size_t CalibrationPlan::item_count() const {
@@ -133,47 +249,18 @@ CalibrationPlan make_plan(const PlanOptions& options, const Capabilities& caps) 
   plan.copy_policy = gpu ? TimingPolicy{3, options.quick ? 10 : 20, 1e-3, 200}
                          : TimingPolicy{1, options.quick ? 5 : 10, 1e-3, 200};
 
-  std::set<std::tuple<Dtype, int64_t, int64_t, int64_t>> seen_gemms;
-  const auto add_gemm = [&](const GemmCase& c, const char* origin) {
-    if (!has(caps.gemm_dtypes, c.dtype)) {
-      plan.notes.push_back(fmt::format("{} {} skipped: the {} backend has no {} GEMM", origin, describe(c),
-                                       gpu ? "cuda" : "cpu", config::to_string(c.dtype)));
-      return;
-    }
-    if (c.flops() > caps.max_case_flops) {
-      plan.notes.push_back(fmt::format("{} {} skipped: {:.3g} FLOP is beyond this backend's {:.3g} per case",
-                                       origin, describe(c), c.flops(), caps.max_case_flops));
-      return;
-    }
-    if (seen_gemms.insert({c.dtype, c.m, c.n, c.k}).second) plan.gemms.push_back(c);
-  };
+  Cases cases(plan, caps, gpu);
   for (const auto& [dtype, sizes] : grid.gemm_full_grid) {
     for (const int64_t m : sizes) {
       for (const int64_t n : sizes) {
-        for (const int64_t k : sizes) add_gemm({dtype, m, n, k}, "grid");
+        for (const int64_t k : sizes) cases.gemm({dtype, m, n, k}, "grid");
       }
     }
   }
   for (const auto& [dtype, sizes] : grid.gemm_cubes) {
-    for (const int64_t s : sizes) add_gemm({dtype, s, s, s}, "grid");
+    for (const int64_t s : sizes) cases.gemm({dtype, s, s, s}, "grid");
   }
 
-  const auto attention_ok = [&](const AttentionCase& c, const char* origin) {
-    const bool head_dim_ok = std::find(caps.attention_head_dims.begin(), caps.attention_head_dims.end(),
-                                       c.head_dim) != caps.attention_head_dims.end();
-    if (!has(caps.attention_dtypes, c.dtype) || !head_dim_ok) {
-      plan.notes.push_back(fmt::format("{} {} skipped: the attention kernels run {} with head_dim {}", origin,
-                                       describe(c), gpu ? "bf16/fp16" : "fp32",
-                                       fmt::join(caps.attention_head_dims, "/")));
-      return false;
-    }
-    if (c.flops() > caps.max_case_flops) {
-      plan.notes.push_back(fmt::format("{} {} skipped: {:.3g} FLOP is beyond this backend's {:.3g} per case",
-                                       origin, describe(c), c.flops(), caps.max_case_flops));
-      return false;
-    }
-    return true;
-  };
   for (const Dtype dtype : grid.attention_dtypes) {
     for (const int64_t head_dim : caps.attention_head_dims) {
       for (const auto& [heads, kv_heads] : grid.attention_heads) {
@@ -181,7 +268,7 @@ CalibrationPlan make_plan(const PlanOptions& options, const Capabilities& caps) 
           for (const bool causal : {false, true}) {
             for (const AttentionPass pass : {AttentionPass::kForward, AttentionPass::kBackward}) {
               const AttentionCase c{pass, causal, dtype, 1, heads, kv_heads, length, length, head_dim};
-              if (c.flops() <= caps.max_case_flops) plan.attentions.push_back(c);
+              if (c.flops() <= caps.max_case_flops) cases.attention(c, "grid");
             }
           }
         }
@@ -189,20 +276,13 @@ CalibrationPlan make_plan(const PlanOptions& options, const Capabilities& caps) 
     }
   }
 
-  if (options.scenario) {
-    for (const GemmCase& c : scenario_gemms(*options.scenario)) add_gemm(c, "scenario");
-    for (const AttentionCase& c : scenario_attentions(*options.scenario)) {
-      if (attention_ok(c, "scenario")) plan.attentions.push_back(c);
-    }
-  }
-
   for (const CollectiveKind kind : measured_collectives()) {
     for (const int ranks : group_sizes(options.devices, options.quick)) {
       if (kind == CollectiveKind::kBarrier) {
-        plan.collectives.push_back({kind, ranks, 0});
+        cases.collective({kind, ranks, 0});
         continue;
       }
-      for (const double bytes : grid.collective_sizes) plan.collectives.push_back({kind, ranks, bytes});
+      for (const double bytes : grid.collective_sizes) cases.collective({kind, ranks, bytes});
     }
   }
 
@@ -212,9 +292,10 @@ CalibrationPlan make_plan(const PlanOptions& options, const Capabilities& caps) 
   }
   for (const CopyDirection direction : {CopyDirection::kHostToDevice, CopyDirection::kDeviceToHost}) {
     for (const int concurrent : concurrency) {
-      for (const double bytes : grid.copy_sizes) plan.copies.push_back({direction, concurrent, bytes});
+      for (const double bytes : grid.copy_sizes) cases.copy({direction, concurrent, bytes});
     }
   }
+  if (options.scenario) add_scenario(*options.scenario, grid, options.devices, concurrency, cases);
   plan.device_copy_bytes = grid.device_copy_sizes;
   plan.interference_gemm = grid.interference_gemm;
   plan.interference_collective = {CollectiveKind::kAllReduce, options.devices, grid.interference_bytes};

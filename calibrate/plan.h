@@ -10,15 +10,17 @@
 
 #include "calibrate/backend.h"
 #include "calibrate/cases.h"
-#include "sim/config/scenario.h"
+#include "sim/workload/kernel_shapes.h"
 
 namespace trainsim::calibrate {
 
 struct PlanOptions {
   bool quick = false;
   int devices = 1;  // GPUs of the node to use (collective groups 1..devices)
-  // When set, the GEMM and attention shapes this scenario issues join the default grid.
-  std::optional<config::Scenario> scenario;
+  // When set, the calls a scenario's simulation prices (workload::kernel_shapes) join the default
+  // grid: its GEMMs, attention blocks, collectives of groups within one node and host copies. What
+  // this backend cannot measure is named in CalibrationPlan::notes.
+  std::optional<workload::KernelShapes> scenario;
 };
 
 struct CalibrationPlan {

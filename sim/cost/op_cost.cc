@@ -8,13 +8,11 @@ using workload::OpId;
 using workload::OpKind;
 
 UnfusedAttentionTimes unfused_attention_times(const Op& op, const ComputeModel& compute) {
-  // Batched GEMMs over the whole score matrix (QK^T over head_dim and PV over value_dim forward, each
-  // twice backward; each priced as one GEMM of the batch's rows, the score matrix being the output
-  // or input of every one), then the softmax/dropout passes over it.
-  const workload::AttentionShape& a = op.attention;
-  const int64_t rows = int64_t{a.batch} * a.heads * a.q_len;
-  const double bmm_s = compute.gemm_s(rows, a.kv_len, a.head_dim, op.dtype) +
-                       compute.gemm_s(rows, a.kv_len, a.value_dim, op.dtype);
+  // The batched GEMMs (each priced as one GEMM of the batch's rows, the score matrix being the
+  // output or input of every one), then the softmax/dropout passes over the score matrix.
+  const workload::UnfusedAttentionGemms g = workload::unfused_attention_gemms(op.attention);
+  const double bmm_s = compute.gemm_s(g.scores.m, g.scores.n, g.scores.k, op.dtype) +
+                       compute.gemm_s(g.values.m, g.values.n, g.values.k, op.dtype);
   return {(op.kind == OpKind::kAttentionForward ? 1 : 2) * bmm_s, compute.memory_s(op.bytes)};
 }
 

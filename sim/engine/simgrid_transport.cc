@@ -7,26 +7,6 @@
 namespace trainsim::engine {
 namespace sg4 = simgrid::s4u;
 
-namespace {
-
-config::CollectiveKind profile_kind(workload::CollectiveKind kind) {
-  switch (kind) {
-    case workload::CollectiveKind::kAllReduce:
-      return config::CollectiveKind::kAllReduce;
-    case workload::CollectiveKind::kAllGather:
-      return config::CollectiveKind::kAllGather;
-    case workload::CollectiveKind::kReduceScatter:
-      return config::CollectiveKind::kReduceScatter;
-    case workload::CollectiveKind::kAllToAll:
-      return config::CollectiveKind::kAllToAll;
-    case workload::CollectiveKind::kBarrier:
-      return config::CollectiveKind::kBarrier;
-  }
-  return config::CollectiveKind::kAllReduce;
-}
-
-}  // namespace
-
 SimGridTransport::SimGridTransport(const config::Topology& topology, const config::HardwareProfile& hardware,
                                    std::map<int64_t, double> nic_bandwidth_by_node)
     : topology_(topology), hardware_(hardware), nic_bandwidth_by_node_(std::move(nic_bandwidth_by_node)) {}
@@ -71,7 +51,8 @@ void SimGridTransport::collective(workload::CollectiveKind kind, const std::vect
                                   double bytes) {
   if (members.size() <= 1) return;
   const std::vector<int> gpus(members.begin(), members.end());
-  const cost::CollectiveSchedule schedule = cost::plan_collective(profile_kind(kind), gpus, bytes, model_);
+  const cost::CollectiveSchedule schedule =
+      cost::plan_collective(workload::profile_kind(kind), gpus, bytes, model_);
   for (const cost::Phase& phase : schedule.phases) flows_ += phase.flows.size();
   runner_->run(schedule, next_tag_++);
 }

@@ -294,6 +294,28 @@ std::string op_name(const Op& op) {
   return name;
 }
 
+config::CollectiveKind profile_kind(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return config::CollectiveKind::kAllReduce;
+    case CollectiveKind::kAllGather:
+      return config::CollectiveKind::kAllGather;
+    case CollectiveKind::kReduceScatter:
+      return config::CollectiveKind::kReduceScatter;
+    case CollectiveKind::kAllToAll:
+      return config::CollectiveKind::kAllToAll;
+    case CollectiveKind::kBarrier:
+      return config::CollectiveKind::kBarrier;
+  }
+  return config::CollectiveKind::kAllReduce;
+}
+
+UnfusedAttentionGemms unfused_attention_gemms(const AttentionShape& a) {
+  const int64_t rows = int64_t{a.batch} * a.heads * a.q_len;
+  return {{rows, a.kv_len, a.head_dim, GemmPass::kForward},
+          {rows, a.kv_len, a.value_dim, GemmPass::kForward}};
+}
+
 FlopTotals flop_totals(const Graph& graph) {
   FlopTotals t;
   for (const Op& op : graph.ops()) {

@@ -90,6 +90,8 @@ enum class Phase : uint8_t {
 // all-gather: the gathered output (group size x shard); reduce-scatter: the full input;
 // all-to-all: this rank's buffer (input size == output size); barrier: the 1-element all-reduce.
 enum class CollectiveKind : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBarrier };
+// The hardware-profile schema's name of a collective (its measured tables and calibration cases).
+config::CollectiveKind profile_kind(CollectiveKind kind);
 enum class CopyDirection : uint8_t { kHostToDevice, kDeviceToHost };
 enum class MemorySpace : uint8_t { kHbm, kHost };
 enum class MemoryCategory : uint8_t {
@@ -170,6 +172,14 @@ struct AttentionShape {
   bool fused;            // flash-style kernel (scores never materialised) vs unfused softmax(QK^T)V
   bool dropout = false;  // attention dropout on the probabilities (unfused kernel only)
 };
+
+// The batched GEMMs of an unfused attention kernel (Megatron's CoreAttention: baddbmm then bmm), each
+// over the rows b·heads·q_len of the score matrix: QKᵀ (rows x kv_len x head_dim) and PV
+// (rows x kv_len x value_dim). Its backward runs each twice.
+struct UnfusedAttentionGemms {
+  GemmShape scores, values;
+};
+UnfusedAttentionGemms unfused_attention_gemms(const AttentionShape& attention);
 
 struct CollectiveCall {
   CollectiveKind kind;

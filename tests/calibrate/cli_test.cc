@@ -107,6 +107,21 @@ TEST(CalibrateCli, DryRunListsThePlanWithoutMeasuring) {
   EXPECT_NE(r.out.find("interference gemm fp32"), std::string::npos);
 }
 
+TEST(CalibrateCli, DryRunWithAScenarioNamesWhatItCannotMeasure) {
+  const std::filesystem::path dir = testing::scratch_dir();
+  const Result r = trainsim(
+      fmt::format(
+          "calibrate run --backend cpu --quick --dry-run --gpus 2 --scenario '{}'",
+          (std::filesystem::path(TRAINSIM_SOURCE_DIR) / "scenarios" / "04-llama3-8b-ulysses-8xh100.yaml")
+              .string()),
+      dir);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("# scenario gemm bf16 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("skipped: the cpu backend has no bf16 GEMM"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# scenario alltoall 8 ranks"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("skipped: this node has 2 devices"), std::string::npos) << r.out;
+}
+
 TEST(CalibrateCli, CudaBackendWithoutAGpuIsAUsageError) {
   if (kernels::cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
   const std::filesystem::path dir = testing::scratch_dir();

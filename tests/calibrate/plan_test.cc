@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "calibrate/collective_kinds.h"
-#include "calibrate/scenario_cases.h"
 #include "sim/config/loader.h"
+#include "sim/workload/kernel_shapes.h"
 
 namespace trainsim::calibrate {
 namespace {
@@ -35,8 +35,15 @@ Capabilities cpu() {
   return c;
 }
 
-config::Scenario scenario(const std::string& file) {
-  return config::load_scenario(std::filesystem::path(TRAINSIM_SOURCE_DIR) / "scenarios" / file);
+// The calls a shipped scenario's simulation prices.
+workload::KernelShapes scenario(const std::string& file) {
+  return workload::kernel_shapes(
+      config::load_scenario(std::filesystem::path(TRAINSIM_SOURCE_DIR) / "scenarios" / file));
+}
+
+bool noted(const CalibrationPlan& plan, const std::string& text) {
+  return std::any_of(plan.notes.begin(), plan.notes.end(),
+                     [&](const std::string& n) { return n.find(text) != std::string::npos; });
 }
 
 TEST(Plan, CollectivesSweepEightBytesToOneGibibyteOverEveryGroupSize) {
@@ -119,7 +126,7 @@ TEST(Plan, IsDeterministicWithoutDuplicates) {
 }
 
 TEST(Plan, ScenarioShapesJoinTheGridOrAreNamedWhenTheyCannotRun) {
-  const config::Scenario s = scenario("04-llama3-8b-ulysses-8xh100.yaml");
+  const workload::KernelShapes s = scenario("04-llama3-8b-ulysses-8xh100.yaml");
   const CalibrationPlan with = make_plan({true, 8, s}, gpu());
   const CalibrationPlan without = make_plan({true, 8, std::nullopt}, gpu());
   EXPECT_GT(with.gemms.size(), without.gemms.size());
@@ -128,38 +135,62 @@ TEST(Plan, ScenarioShapesJoinTheGridOrAreNamedWhenTheyCannotRun) {
   EXPECT_FALSE(on_cpu.notes.empty());
 }
 
-TEST(ScenarioCases, FpdtProjectsOneChunkPerGemmAndAttendsChunkBlocks) {
-  const config::Scenario s = scenario("05-llama3-8b-fpdt-2m-4xa100.yaml");
-  const int64_t tokens = s.training.micro_batch * s.parallelism.fpdt.chunk_tokens / s.parallelism.sp;
-  const std::vector<GemmCase> gemms = scenario_gemms(s);
-  const config::Model& m = s.model;
-  const int64_t qkv = (m.heads + 2 * m.kv_heads) * m.head_dim / s.parallelism.tp;
-  ASSERT_FALSE(gemms.empty());
-  EXPECT_EQ(gemms[0].m, tokens);  // QKV forward: chunk tokens x qkv width x hidden
-  EXPECT_EQ(gemms[0].n, qkv);
-  EXPECT_EQ(gemms[0].k, m.hidden);
-  EXPECT_EQ(gemms[0].dtype, s.training.dtype);
-  const std::vector<AttentionCase> blocks = scenario_attentions(s);
-  ASSERT_EQ(blocks.size(), 4u);  // diagonal (causal) and off-diagonal (full), forward and backward
-  for (const AttentionCase& c : blocks) {
-    EXPECT_EQ(c.q_len, s.parallelism.fpdt.chunk_tokens);
-    EXPECT_EQ(c.kv_len, s.parallelism.fpdt.chunk_tokens);
-    EXPECT_EQ(c.heads, m.heads / (s.parallelism.tp * s.parallelism.sp));
-    EXPECT_EQ(c.kv_heads, std::max<int64_t>(1, m.kv_heads / (s.parallelism.tp * s.parallelism.sp)));
+// Each call of a one-node scenario is measured, or a note names it and says why not.
+TEST(Plan, EveryCallOfTheScenarioIsMeasuredOrNamed) {
+  for (const char* file : {"04-llama3-8b-ulysses-8xh100.yaml", "05-llama3-8b-fpdt-2m-4xa100.yaml"}) {
+    SCOPED_TRACE(file);
+    const workload::KernelShapes s = scenario(file);
+    const CalibrationPlan plan = make_plan({false, 8, s}, gpu());
+    for (const workload::KernelShapes::Gemm& g : s.gemms) {
+      const GemmCase c{g.dtype, g.m, g.n, g.k};
+      const bool measured = std::any_of(plan.gemms.begin(), plan.gemms.end(),
+                                        [&](const GemmCase& p) { return describe(p) == describe(c); });
+      EXPECT_TRUE(measured || noted(plan, describe(c))) << describe(c);
+    }
+    for (const workload::KernelShapes::Attention& a : s.attentions) {
+      const AttentionCase c{a.pass,     a.causal, a.dtype,  a.batch,   a.heads,
+                            a.kv_heads, a.q_len,  a.kv_len, a.head_dim};
+      const bool measured = std::any_of(plan.attentions.begin(), plan.attentions.end(),
+                                        [&](const AttentionCase& p) { return describe(p) == describe(c); });
+      EXPECT_TRUE(measured || noted(plan, describe(c))) << describe(c);
+    }
+    ASSERT_FALSE(s.collectives.empty());
+    for (const workload::KernelShapes::Collective& x : s.collectives) {
+      const CollectiveCase c{x.kind, static_cast<int>(x.ranks), x.bytes};
+      const bool measured =
+          std::any_of(plan.collectives.begin(), plan.collectives.end(), [&](const CollectiveCase& p) {
+            return p.kind == c.kind && p.ranks == c.ranks && p.bytes == c.bytes;
+          });
+      EXPECT_TRUE(x.one_node);
+      EXPECT_TRUE(measured || noted(plan, describe(c))) << describe(c);
+    }
+    for (const workload::KernelShapes::Copy& x : s.copies) {
+      const bool measured = std::any_of(plan.copies.begin(), plan.copies.end(), [&](const CopyCase& p) {
+        return p.direction == x.direction && p.bytes == x.bytes;
+      });
+      EXPECT_TRUE(measured || noted(plan, "copy")) << x.bytes;
+    }
   }
-  EXPECT_TRUE(blocks[0].causal);
-  EXPECT_FALSE(blocks[2].causal);
+  // FPDT offloads and fetches its chunks: the copies are the scenario's own sizes.
+  EXPECT_FALSE(scenario("05-llama3-8b-fpdt-2m-4xa100.yaml").copies.empty());
 }
 
-TEST(ScenarioCases, DenseTrainingAttendsTheWholeSequence) {
-  const config::Scenario s = scenario("02-megatron-22b-tp8.yaml");
-  const std::vector<AttentionCase> blocks = scenario_attentions(s);
-  ASSERT_EQ(blocks.size(), 2u);
-  EXPECT_EQ(blocks[0].q_len, s.model.seq_len);
-  EXPECT_TRUE(blocks[0].causal);
-  EXPECT_EQ(blocks[0].heads, s.model.heads / s.parallelism.tp);
-  // Forward, input-gradient and weight-gradient shapes of five linear layers, shared shapes once.
-  EXPECT_GE(scenario_gemms(s).size(), 10u);
+TEST(Plan, CollectivesOfGroupsAcrossNodesAreLeftToTheNetwork) {
+  const workload::KernelShapes s = scenario("03-gpt3-175b-64xa100.yaml");
+  ASSERT_TRUE(std::any_of(s.collectives.begin(), s.collectives.end(),
+                          [](const workload::KernelShapes::Collective& c) { return !c.one_node; }));
+  const CalibrationPlan plan = make_plan({true, 8, s}, gpu());
+  EXPECT_TRUE(noted(plan, "their groups span nodes"));
+  const CalibrationPlan on_four = make_plan({true, 4, s}, gpu());  // its tp-8 group is larger than the node
+  EXPECT_TRUE(noted(on_four, "this node has 4 devices"));
+}
+
+TEST(Plan, LatentAttentionIsNamedAsBeyondTheKernels) {
+  workload::KernelShapes s;
+  s.attentions.push_back(
+      {config::AttentionPass::kForward, Dtype::kBf16, 1, 16, 16, 1024, 1024, 192, 128, true});
+  const CalibrationPlan plan = make_plan({true, 1, s}, gpu());
+  EXPECT_TRUE(noted(plan, "its values have 128 dimensions"));
 }
 
 }  // namespace

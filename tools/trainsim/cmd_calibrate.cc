@@ -23,6 +23,7 @@
 #include "sim/common/interrupt.h"
 #include "sim/common/version.h"
 #include "sim/config/units.h"
+#include "sim/workload/kernel_shapes.h"
 #include "tools/trainsim/cli.h"
 
 namespace trainsim::cli {
@@ -138,7 +139,8 @@ void run_calibration(const RunArgs& args, const Context& context) {
   }
   cal::PlanOptions plan_options;
   plan_options.quick = args.quick;
-  if (!args.scenario.empty()) plan_options.scenario = config::load_scenario(args.scenario);
+  if (!args.scenario.empty())
+    plan_options.scenario = workload::kernel_shapes(config::load_scenario(args.scenario));
   const std::unique_ptr<cal::Backend> backend = cal::make_backend(*kind, args.gpus, args.attention_kernel);
   plan_options.devices = backend->facts().devices;
   const cal::CalibrationPlan plan = cal::make_plan(plan_options, backend->capabilities());
@@ -180,8 +182,10 @@ void register_run(CLI::App* calibrate, Context& context) {
          "The attention kernels to time (CUDA backend): mma.sync, or wgmma on compute capability 9.0")
       ->capture_default_str()
       ->check(CLI::IsMember({"mma.sync", "wgmma"}));
-  cmd->add_option("--scenario", args->scenario,
-                  "Also measure the GEMM and attention shapes this scenario issues")
+  cmd->add_option(
+         "--scenario", args->scenario,
+         "Also measure the GEMMs, attention blocks, one-node collectives and host copies this scenario's "
+         "simulation prices")
       ->check(CLI::ExistingFile);
   cmd->add_option(
          "--base", args->base,

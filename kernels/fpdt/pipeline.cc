@@ -155,20 +155,20 @@ void FpdtAttention::prefetch_kv(int64_t chunk, KvSlot& slot) {
   slot.ready.record(offload_.get());
 }
 
-// The end of the forward brings q, k, v, out, lse of chunk 0 back for the backward (A4).
+// The end of the forward brings q, k, v, out, lse of chunk 0 back for the backward, in that order (A4).
 void FpdtAttention::prefetch_for_backward() {
-  offload_.wait(output_saved_[0]);
   QuerySlot& slot = query_slots_[0];
+  KvSlot& kv = bwd_kv_[0];
+  offload_.wait(output_saved_[0]);
   offload_.wait(slot.released);
+  offload_.wait(kv.released);
   copy(slot.q.data(), q_store_.chunk(0), q_chunk_bytes(0), offload_);
+  copy(kv.k.data(), k_store_.chunk(0), kv_chunk_bytes(0), offload_);
+  copy(kv.v.data(), v_store_.chunk(0), kv_chunk_bytes(0), offload_);
   copy(slot.out.data(), out_store_.chunk(0), q_chunk_bytes(0), offload_);
   copy(slot.lse.data(), lse_store_.chunk(0), lse_chunk_bytes(0), offload_);
   slot.chunk = 0;
   slot.ready.record(offload_.get());
-  KvSlot& kv = bwd_kv_[0];
-  offload_.wait(kv.released);
-  copy(kv.k.data(), k_store_.chunk(0), kv_chunk_bytes(0), offload_);
-  copy(kv.v.data(), v_store_.chunk(0), kv_chunk_bytes(0), offload_);
   kv.chunk = 0;
   kv.ready.record(offload_.get());
 }
@@ -272,16 +272,17 @@ void FpdtAttention::forward(FpdtChunkIo& io) {
   forward_done_ = true;
 }
 
-// The query-side tensors of chunk `chunk` into `slot` on the offload stream (A5): q, out, lse and the
-// dq partial from the host (a first fetch brings DeepSpeed's pinned zeros), dout from the host, or,
-// on a first fetch, from the chunk I/O (the lazy grad-output all-to-all), then saved to the host.
+// The query-side tensors of chunk `chunk` into `slot` on the offload stream, in DeepSpeed's order
+// (A5): the dq partial (a first fetch brings DeepSpeed's pinned zeros), q, out and lse from the
+// host, then dout from the host or, on a first fetch, from the chunk I/O (the lazy grad-output
+// all-to-all), then saved to the host.
 void FpdtAttention::fetch_query_side(int64_t chunk, bool first_fetch, FpdtChunkIo& io, QuerySlot& slot) {
   offload_.wait(slot.released);
+  const void* dq_source = first_fetch ? static_cast<const void*>(dq_zeros_.data()) : dq_store_.chunk(chunk);
+  copy(slot.dq.data(), dq_source, q_chunk_bytes(chunk) / element_bytes_ * sizeof(float), offload_);
   copy(slot.q.data(), q_store_.chunk(chunk), q_chunk_bytes(chunk), offload_);
   copy(slot.out.data(), out_store_.chunk(chunk), q_chunk_bytes(chunk), offload_);
   copy(slot.lse.data(), lse_store_.chunk(chunk), lse_chunk_bytes(chunk), offload_);
-  const void* dq_source = first_fetch ? static_cast<const void*>(dq_zeros_.data()) : dq_store_.chunk(chunk);
-  copy(slot.dq.data(), dq_source, q_chunk_bytes(chunk) / element_bytes_ * sizeof(float), offload_);
   if (first_fetch) {
     io.produce_grad_output(chunk, slot.dout.data(), offload_.get());
     copy(dout_store_.chunk(chunk), slot.dout.data(), q_chunk_bytes(chunk), offload_);

@@ -2,7 +2,8 @@
 // DeepSpeed's _FPDTGPUOffloadingAttentionImpl_ (seed-papers.md A4-A6), block for block and copy for
 // copy, on the kernels of kernels/attention, so that the calibration harness times what the
 // simulated cluster executes. With offload off it runs _FPDTGPUAttentionImpl_ (everything on the
-// GPU, same compute order, no copies).
+// GPU, same compute order, no copies). tests/kernels/fpdt_loop_matches_workload_test.cc holds it to
+// that: the copies and attention kernels it issues, in order, are the ops sim/workload/fpdt.cc prices.
 //
 // Streams (A6): compute (attention blocks, merges, casts, the chunk I/O), offload (q, k, v in the
 // forward; q, out, lse, dout, dq, k, v in the backward) and general (out, lse in the forward).

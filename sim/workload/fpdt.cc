@@ -141,9 +141,12 @@ BufferId host(BuildContext& ctx, double bytes, Stream stream, int32_t index) {
 }
 
 // An H2D fetch into a new GPU buffer on `stream`; returns the buffer, stores the copy in `ready`.
-BufferId fetch(BuildContext& ctx, double bytes, Stream stream, int32_t index, OpId& ready) {
+// The layer input's copies are labelled kLayerInput, the attention's own kFetch and kOffload (the
+// attention's are what kernels/fpdt's pipeline issues; tests/kernels compares them).
+BufferId fetch(BuildContext& ctx, double bytes, Stream stream, int32_t index, OpId& ready,
+               OpLabel label = OpLabel::kFetch) {
   const BufferId b = gpu(ctx, bytes, stream, index);
-  ready = ctx.w.copy(OpLabel::kFetch, CopyDirection::kHostToDevice, bytes, stream, {}, index);
+  ready = ctx.w.copy(label, CopyDirection::kHostToDevice, bytes, stream, {}, index);
   return b;
 }
 
@@ -177,7 +180,7 @@ FpdtSaved offload_forward(BuildContext& ctx, bool save) {
     const BufferId qkv = gpu(ctx, z.e * z.rows_chunk * z.qkv_width, Stream::kCompute, ci);
     const OpId gemm = w.gemm(OpLabel::kQkv, GemmPass::kForward, z.rows_chunk, z.qkv_width, s.hidden, {}, ci);
     saved.x[i] = host(ctx, z.x, Stream::kCopyAux, ci);
-    w.copy(OpLabel::kOffload, CopyDirection::kDeviceToHost, z.x, Stream::kCopyAux, {norm}, ci);
+    w.copy(OpLabel::kLayerInput, CopyDirection::kDeviceToHost, z.x, Stream::kCopyAux, {norm}, ci);
     const BufferId gq = gpu(ctx, z.q, Stream::kCompute, ci);
     gk[i] = gpu(ctx, z.kv, Stream::kCompute, ci);
     gv[i] = gpu(ctx, z.kv, Stream::kCompute, ci);
@@ -273,7 +276,7 @@ OpId offload_backward(BuildContext& ctx, FpdtSaved& saved, OpId grad_ready) {
   saved.prefetched.clear();
 
   // Setup.
-  gx[0] = fetch(ctx, z.x, Stream::kCopyAux, 0, x_ready[0]);
+  gx[0] = fetch(ctx, z.x, Stream::kCopyAux, 0, x_ready[0], OpLabel::kLayerInput);
   const LayerParams& p = ctx.params;
   const BufferId grad_weights = gpu(ctx, kFp32Bytes * (p.qkv_weight + p.qkv_bias), Stream::kCopyAux);
   gdo[0] = gpu(ctx, z.q, Stream::kCompute, 0);
@@ -362,7 +365,7 @@ OpId offload_backward(BuildContext& ctx, FpdtSaved& saved, OpId grad_ready) {
       const int32_t cn = static_cast<int32_t>(i + 1);
       gk[i + 1] = fetch(ctx, z.kv, Stream::kCopy, cn, kv_ready[i + 1]);
       gv[i + 1] = fetch(ctx, z.kv, Stream::kCopy, cn, kv_ready[i + 1]);
-      gx[i + 1] = fetch(ctx, z.x, Stream::kCopyAux, cn, x_ready[i + 1]);
+      gx[i + 1] = fetch(ctx, z.x, Stream::kCopyAux, cn, x_ready[i + 1], OpLabel::kLayerInput);
     }
     sync(ctx, {w.last(Stream::kCopy)}, ci);
     for (std::vector<BufferId>* v : {&gx, &gk, &gv}) {

@@ -59,12 +59,18 @@ AttentionShape shape_of(const AttentionFwdParams& p) {
   return {p.batch, p.q_len, p.kv_len, p.heads, p.kv_heads, p.head_dim};
 }
 
+void issue(fake_cuda::Issued::Kind kind, const AttentionFwdParams& p, cudaStream_t stream) {
+  fake_cuda::issue_attention(
+      {kind, 0, 0, p.batch, p.heads, p.kv_heads, p.q_len, p.kv_len, p.head_dim, p.causal}, stream);
+}
+
 }  // namespace
 
 void check_available(AttentionKernel /*kernel*/) {}  // the fake device runs either kernel
 
 void attention_forward(const AttentionFwdParams& params, cudaStream_t stream, AttentionKernel /*kernel*/) {
   check_supported(params);
+  issue(fake_cuda::Issued::Kind::kAttentionForward, params, stream);
   fake_cuda::enqueue(stream, [p = params] {
     const AttentionShape s = shape_of(p);
     const std::vector<float> q = gather(p.q, p.q_strides, p.batch, p.q_len, p.heads, p.head_dim, p.dtype);
@@ -88,6 +94,7 @@ void attention_forward(const AttentionFwdParams& params, cudaStream_t stream, At
 
 void attention_backward(const AttentionBwdParams& params, cudaStream_t stream, AttentionKernel /*kernel*/) {
   check_supported(params);
+  issue(fake_cuda::Issued::Kind::kAttentionBackward, params.fwd, stream);
   fake_cuda::enqueue(stream, [bp = params] {
     const AttentionFwdParams& p = bp.fwd;
     const AttentionShape s = shape_of(p);

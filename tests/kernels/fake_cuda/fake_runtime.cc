@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -40,6 +41,8 @@ struct State {
   uint32_t seed = 1;
   uint64_t operations = 0;
   uint64_t streams_created = 0;
+  std::vector<Issued> issued;
+  std::map<const char*, size_t> pinned;  // start -> bytes of each cudaMallocHost allocation
 };
 
 State& state() {
@@ -103,6 +106,23 @@ void drain() {
   });
 }
 
+bool pinned(const void* pointer) {
+  const auto* p = static_cast<const char*>(pointer);
+  const std::map<const char*, size_t>& ranges = state().pinned;
+  auto after = ranges.upper_bound(p);
+  if (after == ranges.begin()) return false;
+  --after;
+  return p < after->first + after->second;
+}
+
+// Logs a copy that crosses between pinned host memory and the device.
+void issue_copy(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
+  const bool to_host = pinned(dst), from_host = pinned(src);
+  if (to_host == from_host) return;
+  state().issued.push_back({to_host ? Issued::Kind::kCopyToHost : Issued::Kind::kCopyToDevice,
+                            stream_of(stream)->index, static_cast<int64_t>(bytes)});
+}
+
 void* poisoned_allocation(size_t bytes) {
   const size_t rounded = (bytes + 255) / 256 * 256;
   void* p = std::aligned_alloc(256, rounded == 0 ? 256 : rounded);
@@ -117,6 +137,7 @@ void reset(uint32_t seed) {
   state().rng.seed(seed);
   state().seed = seed;
   state().operations = 0;
+  state().issued.clear();
 }
 
 void enqueue(cudaStream_t stream, std::function<void()> work) {
@@ -124,6 +145,15 @@ void enqueue(cudaStream_t stream, std::function<void()> work) {
 }
 
 uint64_t operations_run() { return state().operations; }
+
+const std::vector<Issued>& issued() { return state().issued; }
+
+void issue_attention(Issued entry, cudaStream_t stream) {
+  entry.stream = stream_of(stream)->index;
+  state().issued.push_back(entry);
+}
+
+uint64_t streams_created() { return state().streams_created; }
 
 }  // namespace trainsim::kernels::fake_cuda
 
@@ -143,9 +173,16 @@ cudaError_t cudaFree(void* pointer) {
   return cudaSuccess;
 }
 
-cudaError_t cudaMallocHost(void** pointer, size_t bytes) { return cudaMalloc(pointer, bytes); }
+cudaError_t cudaMallocHost(void** pointer, size_t bytes) {
+  cudaMalloc(pointer, bytes);
+  fake::state().pinned[static_cast<const char*>(*pointer)] = bytes;
+  return cudaSuccess;
+}
 
-cudaError_t cudaFreeHost(void* pointer) { return cudaFree(pointer); }
+cudaError_t cudaFreeHost(void* pointer) {
+  fake::state().pinned.erase(static_cast<const char*>(pointer));
+  return cudaFree(pointer);
+}
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind /*kind*/) {
   fake::drain();
@@ -155,12 +192,14 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind 
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind /*kind*/,
                             cudaStream_t stream) {
+  fake::issue_copy(dst, src, bytes, stream);
   enqueue(stream, [=] { std::memcpy(dst, src, bytes); });
   return cudaSuccess;
 }
 
 cudaError_t cudaMemcpy2DAsync(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
                               size_t height, cudaMemcpyKind /*kind*/, cudaStream_t stream) {
+  fake::issue_copy(dst, src, width * height, stream);
   enqueue(stream, [=] {
     for (size_t row = 0; row < height; ++row) {
       std::memcpy(static_cast<char*>(dst) + row * dst_pitch, static_cast<const char*>(src) + row * src_pitch,

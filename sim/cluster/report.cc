@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/common/version.h"
+#include "sim/engine/provenance.h"
 #include "sim/report/inputs.h"
 #include "sim/report/link_report.h"
 
@@ -158,7 +158,7 @@ json make_cluster_report(const ClusterFile& file, const ClusterRuns& cluster_run
                          {"path", job.scenario.path.filename().string()},
                          {"hash", job.scenario.content_hash}});
   }
-  json provenance = trainsim::provenance(context.command_line);
+  json provenance = engine::provenance(context.command_line);
   provenance["inputs"] = {{"cluster", {{"path", file.path.filename().string()}, {"hash", file.content_hash}}},
                           {"topology", report::topology_input(file.topology)},
                           {"hardware", report::hardware_input(file.hardware)},

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/platform/simgrid_platform.h"
+
 namespace trainsim::cost {
 
 namespace {

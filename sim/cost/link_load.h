@@ -15,7 +15,11 @@
 #include <utility>
 #include <vector>
 
-#include "sim/platform/simgrid_platform.h"
+#include "sim/platform/topology_graph.h"
+
+namespace trainsim::platform {
+class Platform;  // sim/platform/simgrid_platform.h
+}  // namespace trainsim::platform
 
 namespace trainsim::cost {
 

@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <vector>
 
-#include <simgrid/s4u/Host.hpp>
-
 #include "sim/workload/graph.h"
+
+namespace simgrid::s4u {
+class Host;
+}  // namespace simgrid::s4u
 
 namespace trainsim::engine {
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/analytic/analysis.h"
-#include "sim/common/version.h"
+#include "sim/engine/provenance.h"
 #include "sim/config/units.h"
 #include "sim/report/breakdown.h"
 #include "sim/report/campaign.h"
@@ -268,7 +268,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
 
   json warnings = json::array();
   for (const std::string& w : run.warnings.messages()) warnings.push_back(w);
-  json provenance = trainsim::provenance(context.command_line);
+  json provenance = engine::provenance(context.command_line);
   provenance["inputs"] = scenario_inputs(s);
   provenance["options"] = {
       {"network", context.network}, {"full", context.full}, {"iterations", context.iterations}};

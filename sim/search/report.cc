@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/common/version.h"
+#include "sim/engine/provenance.h"
 #include "sim/config/units.h"
 
 namespace trainsim::search {
@@ -64,7 +64,7 @@ json to_json(const SearchResult& r) {
   for (size_t i = 0; i < r.best.size(); ++i) best.push_back(plan_json(r.best[i], i + 1, r));
   return {
       {"schema_version", 1},
-      {"provenance", provenance(r.command_line)},
+      {"provenance", engine::provenance(r.command_line)},
       {"search",
        {{"scenario", r.scenario},
         {"gpus", r.gpus},

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/common/version.h"
+#include "sim/engine/provenance.h"
 #include "sim/config/units.h"
 #include "sim/validate/metrics.h"
 #include "sim/validate/statistics.h"
@@ -282,7 +282,7 @@ json make_report(const ValidationSet& set, const std::vector<CaseResult>& result
     }
   }
 
-  json provenance = trainsim::provenance(context.command_line);
+  json provenance = engine::provenance(context.command_line);
   provenance["jobs"] = context.jobs;
   return {{"schema_version", 1},
           {"provenance", provenance},

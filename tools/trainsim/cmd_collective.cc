@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sim/common/version.h"
+#include "sim/engine/provenance.h"
 #include "sim/cost/collective.h"
 #include "sim/cost/collective_calibration.h"
 #include "sim/cost/collective_metrics.h"
@@ -179,7 +180,7 @@ void print_table(const Report& r) {
              r.graph.gpu_name(n - 1), r.graph.node_of_gpu(n - 1) + 1, r.graph.node_count());
   fmt::print("#  Topology {}: {}\n", t.name, r.graph.fabric_description());
   if (r.hardware) fmt::print("#  Hardware {} ({})\n", r.hardware->name, r.hardware->gpu.name);
-  fmt::print("#  Model: SimGrid {} CM02 max-min sharing, latency per phase, {}\n", simgrid_version(),
+  fmt::print("#  Model: SimGrid {} CM02 max-min sharing, latency per phase, {}\n", engine::simgrid_version(),
              r.calibrated_fits > 0
                  ? fmt::format("latency and efficiency calibrated from {} measured fits", r.calibrated_fits)
                  : std::string("ideal efficiency (uncalibrated)"));
@@ -209,7 +210,7 @@ void print_json(const Report& r) {
   nlohmann::ordered_json j;
   j["schema_version"] = 1;
   j["trainsim_version"] = version();
-  j["simgrid_version"] = simgrid_version();
+  j["simgrid_version"] = engine::simgrid_version();
   j["test"] = cost::nccl_tests_name(r.kind);
   j["kind"] = config::to_string(r.kind);
   j["gpus"] = r.args.gpus;

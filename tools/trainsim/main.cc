@@ -10,6 +10,7 @@
 
 #include "sim/common/version.h"
 #include "sim/config/diagnostics.h"
+#include "sim/engine/provenance.h"
 #include "tools/trainsim/cli.h"
 
 namespace {
@@ -36,7 +37,7 @@ std::string no_subcommand_message(const CLI::App& app, const CLI::ParseError& er
 
 std::string version_text() {
   return fmt::format("trainsim {} (git {})\nSimGrid {}\nCUDA kernels: {}\ninput schema_version: 1",
-                     trainsim::version(), trainsim::git_sha(), trainsim::simgrid_version(),
+                     trainsim::version(), trainsim::git_sha(), trainsim::engine::simgrid_version(),
                      TRAINSIM_HAVE_CUDA ? "built" : "not built");
 }
 

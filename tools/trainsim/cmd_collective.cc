@@ -12,11 +12,11 @@
 #include <spdlog/spdlog.h>
 
 #include "sim/common/version.h"
-#include "sim/engine/provenance.h"
 #include "sim/cost/collective.h"
 #include "sim/cost/collective_calibration.h"
 #include "sim/cost/collective_metrics.h"
 #include "sim/cost/flow_runner.h"
+#include "sim/engine/provenance.h"
 #include "sim/platform/simgrid_platform.h"
 #include "tools/trainsim/cli.h"
 

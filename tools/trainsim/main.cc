@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "More log output on stderr (repeat for debug)");
   app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
   app.footer(
-      "Exit codes: 0 ok, 1 differences (diff --exit-code), 2 usage error, 3 invalid input, 4 infeasible plan, 5 budget exceeded, 70 internal\n"
+      "Exit codes: 0 ok, 1 differences (diff --exit-code), 2 usage error, 3 invalid input, 4 infeasible "
+      "plan, 5 budget exceeded, 70 internal\n"
       "error, 130/143 interrupted (SIGINT/SIGTERM).\n"
       "Results go to stdout; logs and progress to stderr.");
   app.parse_complete_callback([&] { cli::setup_logging(quiet ? -1 : verbose); });

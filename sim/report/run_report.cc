@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "sim/analytic/analysis.h"
-#include "sim/engine/provenance.h"
 #include "sim/config/units.h"
+#include "sim/engine/provenance.h"
 #include "sim/report/breakdown.h"
 #include "sim/report/campaign.h"
 #include "sim/report/inputs.h"

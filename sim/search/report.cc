@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "sim/engine/provenance.h"
 #include "sim/config/units.h"
+#include "sim/engine/provenance.h"
 
 namespace trainsim::search {
 namespace {

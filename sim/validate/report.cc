@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "sim/engine/provenance.h"
 #include "sim/config/units.h"
+#include "sim/engine/provenance.h"
 #include "sim/validate/metrics.h"
 #include "sim/validate/statistics.h"
 

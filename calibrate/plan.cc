@@ -214,16 +214,13 @@ void add_scenario(const workload::KernelShapes& shapes, const Grid& grid, int de
   }
   const double largest_copy = grid.copy_sizes.back();
   for (const workload::KernelShapes::Copy& s : shapes.copies) {
-    for (const int concurrent : concurrency) {
-      const CopyCase c{s.direction, concurrent, s.bytes};
-      if (s.bytes > largest_copy) {
-        cases.skip("scenario", describe(c),
-                   fmt::format("larger than this backend's largest copy, {}",
-                               config::format_quantity(largest_copy, config::QuantityKind::kBytes)));
-        break;
-      }
-      cases.copy(c);
+    if (s.bytes > largest_copy) {
+      cases.skip("scenario", describe(CopyCase{s.direction, concurrency.front(), s.bytes}),
+                 fmt::format("larger than this backend's largest copy, {}",
+                             config::format_quantity(largest_copy, config::QuantityKind::kBytes)));
+      continue;
     }
+    for (const int concurrent : concurrency) cases.copy({s.direction, concurrent, s.bytes});
   }
 }
 

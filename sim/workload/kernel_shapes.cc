@@ -75,7 +75,9 @@ KernelShapes kernel_shapes(const std::vector<Graph>& graphs, const ParallelPlan&
           break;
         case OpKind::kCollective: {
           const GroupId group = op.collective.group;
-          add_once(out.collectives, {profile_kind(op.collective.kind), plan.group_size(group.kind), op.bytes,
+          // A barrier moves nothing (cost/collective_plan.cc), and nccl-tests' size of one is 0.
+          const double bytes = op.collective.kind == CollectiveKind::kBarrier ? 0 : op.bytes;
+          add_once(out.collectives, {profile_kind(op.collective.kind), plan.group_size(group.kind), bytes,
                                      placement.one_node(group)});
           break;
         }

@@ -5,9 +5,9 @@
 //               (groups·m) x n x k; an unfused attention kernel's batched GEMMs
 //               (unfused_attention_gemms) too;
 //   attention   the fused (flash) kernels, forward and backward, at their block shape;
-//   collectives and point-to-point messages by kind, group size and bytes (nccl-tests' "size"), with
-//               whether the group lies within one node of the scenario's topology (only those can be
-//               measured on one node);
+//   collectives and point-to-point messages by kind, group size and bytes (nccl-tests' "size": 0 for
+//               a barrier), with whether the group lies within one node of the scenario's topology
+//               (only those can be measured on one node);
 //   copies      host<->device copies by direction and bytes (FPDT's offloads and fetches).
 // Memory-bound kernels are priced from the profile's HBM bandwidth and have no shape to measure.
 #ifndef TRAINSIM_SIM_WORKLOAD_KERNEL_SHAPES_H_

@@ -34,7 +34,7 @@ json simulate(const ClusterFile& file, const std::vector<size_t>& which, const C
   try {
     runs = engine::run_jobs(placed, options.run);
   } catch (const workload::PlanError& e) {
-    return failure("plan", fmt::format("{}: {}", e.setting(), e.what()));
+    return failure("plan", e.what());
   } catch (const engine::BudgetExceededError& e) {
     return failure("budget", e.what());
   } catch (const engine::DeadlockError& e) {

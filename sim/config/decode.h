@@ -27,8 +27,9 @@ using HardwareLoader =
 // cross-field checks on the sections that decoded cleanly.
 void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load_topology,
                      const HardwareLoader& load_hardware);
-// Decodes a scenario's `stragglers` map. Ranks and nodes are checked against `cluster` when it is
-// given (null: the cluster section did not load).
+// Decodes a scenario's `stragglers` map. Slow NICs are checked against `cluster`'s topology and the
+// ranks each entry slows counted once when it is given (null: the cluster section did not load); the
+// plan rule stragglers-in-cluster holds ranks and nodes to the cluster.
 void decode_stragglers(MapReader& m, Stragglers& out, const Cluster* cluster);
 // Decodes a `cost` map (a profile's, or a scenario's cluster.cost): price_per_gpu_hour, "2.50USD".
 void decode_cost(MapReader& m, Cost& out);

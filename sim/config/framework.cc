@@ -12,9 +12,6 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-bool megatron(Framework f) { return f == Framework::kMegatronLm || f == Framework::kNemo; }
-bool deepspeed(Framework f) { return f == Framework::kDeepSpeed || f == Framework::kMegatronDeepSpeed; }
-
 }  // namespace
 
 Dtype Scenario::gradient_dtype() const {
@@ -116,48 +113,6 @@ bool Scenario::master_weight_shards() const {
   // param_dtype for each all-gather; the optimizer steps on those shards (_fsdp_api.py).
   return framework == Framework::kTorchtitan && parallelism.zero_stage == 3 &&
          dtype_bytes(storage_dtype(training.dtype)) < 4;
-}
-
-std::string Scenario::zero_plan_error() const {
-  const Parallelism& p = parallelism;
-  if (framework == Framework::kTorchtitan && (p.zero_stage == 1 || p.zero_stage == 2)) {
-    return fmt::format(
-        "torchtitan shards data-parallel state with FSDP2 only: zero_stage 3 (with reshard_after_forward: "
-        "false to keep parameters gathered from forward to backward), or 0 to replicate; got {}",
-        p.zero_stage);
-  }
-  if (p.zero_stage >= 2 && p.pp > 1) {
-    if (deepspeed(framework)) {
-      return fmt::format(
-          "DeepSpeed's pipeline engine refuses ZeRO-2 and ZeRO-3 (deepspeed/runtime/pipe/engine.py); use "
-          "zero_stage 0 or 1 with pp {}, or pp: 1",
-          p.pp);
-    }
-    if (framework != Framework::kTorchtitan) {
-      return fmt::format(
-          "zero_stage {} with pp {} is modelled as torchtitan runs it (FSDP2 under torch.distributed."
-          "pipelining); set framework: torchtitan and zero_stage: 3, or use zero_stage 0 or 1{}",
-          p.zero_stage, p.pp, megatron(framework) ? " (Megatron's distributed optimizer)" : "");
-    }
-    if (split_backward_schedule(p.schedule)) {
-      return fmt::format(
-          "zero_stage 3 with schedule {} is not modelled (the weight-gradient passes would have to precede "
-          "FSDP's reduce-scatter); use 1f1b, interleaved or gpipe",
-          to_string(p.schedule));
-    }
-    if (reshard_after_forward()) {
-      return fmt::format(
-          "reshard_after_forward: true with pp {} is not modelled (FSDP2 under pipelining then reshards "
-          "after some uses and not others); use false, torchtitan's default with pipeline parallelism",
-          p.pp);
-    }
-  }
-  if (p.reshard_after_forward && p.zero_stage != 3) {
-    return fmt::format(
-        "reshard_after_forward is a ZeRO-3 / FSDP setting; remove it or set zero_stage: 3 (got {})",
-        p.zero_stage);
-  }
-  return {};
 }
 
 }  // namespace trainsim::config

@@ -16,6 +16,21 @@ YAML::Node find_key(const YAML::Node& map, std::string_view key) {
   return YAML::Node(YAML::NodeType::Undefined);
 }
 
+// The value at `key` of the map `node`, its layers merged: the first (highest-priority) value wins;
+// lower layers only merge into it when both are maps.
+Node child_of(const Node& node, std::string_view key) {
+  std::vector<Layer> found;
+  for (const Layer& layer : node.layers()) {
+    if (!layer.node.IsMap()) continue;
+    const YAML::Node value = find_key(layer.node, key);
+    if (!value.IsDefined()) continue;
+    if (!found.empty() && !(found.front().node.IsMap() && value.IsMap())) continue;
+    found.push_back({value, layer.source});
+    if (!value.IsMap()) break;
+  }
+  return Node(std::move(found), node.child_path(key), node.diagnostics(), node.location());
+}
+
 Location location_of(const YAML::Mark& mark, const Source& source) {
   if (mark.line < 0) return {source.name, source.column_offset > 0 ? 1 : 0, 1 + source.column_offset};
   return {source.name, mark.line + 1, mark.column + 1 + source.column_offset};
@@ -114,6 +129,28 @@ std::vector<Node> Node::elements() const {
 const std::filesystem::path& Node::base_dir() const {
   static const std::filesystem::path kNone;
   return layers_.empty() ? kNone : layers_.front().source->dir;
+}
+
+Node Node::find(std::string_view path) const {
+  Node at = *this;
+  size_t start = 0;
+  while (start < path.size() && at.defined()) {
+    const size_t end = std::min(path.find_first_of(".[", start), path.size());
+    if (end > start) at = child_of(at, path.substr(start, end - start));
+    start = end;
+    if (start < path.size() && path[start] == '[') {
+      const size_t close = std::min(path.find(']', start), path.size());
+      size_t index = 0;
+      std::from_chars(path.data() + start + 1, path.data() + close, index);
+      const std::vector<Node> elements = at.elements();
+      at = index < elements.size()
+               ? elements[index]
+               : Node({}, fmt::format("{}[{}]", at.path(), index), at.diagnostics(), at.location());
+      start = close + 1;
+    }
+    if (start < path.size() && path[start] == '.') ++start;
+  }
+  return at;
 }
 
 void Node::error(std::string message) const { diagnostics_->error(location(), path_, std::move(message)); }
@@ -252,17 +289,7 @@ bool MapReader::has(std::string_view key) { return child(key).defined(); }
 
 Node MapReader::child(std::string_view key) {
   known_.emplace(key);
-  std::vector<Layer> found;
-  for (const Layer& layer : node_.layers()) {
-    if (!layer.node.IsMap()) continue;
-    const YAML::Node value = find_key(layer.node, key);
-    if (!value.IsDefined()) continue;
-    // The first (highest-priority) value wins; lower layers only merge into it when both are maps.
-    if (!found.empty() && !(found.front().node.IsMap() && value.IsMap())) continue;
-    found.push_back({value, layer.source});
-    if (!value.IsMap()) break;
-  }
-  return Node(std::move(found), node_.child_path(key), node_.diagnostics(), node_.location());
+  return child_of(node_, key);
 }
 
 bool MapReader::read_count(std::string_view key, int64_t& out, IntRange range) {

@@ -60,6 +60,10 @@ class Node {
   std::vector<Node> elements() const;
   // The directory relative paths resolve against.
   const std::filesystem::path& base_dir() const;
+  // The node at `path` below this one: keys separated by dots, list elements by [index]
+  // ("stragglers.slow_gpus[0].ranks[1]"). Reading it records nothing (no key becomes known); where the
+  // path leaves the input, the node is undefined and located at the deepest node the input has.
+  Node find(std::string_view path) const;
 
   // Records an error located at this node.
   void error(std::string message) const;

@@ -98,6 +98,10 @@ struct Training {
   double memory_headroom = 0.05;
 };
 
+// FPDT computes the loss in pieces of chunk_tokens / sp / kFpdtLossPieces tokens per GPU (DeepSpeed's
+// FPDT_LogitsLoss, seed-papers.md A2).
+inline constexpr int64_t kFpdtLossPieces = 32;
+
 struct Fpdt {
   int64_t chunk_tokens = 65536;  // global chunk length after the all-to-all (DeepSpeed's chunk_size)
   bool offload = true;           // K/V and activations to pinned host memory
@@ -269,9 +273,6 @@ struct Scenario {
   // Whether ZeRO-3's weight shards are the fp32 master weights rather than a training-dtype copy beside
   // them: FSDP2 (torchtitan) in mixed precision.
   bool master_weight_shards() const;
-  // Why the framework cannot run this ZeRO stage with this pipeline, or empty: DeepSpeed's pipeline
-  // engine refuses ZeRO-2/3, torchtitan shards only with FSDP (ZeRO-3).
-  std::string zero_plan_error() const;
   // Whether a plan whose fullest rank peaks at `peak_hbm_bytes` and whose busiest node holds
   // `peak_host_bytes_per_node` of host memory fits: within the usable HBM and the node's host memory.
   bool memory_fits(double peak_hbm_bytes, double peak_host_bytes_per_node) const;

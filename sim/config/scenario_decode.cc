@@ -10,6 +10,7 @@
 
 #include "sim/config/decode.h"
 #include "sim/config/limits.h"
+#include "sim/config/plan_rules.h"
 #include "sim/config/presets.h"
 
 namespace trainsim::config {
@@ -31,11 +32,18 @@ int64_t Scenario::fpdt_chunks() const {
 namespace internal {
 namespace {
 
-// Positions of the keys the cross-field checks point at.
+// Which sections decoded cleanly, for the plan rules (plan_rules.h), and where parallelism is.
 struct Anchors {
-  Location model, training, parallelism, cluster, gpus;
+  Location parallelism;
   bool model_ok = false, training_ok = false, parallelism_ok = false, cluster_ok = false;
+  bool stragglers_ok = true;
   bool dp_given = false;
+
+  unsigned decoded() const {
+    return (model_ok ? kModelSection : 0u) | (training_ok ? kTrainingSection : 0u) |
+           (parallelism_ok ? kParallelismSection : 0u) | (cluster_ok ? kClusterGpus | kClusterFiles : 0u) |
+           (stragglers_ok ? kStragglersSection : 0u);
+  }
 };
 
 // A model dimension (layers, hidden, heads, ...) and a parallel degree: bounded so that the
@@ -285,263 +293,6 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   m.finish();
 }
 
-// Expert parallelism against the model and the rest of the plan.
-template <class Report>
-void check_experts(const Model& m, const Parallelism& p, bool dp_known, const Report& plan_error) {
-  if (!m.moe.enabled()) {
-    if (p.ep > 1 || p.expert_tp > 0) {
-      plan_error(
-          fmt::format("{} spreads experts, but the model has none; add a model.moe section or "
-                      "remove it",
-                      p.ep > 1 ? fmt::format("ep {}", p.ep) : fmt::format("expert_tp {}", p.expert_tp)));
-    }
-    return;
-  }
-  const int64_t etp = p.expert_tp_degree();
-  const int64_t fold = p.tp / etp;  // tensor-parallel ranks folded into the expert groups
-  if (p.tp % etp != 0) {
-    plan_error(
-        fmt::format("expert_tp {} must divide tp {}; choose it among the divisors of {}", etp, p.tp, p.tp));
-  } else if (fold % p.ep != 0 && p.ep % fold != 0) {
-    plan_error(
-        fmt::format("ep {} must divide tp / expert_tp = {} or be a multiple of it (expert groups "
-                    "take the folded tensor-parallel ranks first, then data-parallel ones)",
-                    p.ep, fold));
-  } else if (dp_known && (fold * p.dp) % p.ep != 0) {
-    plan_error(fold == 1
-                   ? fmt::format("ep {} must divide dp {} (expert parallelism spreads the experts over "
-                                 "data-parallel ranks); choose ep among the divisors of {}",
-                                 p.ep, p.dp, p.dp)
-                   : fmt::format("ep {} must divide (tp / expert_tp) x dp = {} x {} (expert groups take "
-                                 "the folded tensor-parallel ranks, then data-parallel ones); choose "
-                                 "ep among the divisors of {}",
-                                 p.ep, fold, p.dp, fold * p.dp));
-  } else if (m.moe.experts % p.ep != 0) {
-    plan_error(fmt::format("ep {} must divide the {} experts of each MoE layer", p.ep, m.moe.experts));
-  } else if (m.moe.expert_ffn_hidden % etp != 0) {
-    plan_error(
-        fmt::format("expert_tp {} must divide moe.expert_ffn_hidden {}", etp, m.moe.expert_ffn_hidden));
-  }
-  if (p.tp > 1 && p.sequence_parallel != SequenceParallel::kMegatron &&
-      p.sequence_parallel != SequenceParallel::kRing) {
-    plan_error(
-        fmt::format("a mixture of experts with tp {} needs sequence_parallel: megatron (Megatron-LM "
-                    "requires it: the token dispatcher works on sequence-sharded tokens)",
-                    p.tp));
-  }
-  if (p.sequence_parallel == SequenceParallel::kFpdt) {
-    plan_error(
-        "a mixture of experts with sequence_parallel: fpdt is not modelled (FPDT chunks a dense "
-        "MLP); use ulysses or ring");
-  }
-  if (p.zero_stage == 3) {
-    plan_error(
-        "a mixture of experts with zero_stage 3 is not modelled; use zero_stage 0, 1 or 2 "
-        "(expert states are sharded over their expert-data-parallel group)");
-  }
-}
-
-// Cross-field rules of the parallel plan against the model, batch and cluster. Every message says
-// what to change.
-void check_plan(const Scenario& s, const Anchors& a, Diagnostics& d) {
-  const Model& m = s.model;
-  const Parallelism& p = s.parallelism;
-  const Training& t = s.training;
-  const auto plan_error = [&](std::string message) {
-    d.error(a.parallelism, "parallelism", std::move(message));
-  };
-
-  if (a.parallelism_ok && p.tp_comm_overlap && p.tp > 1 &&
-      p.sequence_parallel != SequenceParallel::kMegatron && p.sequence_parallel != SequenceParallel::kRing) {
-    plan_error(fmt::format(
-        "tp_comm_overlap with tp {} needs sequence_parallel: megatron (Transformer Engine overlaps the "
-        "all-gathers and reduce-scatters of sequence parallelism with the GEMMs, not all-reduces)",
-        p.tp));
-  }
-  if (a.model_ok && a.parallelism_ok) {
-    if (m.heads % p.tp != 0) {
-      plan_error(fmt::format("tp {} must divide the {} attention heads; choose tp among the divisors of {}",
-                             p.tp, m.heads, m.heads));
-    } else if (m.kv_heads % p.tp != 0) {
-      plan_error(
-          fmt::format("tp {} must divide the {} key/value heads (Megatron splits K/V heads across "
-                      "tensor-parallel ranks); use tp <= {}",
-                      p.tp, m.kv_heads, m.kv_heads));
-    }
-    const bool stage_layers = p.first_stage_layers > 0 || p.last_stage_layers > 0;
-    if (stage_layers) {
-      // The stages between the first and the last share the remaining layers evenly.
-      const int64_t middle_stages =
-          p.pp - (p.first_stage_layers > 0 ? 1 : 0) - (p.last_stage_layers > 0 ? 1 : 0);
-      const int64_t middle_layers = m.layers - p.first_stage_layers - p.last_stage_layers;
-      if (p.pp == 1 || p.vpp > 1 || p.uneven_stages) {
-        plan_error(
-            "first_stage_layers and last_stage_layers set the layers of the first and last of pp > 1 stages "
-            "without virtual stages (vpp 1) and without uneven_stages; remove them or change the plan");
-      } else if (middle_stages == 0 ? middle_layers != 0
-                                    : middle_layers < middle_stages || middle_layers % middle_stages != 0) {
-        std::vector<std::string> given;
-        if (p.first_stage_layers > 0)
-          given.push_back(fmt::format("first_stage_layers {}", p.first_stage_layers));
-        if (p.last_stage_layers > 0)
-          given.push_back(fmt::format("last_stage_layers {}", p.last_stage_layers));
-        plan_error(fmt::format(
-            "{} layers less {} leave {} for the other {} stages, which must share them evenly (at least one "
-            "each); change {}",
-            m.layers, fmt::join(given, " and "), middle_layers, middle_stages, fmt::join(given, " or ")));
-      }
-    } else if (m.layers < p.pp * p.vpp) {
-      plan_error(fmt::format("pp·vpp = {}·{} = {} model chunks but only {} layers; lower pp or vpp", p.pp,
-                             p.vpp, p.pp * p.vpp, m.layers));
-    } else if (m.layers % (p.pp * p.vpp) != 0 && !p.uneven_stages) {
-      plan_error(
-          fmt::format("pp·vpp = {}·{} = {} must divide the {} layers; change pp or vpp, or set "
-                      "uneven_stages: true to give some stages one layer less",
-                      p.pp, p.vpp, p.pp * p.vpp, m.layers));
-    }
-    if ((p.sequence_parallel == SequenceParallel::kRing || p.sequence_parallel == SequenceParallel::kFpdt) &&
-        s.attention_kernel() == AttentionKernel::kUnfused) {
-      plan_error(fmt::format(
-          "sequence_parallel: {} needs a fused attention kernel (FPDT calls flash-attn's forward and "
-          "backward per chunk; ring attention merges the per-block outputs by their log-sum-exp, which "
-          "only a fused kernel returns), but model.attention is unfused{}; set model.attention: fused",
-          to_string(p.sequence_parallel),
-          m.attention == AttentionKernel::kAuto
-              ? fmt::format(" (auto: a model with learned positions under framework {})",
-                            to_string(s.framework))
-              : ""));
-    }
-    const bool sp_kind = p.sequence_parallel == SequenceParallel::kUlysses ||
-                         p.sequence_parallel == SequenceParallel::kRing ||
-                         p.sequence_parallel == SequenceParallel::kFpdt;
-    if (!sp_kind && p.sp != 1) {
-      plan_error(
-          fmt::format("sp {} needs sequence_parallel ulysses, ring or fpdt (megatron sequence "
-                      "parallelism reuses the tp group); set sp: 1 or choose one of those",
-                      p.sp));
-    }
-    if (p.sequence_parallel == SequenceParallel::kMegatron && m.seq_len % p.tp != 0) {
-      plan_error(
-          fmt::format("megatron sequence parallelism splits the {} tokens over tp {}; seq_len must be a "
-                      "multiple of tp",
-                      m.seq_len, p.tp));
-    }
-    if (sp_kind && m.seq_len % p.sp != 0) {
-      plan_error(fmt::format("seq_len {} must be a multiple of sp {}", m.seq_len, p.sp));
-    }
-    if ((p.sequence_parallel == SequenceParallel::kUlysses ||
-         p.sequence_parallel == SequenceParallel::kFpdt) &&
-        m.heads % p.tp == 0) {
-      const int64_t local_heads = m.heads / p.tp;
-      const int64_t local_kv = std::max<int64_t>(1, m.kv_heads / p.tp);
-      if (local_heads % p.sp != 0) {
-        plan_error(
-            fmt::format("the all-to-all scatters the {} heads per tp rank over sp {}; sp must divide {}",
-                        local_heads, p.sp, local_heads));
-      } else if (local_kv % p.sp != 0 && p.sp % local_kv != 0) {
-        plan_error(
-            fmt::format("sp {} must divide the {} K/V heads per tp rank, or be a multiple of it (K/V "
-                        "heads are then replicated)",
-                        p.sp, local_kv));
-      }
-    }
-    if (p.sequence_parallel == SequenceParallel::kFpdt) {
-      const int64_t c = p.fpdt.chunk_tokens;
-      if (c > m.seq_len || m.seq_len % c != 0) {
-        plan_error(
-            fmt::format("fpdt.chunk_tokens {} must divide seq_len {} (u = seq_len / chunk_tokens chunks)",
-                        format_count(c), format_count(m.seq_len)));
-      } else if (c % p.sp != 0) {
-        plan_error(
-            fmt::format("fpdt.chunk_tokens {} must be a multiple of sp {} (each GPU holds chunk/sp "
-                        "tokens of every chunk)",
-                        format_count(c), p.sp));
-      }
-      const int64_t chunks = m.seq_len / c;
-      if (chunks > kMaxFpdtChunks) {
-        plan_error(fmt::format(
-            "fpdt.chunk_tokens {} cuts seq_len {} into {} chunks, above the limit of {}: every layer plays "
-            "u(u+1)/2 = {} causal attention blocks, so the graphs grow with the square of the chunk count "
-            "and would exhaust memory; use chunk_tokens of at least {}",
-            format_count(c), format_count(m.seq_len), chunks, kMaxFpdtChunks, chunks * (chunks + 1) / 2,
-            format_count((m.seq_len + kMaxFpdtChunks - 1) / kMaxFpdtChunks)));
-      }
-    }
-    if (p.schedule == Schedule::kInterleaved && p.vpp == 1) {
-      plan_error("schedule interleaved needs vpp > 1 model chunks per stage; set vpp or use 1f1b");
-    } else if (!chunked_schedule(p.schedule) && p.vpp > 1) {
-      plan_error(fmt::format(
-          "vpp {} only makes sense with schedule: interleaved, zero-bubble, zb-v or dualpipev", p.vpp));
-    } else if (v_shaped_schedule(p.schedule) && p.vpp != 2) {
-      plan_error(fmt::format("schedule {} places 2 model chunks per stage in a V; set vpp: 2 (got {})",
-                             to_string(p.schedule), p.vpp));
-    }
-    if (const std::string zero = s.zero_plan_error(); !zero.empty()) plan_error(zero);
-    if (p.schedule != Schedule::kGpipe && p.schedule != Schedule::kOneFOneB && p.pp == 1) {
-      plan_error(fmt::format("schedule {} needs pp > 1", to_string(p.schedule)));
-    }
-    check_experts(m, p, a.cluster_ok || a.dp_given, plan_error);
-    if (m.mla.enabled() && p.sequence_parallel == SequenceParallel::kFpdt) {
-      plan_error(
-          "multi-head latent attention with sequence_parallel: fpdt is not modelled (the FPDT chunk "
-          "loop projects standard Q/K/V); use ulysses or ring");
-    }
-    if (split_backward_schedule(p.schedule) && p.sequence_parallel == SequenceParallel::kFpdt) {
-      plan_error(
-          fmt::format("schedule {} splits each backward into input- and weight-gradient passes, which the "
-                      "FPDT chunk loop does not; use 1f1b or interleaved with sequence_parallel: fpdt",
-                      to_string(p.schedule)));
-    }
-  }
-  if (a.parallelism_ok && a.cluster_ok) {
-    const int64_t model_parallel = p.tp * p.pp * p.sp;  // at most kMaxGpus^3 = 2^60
-    int64_t world = 0;
-    if (__builtin_mul_overflow(model_parallel, p.dp, &world)) world = std::numeric_limits<int64_t>::max();
-    if (!a.dp_given) {
-      // dp was derived by the caller; nothing to check beyond divisibility, reported there.
-    } else if (world != s.cluster.gpus) {
-      d.error(a.parallelism, "parallelism",
-              fmt::format("tp·pp·dp·sp = {}·{}·{}·{} = {} GPUs but cluster.gpus is {}; change dp to {} or "
-                          "cluster.gpus to {}",
-                          p.tp, p.pp, p.dp, p.sp, world, s.cluster.gpus,
-                          s.cluster.gpus % model_parallel == 0
-                              ? fmt::format("{}", s.cluster.gpus / model_parallel)
-                              : std::string("a value that fits"),
-                          world));
-    }
-  }
-  if (a.training_ok && a.parallelism_ok && a.cluster_ok) {
-    const int64_t per_step = t.micro_batch * p.dp;
-    if (t.global_batch % per_step != 0) {
-      d.error(a.training, "training",
-              fmt::format("global_batch {} must be a multiple of micro_batch·dp = {}·{} = {}", t.global_batch,
-                          t.micro_batch, p.dp, per_step));
-    } else if (micro_batches_multiple_of_pp(p.schedule, p.vpp) && (t.global_batch / per_step) % p.pp != 0) {
-      d.error(a.training, "training",
-              fmt::format("the {} schedule with vpp {} needs the {} micro-batches per replica to be a "
-                          "multiple of pp {} (Megatron's rule); change global_batch or micro_batch",
-                          to_string(p.schedule), p.vpp, t.global_batch / per_step, p.pp));
-    } else if (p.schedule == Schedule::kDualPipeV && t.global_batch / per_step < 2 * p.pp) {
-      d.error(
-          a.training, "training",
-          fmt::format("the dualpipev schedule needs at least 2·pp = {} micro-batches per replica (DeepSeek's "
-                      "rule), got {}; raise global_batch or lower micro_batch",
-                      2 * p.pp, t.global_batch / per_step));
-    }
-  }
-  if (a.training_ok && a.cluster_ok) {
-    // fp8 training runs attention and the LM head in bf16 (storage_dtype).
-    for (const Dtype needed : {t.dtype, storage_dtype(t.dtype)}) {
-      if (s.cluster.hardware.peak_flops_per_s(needed)) continue;
-      d.error(a.training, "training.dtype",
-              fmt::format("the hardware profile {} has no peak FLOP rate for {}; choose another dtype or add "
-                          "gpu.peak_flops.{} to the profile",
-                          s.cluster.hardware.name, to_string(needed), to_string(needed)));
-      break;
-    }
-  }
-}
-
 }  // namespace
 
 void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load_topology,
@@ -555,9 +306,8 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
   r.read("description", out.description);
   r.read("framework", out.framework);
 
-  const auto section = [&](std::string_view key, Location& where, bool& ok, const auto& decode) {
+  const auto section = [&](std::string_view key, bool& ok, const auto& decode) {
     const Node node = r.child(key);
-    where = node.location();
     if (!node.defined()) {
       r.missing(key);
       return;
@@ -567,8 +317,8 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
     decode(m);
     ok = d.count() == before;
   };
-  section("model", a.model, a.model_ok, [&](MapReader& m) { decode_model(m, out.model); });
-  section("training", a.training, a.training_ok, [&](MapReader& m) { decode_training(m, out.training); });
+  section("model", a.model_ok, [&](MapReader& m) { decode_model(m, out.model); });
+  section("training", a.training_ok, [&](MapReader& m) { decode_training(m, out.training); });
   const Node parallelism = r.child("parallelism");
   a.parallelism = parallelism.location();
   {
@@ -577,7 +327,7 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
     decode_parallelism(m, out.parallelism, a);
     a.parallelism_ok = d.count() == before;
   }
-  section("cluster", a.cluster, a.cluster_ok, [&](MapReader& m) {
+  section("cluster", a.cluster_ok, [&](MapReader& m) {
     const Node topology = m.child("topology");
     const Node hardware = m.child("hardware");
     const Node topology_set = m.child("topology_set");  // what-ifs over the files (what_if.h)
@@ -617,30 +367,23 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
       f.finish();
     }
     const Node gpus = m.child("gpus");
-    a.gpus = gpus.location();
     if (gpus.defined()) {
       if (decode(gpus, out.cluster.gpus, kPositive) && out.cluster.gpus > kMaxGpus) {
         gpus.error(fmt::format(
             "{} GPUs is above the limit of {}: the platform holds every GPU, NIC, switch and link, and "
             "larger clusters would exhaust the host's memory; simulate a smaller cluster",
             out.cluster.gpus, kMaxGpus));
-        loaded = false;
       }
     } else if (loaded) {
       out.cluster.gpus = out.cluster.topology.total_gpus();
     }
     m.finish();
-    if (loaded && out.cluster.gpus > out.cluster.topology.total_gpus()) {
-      gpus.error(
-          fmt::format("{} GPUs requested but topology {} has {} ({} nodes of {}); use a larger topology "
-                      "or fewer GPUs",
-                      out.cluster.gpus, out.cluster.topology.name, out.cluster.topology.total_gpus(),
-                      out.cluster.topology.fabric.nodes, out.cluster.topology.node.gpus));
-    }
   });
   if (const Node stragglers = r.child("stragglers"); stragglers.defined()) {
+    const size_t before = d.count();
     MapReader m(stragglers);
     decode_stragglers(m, out.stragglers, a.cluster_ok ? &out.cluster : nullptr);
+    a.stragglers_ok = d.count() == before;
   }
   if (const Node campaign = r.child("campaign"); campaign.defined()) {
     MapReader m(campaign);
@@ -662,7 +405,9 @@ void decode_scenario(const Node& root, Scenario& out, const TopologyLoader& load
       p.dp = out.cluster.gpus / model_parallel;
     }
   }
-  check_plan(out, a, d);
+  for (const PlanViolation& broken : plan_violations(out, a.decoded())) {
+    d.error(root.find(broken.key).location(), broken.key, broken.message);
+  }
   out.model.attention = out.attention_kernel();
 }
 

@@ -11,11 +11,11 @@ namespace {
 // The largest spread accepted: truncated at 3 standard deviations, speeds stay above 0.4.
 constexpr double kMaxSpreadStddev = 0.2;
 
-// The GPUs and nodes that entries may name; all 0 when the cluster did not load (no range checks).
+// What entries are checked against: the GPUs (to expand nodes into ranks) and the NICs; all 0 when the
+// cluster did not load (no checks).
 struct ClusterShape {
   int64_t gpus = 0;
   int64_t gpus_per_node = 0;
-  int64_t nodes = 0;
   const Nics* nics = nullptr;
   std::string topology;
 
@@ -23,7 +23,6 @@ struct ClusterShape {
     if (cluster == nullptr || cluster->topology.node.gpus <= 0) return;
     gpus = cluster->gpus;
     gpus_per_node = cluster->topology.node.gpus;
-    nodes = (gpus + gpus_per_node - 1) / gpus_per_node;
     nics = &cluster->topology.node.nics;
     topology = cluster->topology.name;
   }
@@ -32,11 +31,11 @@ struct ClusterShape {
 // Which entry named each rank (or node) first, to refuse a second naming.
 using Namings = std::map<int64_t, std::string>;
 
-// Decodes the list at `key` of `entry` into `out`: integers in [0, count), each a `what` ("rank",
-// "node") of the cluster, which has `count` of them (`count_source` says why); no range check when
-// `count` is 0.
-void decode_indices(MapReader& entry, std::string_view key, std::string_view what, int64_t count,
-                    std::string_view count_source, std::vector<int64_t>& out) {
+// Decodes the list at `key` of `entry` into `out`: non-negative integers, each a `what` ("rank",
+// "node") of the cluster (the plan rule stragglers-in-cluster holds them to the cluster's size, which a
+// search or sweep may change).
+void decode_indices(MapReader& entry, std::string_view key, std::string_view what,
+                    std::vector<int64_t>& out) {
   const Node list = entry.child(key);
   if (!list.defined()) return;
   if (!list.is_sequence()) {
@@ -45,19 +44,8 @@ void decode_indices(MapReader& entry, std::string_view key, std::string_view wha
   }
   for (const Node& element : list.elements()) {
     int64_t index = 0;
-    if (!decode(element, index, kNonNegative)) continue;
-    if (count > 0 && index >= count) {
-      element.error(fmt::format("{} {} is not in this cluster ({}: {}s 0 to {})", what, index, count_source,
-                                what, count - 1));
-      continue;
-    }
-    out.push_back(index);
+    if (decode(element, index, kNonNegative)) out.push_back(index);
   }
-}
-
-void decode_nodes(MapReader& entry, const ClusterShape& shape, std::vector<int64_t>& out) {
-  decode_indices(entry, "nodes", "node", shape.nodes,
-                 fmt::format("{} GPUs of {} per node", shape.gpus, shape.gpus_per_node), out);
 }
 
 // Records that the entry at `where` names `ids` (ranks or nodes, `what`); an error saying `fix` for
@@ -93,8 +81,8 @@ void decode_slow_gpus(const Node& list, const ClusterShape& shape, std::vector<S
   Namings named;
   for_each_entry(list, "{ranks: [5], speed: 0.8}", [&](MapReader& m, const Node& element, const auto& clean) {
     SlowGpus entry;
-    decode_indices(m, "ranks", "rank", shape.gpus, fmt::format("cluster.gpus {}", shape.gpus), entry.ranks);
-    decode_nodes(m, shape, entry.nodes);
+    decode_indices(m, "ranks", "rank", entry.ranks);
+    decode_indices(m, "nodes", "node", entry.nodes);
     if (m.require("speed", entry.speed) && !(entry.speed > 0 && entry.speed <= 1)) {
       m.child("speed").error(
           fmt::format("must be above 0 and at most 1, got {}: the fraction of the profile's kernel rates the "
@@ -123,7 +111,7 @@ void decode_slow_nics(const Node& list, const ClusterShape& shape, std::vector<S
   for_each_entry(
       list, "{nodes: [3], bandwidth: 100Gbps}", [&](MapReader& m, const Node& element, const auto& clean) {
         SlowNics entry;
-        decode_nodes(m, shape, entry.nodes);
+        decode_indices(m, "nodes", "node", entry.nodes);
         if (entry.nodes.empty() && clean()) element.error("names no node: give a list of nodes");
         const Node bandwidth = m.child("bandwidth");
         if (!bandwidth.defined()) {

@@ -49,6 +49,13 @@ enum class Optimizer { kAdam, kAdamW, kSgd };
 // decides which plans compose (ZeRO-3 under pipeline parallelism). generic: the simulator's own
 // defaults, tied to no framework.
 enum class Framework { kGeneric, kMegatronLm, kMegatronDeepSpeed, kDeepSpeed, kTorchtitan, kNemo };
+// The Megatron-LM family (NeMo runs Megatron-Core) and the DeepSpeed family.
+constexpr bool megatron_framework(Framework f) {
+  return f == Framework::kMegatronLm || f == Framework::kNemo;
+}
+constexpr bool deepspeed_framework(Framework f) {
+  return f == Framework::kDeepSpeed || f == Framework::kMegatronDeepSpeed;
+}
 enum class IntraNodeKind { kNvSwitch, kNvLinkMesh, kPcie };
 enum class FabricKind { kSingleNode, kFatTree, kRailOptimized, kDragonfly, kTorus };
 // How a tree fabric spreads traffic over the parallel cables between two switch levels: adaptive

@@ -8,7 +8,6 @@
 #include "sim/estimate/iteration_time.h"
 #include "sim/search/candidate.h"
 #include "sim/search/plan_space.h"
-#include "sim/workload/errors.h"
 
 namespace trainsim::search {
 namespace {
@@ -75,12 +74,7 @@ std::vector<PlanChoice> neighbours(const PlanChoice& c) {
 std::vector<PlanChange> advise(const config::Scenario& scenario, double simulated_s, size_t top) {
   // The run reported its own warnings; the neighbours' (extrapolated shapes...) are not the user's.
   WarningLog ignored;
-  double own_s = 0;
-  try {
-    own_s = estimate::estimate_iteration_time(scenario, &ignored).iteration_s;
-  } catch (const workload::PlanError&) {
-    return {};
-  }
+  const double own_s = estimate::estimate_iteration_time(scenario, &ignored).iteration_s;
   if (own_s <= 0) return {};
   const double scale = simulated_s / own_s;
   const CandidateBuilder builder(scenario);
@@ -89,15 +83,11 @@ std::vector<PlanChange> advise(const config::Scenario& scenario, double simulate
   for (const PlanChoice& choice : neighbours(PlanChoice::of(scenario))) {
     const CandidateCheck check = builder.check(choice, gpus);
     if (!check.scenario) continue;
-    try {
-      const estimate::IterationTimeEstimate e = estimate::estimate_iteration_time(*check.scenario, &ignored);
-      const double predicted_s = e.iteration_s * scale;
-      if (!e.fits || predicted_s >= 0.99 * simulated_s) continue;
-      out.push_back({fmt::format("--set {}", fmt::join(choice.overrides_from(scenario, gpus), " --set ")),
-                     e.iteration_s, predicted_s, predicted_s / simulated_s - 1, e.peak_hbm_bytes});
-    } catch (const workload::PlanError&) {
-      continue;  // a rule of the workload the decoder does not check
-    }
+    const estimate::IterationTimeEstimate e = estimate::estimate_iteration_time(*check.scenario, &ignored);
+    const double predicted_s = e.iteration_s * scale;
+    if (!e.fits || predicted_s >= 0.99 * simulated_s) continue;
+    out.push_back({fmt::format("--set {}", fmt::join(choice.overrides_from(scenario, gpus), " --set ")),
+                   e.iteration_s, predicted_s, predicted_s / simulated_s - 1, e.peak_hbm_bytes});
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const PlanChange& x, const PlanChange& y) { return x.predicted_s < y.predicted_s; });

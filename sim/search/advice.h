@@ -25,8 +25,8 @@ struct PlanChange {
 };
 
 // At most `top` changes whose plans fit in memory and are predicted faster than `simulated_s` by more
-// than 1 %, fastest first, one of each set the estimate cannot tell apart. Empty when the scenario's own
-// plan cannot be estimated.
+// than 1 %, fastest first, one of each set the estimate cannot tell apart. `scenario` obeys the plan
+// rules (it ran).
 std::vector<PlanChange> advise(const config::Scenario& scenario, double simulated_s, size_t top);
 
 nlohmann::json to_json(const std::vector<PlanChange>& changes);

@@ -1,19 +1,9 @@
 #include "sim/search/candidate.h"
 
-#include <memory>
-#include <regex>
-
-#include <yaml-cpp/yaml.h>
-
-#include "sim/config/decode.h"
 #include "sim/config/emit.h"
+#include "sim/config/plan_rules.h"
 
 namespace trainsim::search {
-
-std::string rule_of(const std::string& message) {
-  static const std::regex kNumber("[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi)?");
-  return std::regex_replace(message.substr(0, message.find(';')), kNumber, "N");
-}
 
 CandidateBuilder::CandidateBuilder(const config::Scenario& base) : base_(base) {}
 
@@ -38,38 +28,18 @@ std::string CandidateBuilder::yaml(const PlanChoice& choice, int64_t gpus) const
   return config::to_yaml(s, config::Defaults::kAsGiven);
 }
 
+config::Scenario CandidateBuilder::scenario(const PlanChoice& choice, int64_t gpus) const {
+  config::Scenario s = base_;
+  choice.apply(gpus, s);
+  return s;
+}
+
 CandidateCheck CandidateBuilder::check(const PlanChoice& choice, int64_t gpus) const {
-  const auto source = std::make_shared<const config::Source>(
-      config::Source{"search candidate " + choice.describe(), base_.path.parent_path(), 0});
-  config::Diagnostics diagnostics;
-  const config::Node root({{YAML::Load(yaml(choice, gpus)), source}}, "", &diagnostics,
-                          config::Location{source->name, 1, 1});
-  CandidateCheck out;
-  config::Scenario s;
-  config::internal::decode_scenario(
-      root, s,
-      [this](const config::Node&, const config::Node&, const std::filesystem::path&,
-             config::Topology& topology) {
-        topology = base_.cluster.topology;
-        return true;
-      },
-      [this](const config::Node&, const config::Node&, const std::filesystem::path&,
-             config::HardwareProfile& hardware) {
-        hardware = base_.cluster.hardware;
-        return true;
-      });
-  try {
-    diagnostics.throw_if_any();
-  } catch (const config::ConfigError& e) {
-    const config::Diagnostic& first = e.diagnostics().front();
-    const std::string message = first.path.empty() ? first.message : first.path + ": " + first.message;
-    out.rejection = {rule_of(message), message};
-    return out;
+  config::Scenario s = scenario(choice, gpus);
+  if (std::optional<config::PlanViolation> broken = config::first_plan_violation(s)) {
+    return {std::nullopt, {std::string(broken->rule), broken->key + ": " + broken->message}};
   }
-  s.path = base_.path;
-  s.content_hash = base_.content_hash;
-  out.scenario = std::move(s);
-  return out;
+  return {std::move(s), {}};
 }
 
 }  // namespace trainsim::search

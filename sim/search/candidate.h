@@ -1,10 +1,7 @@
-// Turning a point of the plan space into a scenario, checked by the scenario decoder itself: the
-// candidate is the base scenario with the plan's keys set, written out as its resolved YAML
-// (config/emit.h) and decoded again by the entry point the loader uses (config/decode.h), so every
-// cross-field rule `trainsim run` applies is applied here and none is repeated. The base scenario's
-// topology and hardware profile are handed to the decoder as already loaded, so checking a plan
-// costs a decode of one small document, not three file reads. Rules of the workload
-// (workload::PlanError) are met later, when the plan's memory bound is computed.
+// Turning a point of the plan space into a scenario: the base scenario with the plan's keys set,
+// checked by the plan rules (config/plan_rules.h), the same rules the scenario decoder applies to
+// `trainsim run`'s files and the workload to every plan. The base scenario's topology and hardware
+// profile go with every candidate.
 #ifndef TRAINSIM_SIM_SEARCH_CANDIDATE_H_
 #define TRAINSIM_SIM_SEARCH_CANDIDATE_H_
 
@@ -16,8 +13,8 @@
 
 namespace trainsim::search {
 
-// Why a plan is invalid: `rule` groups plans rejected for the same reason (the decoder's message
-// without its numbers and hints), `message` is one occurrence in full ("key: message").
+// Why a plan is invalid: the id of the plan rule it breaks (plans are grouped by it) and the rule's
+// message for it in full ("key: message").
 struct Rejection {
   std::string rule;
   std::string message;
@@ -29,16 +26,14 @@ struct CandidateCheck {
   Rejection rejection;  // when `scenario` is empty
 };
 
-// `message` with every number (and count suffix such as Ki) replaced by N and everything from the
-// first ';' (the hint) dropped: "tp N must divide the N attention heads".
-std::string rule_of(const std::string& message);
-
 class CandidateBuilder {
  public:
   // `base` is a loaded (valid) scenario; its model, training and cluster files are kept.
   explicit CandidateBuilder(const config::Scenario& base);
 
-  // The scenario of `choice` on `gpus` GPUs, checked by the scenario decoder.
+  // The scenario of `choice` on `gpus` GPUs, unchecked.
+  config::Scenario scenario(const PlanChoice& choice, int64_t gpus) const;
+  // The scenario of `choice` on `gpus` GPUs, checked by the plan rules.
   CandidateCheck check(const PlanChoice& choice, int64_t gpus) const;
 
   // The resolved YAML of `choice` on `gpus` GPUs: a scenario file that, saved next to the base

@@ -1,7 +1,7 @@
 // The space `trainsim search` explores: every parallel plan of a scenario's model on N GPUs, as the
 // values of the scenario keys a plan consists of. Enumeration only proposes values from each key's
-// natural domain; whether a plan is valid is decided by the scenario decoder (candidate.h), never
-// here.
+// natural domain; whether a plan is valid is decided by the plan rules (config/plan_rules.h, through
+// candidate.h), never here.
 //
 // Domains, for N GPUs, L layers, sequence length S and global batch B:
 //   tp, pp, sp        every ordered factorisation tp·pp·sp·dp = N (dp derived)
@@ -13,7 +13,7 @@
 //                     every vpp > 1 dividing floor(L / pp), and with vpp 2 zb-v and dualpipev (the
 //                     zero-bubble family not with FPDT)
 //   micro_batch       every divisor of the replica's batch B / dp; when dp does not divide B, only 1
-//                     (so the decoder names the rule that rejects the layout)
+//                     (so the plan rules name the one that rejects the layout)
 //   ep                1; for an MoE model also every divisor of dp that divides the experts
 //   expert_tp         tp; for an MoE model with tp > 1 also 1 (MoE parallel folding), with every ep
 //                     that divides tp x dp and the experts and divides tp or is a multiple of it

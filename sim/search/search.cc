@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -14,11 +15,11 @@
 #include "sim/common/isolated.h"
 #include "sim/config/diagnostics.h"
 #include "sim/config/loader.h"
+#include "sim/config/plan_rules.h"
 #include "sim/engine/scenario_run.h"
 #include "sim/estimate/iteration_time.h"
 #include "sim/report/run_report.h"
 #include "sim/search/candidate.h"
-#include "sim/workload/errors.h"
 #include "sim/workload/pipeline_schedule.h"
 #include "sim/workload/plan.h"
 #include "sim/workload/shapes.h"
@@ -76,45 +77,45 @@ bool selective_is_no_recompute(const config::Scenario& s) {
   return workload::derive_shapes(s, workload::make_plan(s)).fused_attention;
 }
 
-// Screens layouts [begin, end) in the calling process; returns what Screening::merge reads.
+// Screens layouts [begin, end) in the calling process; returns what Screening::merge reads. Each plan is
+// checked with its own ZeRO stage and recompute mode (rules such as ZeRO-2/3 under a pipeline reject some
+// variants of a layout and not others); the rejections of the chunk are counted per rule, with the first.
 json screen_chunk(const CandidateBuilder& builder, const PlanSpace& space, size_t begin, size_t end) {
   const double capacity = builder.base().usable_hbm_bytes();
-  json invalid = json::array();
+  std::map<std::string_view, json> invalid_by_rule;  // [first index, plans, rule, message]
   json survivors = json::array();
   int64_t over_memory = 0;
   int64_t duplicates = 0;
   for (size_t layout = begin; layout < end; ++layout) {
-    const size_t first = layout * space.variants();
-    const CandidateCheck check = builder.check(space.layouts[layout], space.gpus);
-    if (!check.scenario) {
-      invalid.push_back({first, space.variants(), check.rejection.rule, check.rejection.message});
-      continue;
-    }
+    const config::Scenario layout_scenario = builder.scenario(space.layouts[layout], space.gpus);
     for (size_t variant = 0; variant < space.variants(); ++variant) {
-      const size_t index = first + variant;
+      const size_t index = layout * space.variants() + variant;
       const PlanChoice plan = space.at(index);
-      config::Scenario s = *check.scenario;
+      config::Scenario s = layout_scenario;
       s.parallelism.zero_stage = plan.zero_stage;
       s.parallelism.recompute = plan.recompute;
-      try {
-        if (plan.recompute == config::Recompute::kSelective && selective_is_no_recompute(s)) {
-          ++duplicates;
-          continue;
-        }
-        const double bound = analytic::memory_lower_bound(s).total();
-        if (bound > capacity) {
-          ++over_memory;
-          continue;
-        }
-        WarningLog warnings;
-        const estimate::IterationTimeEstimate estimate = estimate::estimate_iteration_time(s, &warnings);
-        survivors.push_back({index, bound, estimate.iteration_s});
-      } catch (const workload::PlanError& e) {
-        const std::string message = e.what();  // "setting: message"
-        invalid.push_back({index, 1, rule_of(message), message});
+      if (const std::optional<config::PlanViolation> broken = config::first_plan_violation(s)) {
+        json& row = invalid_by_rule[broken->rule];
+        if (row.is_null()) row = {index, 0, broken->rule, broken->key + ": " + broken->message};
+        row[1] = row[1].get<int64_t>() + 1;
+        continue;
       }
+      if (plan.recompute == config::Recompute::kSelective && selective_is_no_recompute(s)) {
+        ++duplicates;
+        continue;
+      }
+      const double bound = analytic::memory_lower_bound(s).total();
+      if (bound > capacity) {
+        ++over_memory;
+        continue;
+      }
+      WarningLog warnings;
+      const estimate::IterationTimeEstimate estimate = estimate::estimate_iteration_time(s, &warnings);
+      survivors.push_back({index, bound, estimate.iteration_s});
     }
   }
+  json invalid = json::array();
+  for (auto& [rule, row] : invalid_by_rule) invalid.push_back(std::move(row));
   return {{"invalid", invalid},
           {"over_memory", over_memory},
           {"duplicates", duplicates},
@@ -186,19 +187,14 @@ std::vector<int64_t> step3_counts(const config::Scenario& s) {
 }
 
 // Simulates `plan` in the calling (child) process with `simulate_scenario` (its scenario -> JSON),
-// or returns {"invalid": rule, "message": ...} for a plan the scenario rules or the workload reject.
+// or returns {"invalid": rule, "message": ...} for a plan that breaks a plan rule.
 template <class Simulate>
 json simulate_in_child(const CandidateBuilder& builder, const PlanChoice& plan, int64_t gpus,
                        const Simulate& simulate_scenario) {
   spdlog::set_level(spdlog::level::err);  // the child's own log: keep the parent's progress readable
   const CandidateCheck check = builder.check(plan, gpus);
   if (!check.scenario) return {{"invalid", check.rejection.rule}, {"message", check.rejection.message}};
-  try {
-    return simulate_scenario(*check.scenario);
-  } catch (const workload::PlanError& e) {
-    const std::string message = e.what();  // "setting: message"
-    return {{"invalid", rule_of(message)}, {"message", message}};
-  }
+  return simulate_scenario(*check.scenario);
 }
 
 // Step 3's simulation of one plan at `micro_batches` (step3_counts) on the ideal network:

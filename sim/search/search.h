@@ -1,8 +1,8 @@
 // `trainsim search`: the best parallel plans of a scenario's model on N GPUs of its cluster.
 //
 // 1. Enumerate the plan space (plan_space.h).
-// 2. Screen every plan, in forked children: the scenario decoder's rules (candidate.h; a layout the
-//    rules reject takes its ZeRO and recompute variants with it), then duplicates (selective
+// 2. Screen every plan, in forked children: the plan rules (config/plan_rules.h; each plan with its
+//    own ZeRO stage and recompute mode), then duplicates (selective
 //    recompute under a fused attention kernel keeps and recomputes exactly what recompute none
 //    does: counted, not simulated), then the memory lower bound (analytic/memory_bound.h) against
 //    the usable HBM (Scenario::usable_hbm_bytes), then the closed-form iteration time
@@ -94,9 +94,9 @@ struct SearchOptions {
 
 // Plans rejected for one reason.
 struct RuleCount {
-  std::string rule;
+  std::string rule;  // the plan rule's id (config/plan_rules.h)
   int64_t plans = 0;
-  std::string example;       // the decoder's message for the first such plan
+  std::string example;       // the rule's message for the first such plan
   std::string example_plan;  // that plan, described
 };
 

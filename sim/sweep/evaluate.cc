@@ -124,7 +124,7 @@ json evaluate_point(const SweepFile& sweep, const Point& point, const EvaluateOp
     return with_status(std::move(result), point, options, why.empty() ? "ok" : "infeasible", why);
   } catch (const workload::PlanError& e) {
     return with_status(json{{"scenario", scenario.name}, {"gpus", scenario.cluster.gpus}}, point, options,
-                       "invalid", fmt::format("{}: {}", e.setting(), e.what()));
+                       "invalid", e.what());
   } catch (const std::exception& e) {
     return with_status(json{{"scenario", scenario.name}, {"gpus", scenario.cluster.gpus}}, point, options,
                        "failed", e.what());

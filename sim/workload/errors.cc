@@ -5,8 +5,8 @@
 
 namespace trainsim::workload {
 
-PlanError::PlanError(std::string setting, const std::string& message)
-    : std::runtime_error(setting + ": " + message), setting_(std::move(setting)) {}
+PlanError::PlanError(config::PlanViolation violation)
+    : std::runtime_error(violation.key + ": " + violation.message), violation_(std::move(violation)) {}
 
 namespace internal {
 

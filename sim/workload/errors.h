@@ -1,25 +1,30 @@
-// The two error channels of sim/workload: PlanError for plans the graph builder cannot express (a
-// user-level problem, with the scenario key to change), and TRAINSIM_WORKLOAD_CHECK for internal
-// invariants (a bug: prints the failed condition with context and aborts).
+// The two error channels of sim/workload: PlanError for plans that break a rule of the plan (a
+// user-level problem, with the rule and the scenario key to change), and TRAINSIM_WORKLOAD_CHECK for
+// internal invariants (a bug: prints the failed condition with context and aborts).
 #ifndef TRAINSIM_SIM_WORKLOAD_ERRORS_H_
 #define TRAINSIM_SIM_WORKLOAD_ERRORS_H_
 
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+
+#include "sim/config/plan_rules.h"
 
 namespace trainsim::workload {
 
-// A scenario whose parallel plan cannot be turned into per-rank graphs, e.g. heads not divisible by
-// the tensor-parallel degree. `setting()` is the dotted scenario key to change; `what()` says what
-// is wrong and what would work.
+// A scenario whose parallel plan breaks a rule of config/plan_rules.h, e.g. heads not divisible by
+// the tensor-parallel degree. `rule()` is the rule's id, `setting()` the dotted scenario key to change,
+// `message()` what is wrong and what would work; `what()` is "setting: message".
 class PlanError : public std::runtime_error {
  public:
-  PlanError(std::string setting, const std::string& message);
-  const std::string& setting() const { return setting_; }
+  explicit PlanError(config::PlanViolation violation);
+  std::string_view rule() const { return violation_.rule; }
+  const std::string& setting() const { return violation_.key; }
+  const std::string& message() const { return violation_.message; }
 
  private:
-  std::string setting_;
+  config::PlanViolation violation_;
 };
 
 namespace internal {

@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
-#include <string>
-
-#include <fmt/format.h>
 
 #include "sim/common/random.h"
 #include "sim/workload/errors.h"
@@ -41,18 +38,13 @@ std::vector<double> gpu_speeds(const config::Scenario& scenario, const ParallelP
     for (int64_t r = 0; r < world; ++r) speed[r] = 1 + s.spread_stddev * standard_normal(s.seed, r);
   }
   const int64_t per_node = std::max<int64_t>(1, scenario.cluster.topology.node.gpus);
-  const auto outside = [&](const std::string& what) {
-    return PlanError("stragglers.slow_gpus",
-                     fmt::format("{} is not in this plan of {} GPUs ({} per node); name ranks below {}", what,
-                                 world, per_node, world));
-  };
   for (const config::SlowGpus& entry : s.slow_gpus) {
     for (const int64_t r : entry.ranks) {
-      if (r >= world) throw outside(fmt::format("rank {}", r));
+      TRAINSIM_WORKLOAD_CHECK(r < world) << "rank " << r << " of " << world;
       speed[r] *= entry.speed;
     }
     for (const int64_t n : entry.nodes) {
-      if (n * per_node >= world) throw outside(fmt::format("node {}", n));
+      TRAINSIM_WORKLOAD_CHECK(n * per_node < world) << "node " << n << " of " << world;
       for (int64_t r = n * per_node; r < std::min(world, (n + 1) * per_node); ++r) speed[r] *= entry.speed;
     }
   }

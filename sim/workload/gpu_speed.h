@@ -14,8 +14,8 @@ namespace trainsim::workload {
 // The speed of each rank of `plan` (indexed by rank): the spread's draw (a truncated normal that
 // depends on the seed and the rank alone, so a GPU keeps its speed when the cluster grows) times the
 // speed of the slow_gpus entry naming the rank or its node. Empty when the scenario slows no GPU.
-// Throws PlanError when an entry names a rank or node outside the plan's world (a search or sweep
-// that shrank the cluster).
+// `plan` is make_plan(scenario), which refuses entries naming a rank or node outside the cluster
+// (rule stragglers-in-cluster: a search or sweep that shrank it).
 std::vector<double> gpu_speeds(const config::Scenario& scenario, const ParallelPlan& plan);
 
 // The speed to simulate each of `ranks` at (empty when `speeds` is): its own when every rank is

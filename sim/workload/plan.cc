@@ -79,10 +79,7 @@ bool in_fine_mask(unsigned mask, int fine_axis) { return (mask >> fine_axis) & 1
 ParallelPlan::ParallelPlan(const config::Parallelism& parallelism) {
   degree_ = {parallelism.tp, parallelism.sp, parallelism.dp, parallelism.pp};
   for (int i = 0; i < kAxisCount; ++i) {
-    if (degree_[i] < 1) {
-      throw PlanError(fmt::format("parallelism.{}", kAxisNames[i]),
-                      fmt::format("degree {} must be at least 1", degree_[i]));
-    }
+    TRAINSIM_WORKLOAD_CHECK(degree_[i] >= 1) << kAxisNames[i] << " " << degree_[i];
     world_size_ *= degree_[i];
   }
   // Parse "tp-sp-dp-pp" (innermost first).
@@ -94,21 +91,13 @@ ParallelPlan::ParallelPlan(const config::Parallelism& parallelism) {
     const size_t end = std::min(text.find('-', start), text.size());
     const std::string_view name(text.data() + start, end - start);
     const auto it = std::find(kAxisNames.begin(), kAxisNames.end(), name);
-    if (it == kAxisNames.end() || count == kAxisCount || seen[it - kAxisNames.begin()]) {
-      throw PlanError("parallelism.order",
-                      fmt::format("'{}' is not a permutation of tp, sp, dp, pp separated by '-' "
-                                  "(innermost first), e.g. tp-sp-dp-pp",
-                                  text));
-    }
+    TRAINSIM_WORKLOAD_CHECK(it != kAxisNames.end() && count < kAxisCount && !seen[it - kAxisNames.begin()])
+        << "order " << text;
     seen[it - kAxisNames.begin()] = true;
     order_[count++] = static_cast<Axis>(it - kAxisNames.begin());
     start = end + 1;
   }
-  if (count != kAxisCount) {
-    throw PlanError(
-        "parallelism.order",
-        fmt::format("'{}' names {} axes; list all of tp, sp, dp, pp, e.g. tp-sp-dp-pp", text, count));
-  }
+  TRAINSIM_WORKLOAD_CHECK(count == kAxisCount) << "order " << text;
   int64_t stride = 1;
   for (Axis axis : order_) {
     stride_[axis_index(axis)] = stride;
@@ -116,20 +105,14 @@ ParallelPlan::ParallelPlan(const config::Parallelism& parallelism) {
   }
   const int64_t ep = parallelism.ep;
   const int64_t etp = parallelism.expert_tp_degree();
-  if (etp < 1 || degree(Axis::kTp) % etp != 0) {
-    throw PlanError("parallelism.expert_tp",
-                    fmt::format("expert_tp {} must be at least 1 and divide tp {}", etp, degree(Axis::kTp)));
-  }
+  TRAINSIM_WORKLOAD_CHECK(etp >= 1 && degree(Axis::kTp) % etp == 0) << "expert_tp " << etp;
   // The expert group takes the folded tensor-parallel ranks first, then data-parallel ones.
   const int64_t fold = degree(Axis::kTp) / etp;
   const int64_t tp_ep = std::clamp<int64_t>(ep, 1, fold);
   const int64_t dp_ep = ep / tp_ep;
-  if (ep < 1 || (ep <= fold ? fold % ep != 0 : ep % fold != 0 || degree(Axis::kDp) % dp_ep != 0)) {
-    throw PlanError("parallelism.ep",
-                    fmt::format("ep {} must divide tp / expert_tp = {}, or be a multiple of it that divides "
-                                "{} x dp {}",
-                                ep, fold, fold, degree(Axis::kDp)));
-  }
+  TRAINSIM_WORKLOAD_CHECK(ep >= 1 &&
+                          (ep <= fold ? fold % ep == 0 : ep % fold == 0 && degree(Axis::kDp) % dp_ep == 0))
+      << "ep " << ep << " with tp / expert_tp " << fold << " and dp " << degree(Axis::kDp);
   fine_degree_ = {
       etp, tp_ep, fold / tp_ep, degree(Axis::kSp), dp_ep, degree(Axis::kDp) / dp_ep, degree(Axis::kPp)};
   int fine = 0;
@@ -304,16 +287,18 @@ std::vector<int64_t> ParallelPlan::class_members(int32_t id) const {
   return ranks;
 }
 
+std::optional<config::PlanViolation> broken_plan_rule(const config::Scenario& scenario) {
+  // The workload reads neither the topology nor the hardware profile; a scenario built in code may
+  // leave cluster.gpus at 0 (any count).
+  unsigned sections = config::kEverySection & ~config::kClusterFiles;
+  if (scenario.cluster.gpus == 0) sections &= ~(config::kClusterGpus);
+  return config::first_plan_violation(scenario, sections);
+}
+
 ParallelPlan make_plan(const config::Scenario& scenario) {
-  ParallelPlan plan(scenario.parallelism);
-  if (scenario.cluster.gpus > 0 && plan.world_size() != scenario.cluster.gpus) {
-    throw PlanError("parallelism",
-                    fmt::format("tp {} x sp {} x dp {} x pp {} = {} ranks, but cluster.gpus is {}; make the "
-                                "product equal the GPU count",
-                                plan.degree(Axis::kTp), plan.degree(Axis::kSp), plan.degree(Axis::kDp),
-                                plan.degree(Axis::kPp), plan.world_size(), scenario.cluster.gpus));
-  }
-  return plan;
+  if (std::optional<config::PlanViolation> broken = broken_plan_rule(scenario))
+    throw PlanError(std::move(*broken));
+  return ParallelPlan(scenario.parallelism);
 }
 
 std::string_view to_string(Axis axis) { return kAxisNames[axis_index(axis)]; }

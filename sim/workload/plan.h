@@ -37,9 +37,11 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
+#include "sim/config/plan_rules.h"
 #include "sim/config/scenario.h"
 
 namespace trainsim::workload {
@@ -76,9 +78,9 @@ struct SymmetryClass {
 
 class ParallelPlan {
  public:
-  // Degrees and order from `parallelism`. Throws PlanError when a degree is < 1, expert_tp does not
-  // divide tp, ep neither divides tp / expert_tp nor is a multiple of it dividing (tp / expert_tp) x
-  // dp, or the order is not a permutation of tp, sp, dp, pp.
+  // Degrees and order from `parallelism`, which obeys the plan rules (config/plan_rules.h: degrees at
+  // least 1, an order naming each axis once, expert groups that nest in tp / expert_tp and dp); a
+  // plan that does not is a bug of the caller (make_plan checks scenarios).
   explicit ParallelPlan(const config::Parallelism& parallelism);
 
   int64_t world_size() const { return world_size_; }
@@ -126,8 +128,11 @@ class ParallelPlan {
   int64_t world_size_ = 1;
 };
 
-// The plan of a scenario. Throws PlanError when tp * sp * dp * pp differs from cluster.gpus (when
-// the scenario names a GPU count) or the degrees/order are invalid.
+// The first plan rule the workload needs that `scenario` breaks (config/plan_rules.h; every rule but
+// those of the topology and hardware files, and without cluster.gpus when it is 0), or nothing.
+std::optional<config::PlanViolation> broken_plan_rule(const config::Scenario& scenario);
+
+// The plan of a scenario. Throws PlanError for the first plan rule it breaks (broken_plan_rule).
 ParallelPlan make_plan(const config::Scenario& scenario);
 
 std::string_view to_string(Axis axis);

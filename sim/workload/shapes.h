@@ -143,8 +143,8 @@ struct RankShapes {
   double hidden_norm_bytes() const { return static_cast<double>(act_bytes) * batch * tokens_norm * hidden; }
 };
 
-// Derives and validates the shapes. Throws PlanError naming the key to change when the plan cannot
-// be expressed (indivisible heads/sequence/batch, unsupported scheme combinations).
+// The shapes of `plan` (make_plan(scenario), which refuses scenarios that break a plan rule; one that
+// breaks one here is a bug of the caller).
 RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& plan);
 
 }  // namespace trainsim::workload

@@ -87,7 +87,7 @@ TEST_F(ScenarioRules, PresetFieldsCanBeOverridden) {
 TEST_F(ScenarioRules, DegreesMustMultiplyToTheGpuCount) {
   EXPECT_THAT(
       errors(scenario(kLlama, "{tp: 8, pp: 2, dp: 4}", kBatch, 32)),
-      ElementsAre("s.yaml:5:14: error: parallelism: tp·pp·dp·sp = 8·2·4·1 = 64 GPUs but cluster.gpus is "
+      ElementsAre("s.yaml:5:33: error: parallelism.dp: tp·pp·dp·sp = 8·2·4·1 = 64 GPUs but cluster.gpus is "
                   "32; change dp to 2 or cluster.gpus to 64"));
   EXPECT_THAT(
       errors(scenario(kLlama, "{tp: 8, pp: 3}", kBatch, 32)),
@@ -105,24 +105,26 @@ TEST_F(ScenarioRules, MoreGpusThanTheTopologyHas) {
 TEST_F(ScenarioRules, HeadsMustSplitOverTp) {
   EXPECT_THAT(
       errors(scenario(kLlama, "{tp: 16, dp: 2}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: tp 16 must divide the 8 key/value heads (Megatron splits "
-                  "K/V heads across tensor-parallel ranks); use tp <= 8"));
+      ElementsAre(
+          "s.yaml:5:19: error: parallelism.tp: tp 16 must divide the 8 key/value heads (Megatron splits "
+          "K/V heads across tensor-parallel ranks); use tp <= 8"));
   EXPECT_THAT(
       errors(scenario("{preset: gpt3-760m}", "{tp: 32}", "{global_batch: 4}")),
-      ElementsAre("s.yaml:5:14: error: parallelism: tp 32 must divide the 16 attention heads; choose tp "
+      ElementsAre("s.yaml:5:19: error: parallelism.tp: tp 32 must divide the 16 attention heads; choose tp "
                   "among the divisors of 16"));
 }
 
 TEST_F(ScenarioRules, LayersMustSplitOverStages) {
   EXPECT_THAT(
       errors(scenario(kLlama, "{pp: 4, vpp: 3, dp: 8}", "{global_batch: 64}")),
-      ElementsAre("s.yaml:5:14: error: parallelism: pp·vpp = 4·3 = 12 must divide the 32 layers; change pp "
-                  "or vpp, or set uneven_stages: true to give some stages one layer less"));
+      ElementsAre(
+          "s.yaml:5:19: error: parallelism.pp: pp·vpp = 4·3 = 12 must divide the 32 layers; change pp "
+          "or vpp, or set uneven_stages: true to give some stages one layer less"));
   EXPECT_TRUE(
       errors(scenario(kLlama, "{pp: 4, vpp: 3, dp: 8, uneven_stages: true}", "{global_batch: 64}")).empty());
   EXPECT_THAT(
       errors(scenario(kLlama, "{pp: 8, vpp: 5, dp: 4, uneven_stages: true}", "{global_batch: 64}")),
-      ElementsAre("s.yaml:5:14: error: parallelism: pp·vpp = 8·5 = 40 model chunks but only 32 layers; "
+      ElementsAre("s.yaml:5:19: error: parallelism.pp: pp·vpp = 8·5 = 40 model chunks but only 32 layers; "
                   "lower pp or vpp"));
 }
 
@@ -131,29 +133,31 @@ TEST_F(ScenarioRules, FirstAndLastStageLayers) {
   EXPECT_TRUE(errors(scenario(kLlama, "{pp: 4, dp: 8, first_stage_layers: 5, last_stage_layers: 9}",
                               "{global_batch: 64}"))
                   .empty());
-  EXPECT_THAT(
-      errors(scenario(kLlama, "{pp: 4, dp: 8, first_stage_layers: 6}", "{global_batch: 64}")),
-      ElementsAre("s.yaml:5:14: error: parallelism: 32 layers less first_stage_layers 6 leave 26 for the "
-                  "other 3 stages, which must share them evenly (at least one each); change "
-                  "first_stage_layers 6"));
+  EXPECT_THAT(errors(scenario(kLlama, "{pp: 4, dp: 8, first_stage_layers: 6}", "{global_batch: 64}")),
+              ElementsAre("s.yaml:5:49: error: parallelism.first_stage_layers: 32 layers less "
+                          "first_stage_layers 6 leave 26 for the "
+                          "other 3 stages, which must share them evenly (at least one each); change "
+                          "first_stage_layers 6"));
   EXPECT_THAT(errors(scenario(kLlama, "{pp: 4, vpp: 2, dp: 8, first_stage_layers: 5}", "{global_batch: 64}")),
               ElementsAre(::testing::HasSubstr("without virtual stages (vpp 1)")));
 }
 
 TEST_F(ScenarioRules, BatchMustSplitOverMicroBatchesAndReplicas) {
-  EXPECT_THAT(
-      errors(scenario(kLlama, "{dp: 32}", "{global_batch: 48, micro_batch: 1}")),
-      ElementsAre("s.yaml:4:11: error: training: global_batch 48 must be a multiple of micro_batch·dp = 1·32 "
-                  "= 32"));
+  EXPECT_THAT(errors(scenario(kLlama, "{dp: 32}", "{global_batch: 48, micro_batch: 1}")),
+              ElementsAre("s.yaml:4:26: error: training.global_batch: global_batch 48 must be a multiple of "
+                          "micro_batch·dp = 1·32 "
+                          "= 32"));
   EXPECT_THAT(
       errors(scenario(kLlama, "{pp: 4, vpp: 2, dp: 8}", "{global_batch: 16}")),
       ElementsAre(
-          "s.yaml:4:11: error: training: the interleaved schedule with vpp 2 needs the 2 micro-batches "
+          "s.yaml:4:26: error: training.global_batch: the interleaved schedule with vpp 2 needs the 2 "
+          "micro-batches "
           "per replica to be a multiple of pp 4 (Megatron's rule); change global_batch or micro_batch"));
   EXPECT_THAT(
       errors(scenario(kLlama, "{pp: 4, vpp: 2, dp: 8, schedule: zero-bubble}", "{global_batch: 16}")),
       ElementsAre(
-          "s.yaml:4:11: error: training: the zero-bubble schedule with vpp 2 needs the 2 micro-batches "
+          "s.yaml:4:26: error: training.global_batch: the zero-bubble schedule with vpp 2 needs the 2 "
+          "micro-batches "
           "per replica to be a multiple of pp 4 (Megatron's rule); change global_batch or micro_batch"));
   // Without model chunks zero bubble takes any micro-batch count, as 1F1B.
   EXPECT_TRUE(
@@ -163,53 +167,57 @@ TEST_F(ScenarioRules, BatchMustSplitOverMicroBatchesAndReplicas) {
 TEST_F(ScenarioRules, ScheduleAndVppAgree) {
   EXPECT_THAT(
       errors(scenario(kLlama, "{pp: 4, dp: 8, schedule: interleaved}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: schedule interleaved needs vpp > 1 model chunks per "
+      ElementsAre("s.yaml:5:14: error: parallelism.vpp: schedule interleaved needs vpp > 1 model chunks per "
                   "stage; set vpp or use 1f1b"));
   EXPECT_THAT(
       errors(scenario(kLlama, "{pp: 4, dp: 8, vpp: 2, schedule: gpipe}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: vpp 2 only makes sense with schedule: interleaved, "
+      ElementsAre("s.yaml:5:34: error: parallelism.vpp: vpp 2 only makes sense with schedule: interleaved, "
                   "zero-bubble, zb-v or dualpipev"));
   // zb-v: two chunks in a V, vpp 2 by default; no micro-batch multiple of pp needed.
   EXPECT_TRUE(errors(scenario(kLlama, "{pp: 4, dp: 8, schedule: zb-v}", "{global_batch: 56}")).empty());
   EXPECT_THAT(
       errors(scenario(kLlama, "{pp: 4, dp: 8, vpp: 4, schedule: zb-v}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: schedule zb-v places 2 model chunks per stage in a V; "
-                  "set vpp: 2 (got 4)"));
+      ElementsAre(
+          "s.yaml:5:34: error: parallelism.vpp: schedule zb-v places 2 model chunks per stage in a V; "
+          "set vpp: 2 (got 4)"));
   // dualpipev: the same V, and DeepSeek's floor of 2pp micro-batches per replica.
   EXPECT_TRUE(errors(scenario(kLlama, "{pp: 4, dp: 8, schedule: dualpipev}", kBatch)).empty());
-  EXPECT_THAT(errors(scenario(kLlama, "{pp: 4, dp: 8, schedule: dualpipev}", "{global_batch: 56}")),
-              ElementsAre("s.yaml:4:11: error: training: the dualpipev schedule needs at least 2·pp = 8 "
-                          "micro-batches per replica (DeepSeek's rule), got 7; raise global_batch or lower "
-                          "micro_batch"));
+  EXPECT_THAT(
+      errors(scenario(kLlama, "{pp: 4, dp: 8, schedule: dualpipev}", "{global_batch: 56}")),
+      ElementsAre("s.yaml:4:26: error: training.global_batch: the dualpipev schedule needs at least 2·pp = 8 "
+                  "micro-batches per replica (DeepSeek's rule), got 7; raise global_batch or lower "
+                  "micro_batch"));
   EXPECT_THAT(
       errors(scenario(kLlama, "{pp: 4, dp: 8, vpp: 4, schedule: dualpipev}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: schedule dualpipev places 2 model chunks per stage in a "
-                  "V; set vpp: 2 (got 4)"));
+      ElementsAre(
+          "s.yaml:5:34: error: parallelism.vpp: schedule dualpipev places 2 model chunks per stage in a "
+          "V; set vpp: 2 (got 4)"));
   EXPECT_THAT(errors(scenario(kLlama, "{dp: 32, schedule: zero-bubble}", kBatch)),
-              ElementsAre("s.yaml:5:14: error: parallelism: schedule zero-bubble needs pp > 1"));
+              ElementsAre("s.yaml:5:33: error: parallelism.schedule: schedule zero-bubble needs pp > 1"));
   EXPECT_THAT(
       errors(scenario(
           kLlama,
           "{pp: 2, dp: 4, sp: 4, sequence_parallel: fpdt, fpdt: {chunk_tokens: 2Ki}, schedule: zero-bubble}",
           kBatch)),
-      ElementsAre(
-          "s.yaml:5:14: error: parallelism: schedule zero-bubble splits each backward into input- and "
-          "weight-gradient passes, which the FPDT chunk loop does not; use 1f1b or interleaved with "
-          "sequence_parallel: fpdt"));
+      ElementsAre("s.yaml:5:19: error: parallelism.pp: FPDT calls dist.barrier() on the world group every "
+                  "chunk, which deadlocks across pipeline stages; set pp: 1",
+                  "s.yaml:5:98: error: parallelism.schedule: schedule zero-bubble splits each backward into "
+                  "input- and weight-gradient passes, which the FPDT chunk loop does not; use 1f1b or "
+                  "interleaved with sequence_parallel: fpdt"));
 }
 
 TEST_F(ScenarioRules, SequenceParallelRules) {
   EXPECT_THAT(
       errors(scenario(kLlama, "{sp: 4, dp: 8}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: sp 4 needs sequence_parallel ulysses, ring or fpdt "
+      ElementsAre("s.yaml:5:19: error: parallelism.sp: sp 4 needs sequence_parallel ulysses, ring or fpdt "
                   "(megatron sequence parallelism reuses the tp group); set sp: 1 or choose one of those"));
   EXPECT_THAT(
       errors(scenario("{preset: gpt3-2.7b}", "{sp: 32, sequence_parallel: ulysses}", "{global_batch: 1}")),
       ElementsAre());
   EXPECT_THAT(
       errors(scenario("{preset: gpt3-760m}", "{sp: 32, sequence_parallel: ulysses}", "{global_batch: 1}")),
-      ElementsAre("s.yaml:5:14: error: parallelism: the all-to-all scatters the 16 heads per tp rank over sp "
-                  "32; sp must divide 16"));
+      ElementsAre("s.yaml:5:19: error: parallelism.sp: the all-to-all scatters the 16 heads over sp 32; sp "
+                  "must divide 16"));
   EXPECT_THAT(errors(scenario(kLlama, "{sp: 4, dp: 8, sequence_parallel: ulysses, fpdt: {chunk_tokens: 1Ki}}",
                               kBatch)),
               ElementsAre("s.yaml:5:63: error: parallelism.fpdt: fpdt settings are only used with "
@@ -276,16 +284,21 @@ TEST_F(ScenarioRules, ZeroStagesUnderPipelineFollowTheFramework) {
   };
   EXPECT_THAT(
       framework_errors("deepspeed", "{pp: 2, dp: 16, zero_stage: 2}"),
-      ElementsAre("s.yaml:6:14: error: parallelism: DeepSpeed's pipeline engine refuses ZeRO-2 and ZeRO-3 "
-                  "(deepspeed/runtime/pipe/engine.py); use zero_stage 0 or 1 with pp 2, or pp: 1"));
-  EXPECT_THAT(framework_errors("generic", "{pp: 2, dp: 16, zero_stage: 3}"),
-              ElementsAre("s.yaml:6:14: error: parallelism: zero_stage 3 with pp 2 is modelled as torchtitan "
-                          "runs it (FSDP2 under torch.distributed.pipelining); set framework: torchtitan and "
-                          "zero_stage: 3, or use zero_stage 0 or 1"));
-  EXPECT_THAT(framework_errors("torchtitan", "{dp: 32, zero_stage: 1}"),
-              ElementsAre("s.yaml:6:14: error: parallelism: torchtitan shards data-parallel state with FSDP2 "
-                          "only: zero_stage 3 (with reshard_after_forward: false to keep parameters gathered "
-                          "from forward to backward), or 0 to replicate; got 1"));
+      ElementsAre(
+          "s.yaml:6:42: error: parallelism.zero_stage: DeepSpeed's pipeline engine refuses ZeRO-2 and ZeRO-3 "
+          "(deepspeed/runtime/pipe/engine.py); use zero_stage 0 or 1 with pp 2, or pp: 1"));
+  EXPECT_THAT(
+      framework_errors("generic", "{pp: 2, dp: 16, zero_stage: 3}"),
+      ElementsAre(
+          "s.yaml:6:42: error: parallelism.zero_stage: zero_stage 3 with pp 2 is modelled as torchtitan "
+          "runs it (FSDP2 under torch.distributed.pipelining); set framework: torchtitan and "
+          "zero_stage: 3, or use zero_stage 0 or 1"));
+  EXPECT_THAT(
+      framework_errors("torchtitan", "{dp: 32, zero_stage: 1}"),
+      ElementsAre(
+          "s.yaml:6:35: error: parallelism.zero_stage: torchtitan shards data-parallel state with FSDP2 "
+          "only: zero_stage 3 (with reshard_after_forward: false to keep parameters gathered "
+          "from forward to backward), or 0 to replicate; got 1"));
   EXPECT_THAT(framework_errors("torchtitan", "{pp: 2, dp: 16, zero_stage: 3, reshard_after_forward: true}"),
               ElementsAre(::testing::HasSubstr("reshard_after_forward: true with pp 2 is not modelled")));
   EXPECT_THAT(framework_errors("torchtitan", "{pp: 2, dp: 16, zero_stage: 3, schedule: zero-bubble}"),
@@ -356,7 +369,8 @@ TEST_F(ScenarioRules, AttentionKernelFollowsTheModelNotThePlan) {
   EXPECT_THAT(
       errors(scenario(gpt, "{sp: 4, dp: 8, sequence_parallel: ring}", kBatch)),
       ElementsAre(
-          "s.yaml:5:14: error: parallelism: sequence_parallel: ring needs a fused attention kernel "
+          "s.yaml:5:48: error: parallelism.sequence_parallel: sequence_parallel: ring needs a fused "
+          "attention kernel "
           "(FPDT calls flash-attn's forward and backward per chunk; ring attention merges the "
           "per-block outputs by their log-sum-exp, which only a fused kernel returns), but "
           "model.attention is unfused (auto: a model with learned positions under framework generic); "
@@ -392,19 +406,20 @@ TEST_F(ScenarioRules, FpdtChunkRules) {
   EXPECT_TRUE(s.parallelism.fpdt.offload);
   EXPECT_THAT(
       errors(scenario(model, "{sp: 4, dp: 8, sequence_parallel: fpdt, fpdt: {chunk_tokens: 96Ki}}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: fpdt.chunk_tokens 96Ki must divide seq_len 256Ki (u = "
+      ElementsAre("s.yaml:5:75: error: parallelism.fpdt.chunk_tokens: fpdt.chunk_tokens 96Ki must divide "
+                  "seq_len 256Ki (u = "
                   "seq_len / chunk_tokens chunks)"));
-  EXPECT_THAT(
-      errors(scenario("{preset: llama3-8b, seq_len: 3072}",
-                      "{sp: 4, dp: 8, sequence_parallel: fpdt, fpdt: {chunk_tokens: 1022}}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: fpdt.chunk_tokens 1022 must divide seq_len 3Ki (u = "
-                  "seq_len / chunk_tokens chunks)"));
+  EXPECT_THAT(errors(scenario("{preset: llama3-8b, seq_len: 3072}",
+                              "{sp: 4, dp: 8, sequence_parallel: fpdt, fpdt: {chunk_tokens: 1022}}", kBatch)),
+              ElementsAre("s.yaml:5:75: error: parallelism.fpdt.chunk_tokens: fpdt.chunk_tokens 1022 must "
+                          "divide seq_len 3Ki (u = "
+                          "seq_len / chunk_tokens chunks)"));
 }
 
 TEST_F(ScenarioRules, DtypeNeedsAPeakInTheProfile) {
   EXPECT_THAT(
       errors(scenario(kLlama, "{dp: 32}", "{global_batch: 64, dtype: fp8}")),
-      ElementsAre("s.yaml:4:11: error: training.dtype: the hardware profile gpu has no peak FLOP rate for "
+      ElementsAre("s.yaml:4:37: error: training.dtype: the hardware profile gpu has no peak FLOP rate for "
                   "fp8; choose another dtype or add gpu.peak_flops.fp8 to the profile"));
   // fp8 training runs attention and the LM head in bf16: the profile needs both peaks.
   dir_.write(
@@ -414,7 +429,7 @@ TEST_F(ScenarioRules, DtypeNeedsAPeakInTheProfile) {
       "provenance: {kind: cited}\nsources: {gpu: test datasheet, host_link: test measurement}\n");
   EXPECT_THAT(
       errors(scenario(kLlama, "{dp: 32}", "{global_batch: 64, dtype: fp8}")),
-      ElementsAre("s.yaml:4:11: error: training.dtype: the hardware profile gpu has no peak FLOP rate for "
+      ElementsAre("s.yaml:4:37: error: training.dtype: the hardware profile gpu has no peak FLOP rate for "
                   "bf16; choose another dtype or add gpu.peak_flops.bf16 to the profile"));
 }
 
@@ -448,7 +463,7 @@ TEST_F(ScenarioRules, TheScenariosPriceReplacesTheProfiles) {
 
 TEST_F(ScenarioRules, ShownYamlLoadsBackToTheSameScenario) {
   const Scenario s = load(scenario("{preset: llama3-8b, seq_len: 256Ki}",
-                                   "{sp: 4, tp: 2, dp: 4, sequence_parallel: fpdt, zero_stage: 3}", kBatch));
+                                   "{sp: 4, dp: 8, sequence_parallel: fpdt, zero_stage: 3}", kBatch));
   const std::string yaml = to_yaml(s);
   dir_.write("shown.yaml", yaml);
   EXPECT_EQ(to_yaml(load_scenario("shown.yaml")), yaml);
@@ -501,48 +516,54 @@ TEST_F(ScenarioRules, MoeModelRules) {
 TEST_F(ScenarioRules, ExpertParallelRules) {
   EXPECT_THAT(
       errors(scenario("{preset: llama3-8b}", "{dp: 32, ep: 4}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: ep 4 spreads experts, but the model has none; add "
+      ElementsAre("s.yaml:5:27: error: parallelism.ep: ep 4 spreads experts, but the model has none; add "
                   "a model.moe section or remove it"));
   EXPECT_THAT(
-      errors(scenario(kMixtral, "{dp: 8, pp: 4, ep: 16}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: ep 16 must divide dp 8 (expert parallelism spreads "
-                  "the experts over data-parallel ranks); choose ep among the divisors of 8"));
+      errors(scenario(kMixtral, "{dp: 4, pp: 8, ep: 8}", kBatch)),
+      ElementsAre("s.yaml:5:33: error: parallelism.ep: ep 8 must divide dp 4 (expert parallelism spreads "
+                  "the experts over data-parallel ranks); choose ep among the divisors of 4"));
   EXPECT_THAT(
       errors(scenario(kMixtral, "{dp: 32, ep: 16}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: ep 16 must divide the 8 experts of each MoE layer"));
+      ElementsAre("s.yaml:5:27: error: parallelism.ep: ep 16 must divide the 8 experts of each MoE layer"));
   EXPECT_THAT(
       errors(scenario(kMixtral, "{tp: 2, dp: 16, ep: 8}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: a mixture of experts with tp 2 needs "
+      ElementsAre("s.yaml:5:14: error: parallelism.sequence_parallel: a mixture of experts with tp 2 needs "
                   "sequence_parallel: megatron (Megatron-LM requires it: the token dispatcher works on "
                   "sequence-sharded tokens)"));
-  EXPECT_THAT(
-      errors(scenario("{preset: llama3-8b}", "{tp: 2, dp: 16, expert_tp: 1, sequence_parallel: megatron}",
-                      kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: expert_tp 1 spreads experts, but the model has none; add "
-                  "a model.moe section or remove it"));
+  EXPECT_THAT(errors(scenario("{preset: llama3-8b}",
+                              "{tp: 2, dp: 16, expert_tp: 1, sequence_parallel: megatron}", kBatch)),
+              ElementsAre("s.yaml:5:41: error: parallelism.expert_tp: expert_tp 1 spreads experts, but the "
+                          "model has none; add "
+                          "a model.moe section or remove it"));
   EXPECT_THAT(
       errors(scenario(kMixtral, "{tp: 4, dp: 8, ep: 8, expert_tp: 3, sequence_parallel: megatron}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: expert_tp 3 must divide tp 4; choose it among the "
-                  "divisors of 4"));
+      ElementsAre("s.yaml:5:47: error: parallelism.expert_tp: expert_tp 3 must divide tp 4; choose it among "
+                  "the divisors of 4",
+                  "s.yaml:5:47: error: parallelism.expert_tp: expert_tp 3 must divide moe.expert_ffn_hidden "
+                  "14336"));
   EXPECT_THAT(
       errors(scenario(kMixtral, "{tp: 4, dp: 8, ep: 6, expert_tp: 1, sequence_parallel: megatron}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: ep 6 must divide tp / expert_tp = 4 or be a multiple of "
-                  "it (expert groups take the folded tensor-parallel ranks first, then data-parallel ones)"));
+      ElementsAre(
+          "s.yaml:5:33: error: parallelism.ep: ep 6 must divide tp / expert_tp = 4 or be a multiple "
+          "of it (expert groups take the folded tensor-parallel ranks first, then data-parallel ones)",
+          "s.yaml:5:33: error: parallelism.ep: ep 6 must divide the 8 experts of each MoE layer"));
   EXPECT_THAT(
       errors(scenario("{preset: qwen3-30b-a3b}",
                       "{tp: 2, dp: 16, ep: 64, expert_tp: 1, sequence_parallel: megatron}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: ep 64 must divide (tp / expert_tp) x dp = 2 x 16 (expert "
-                  "groups take the folded tensor-parallel ranks, then data-parallel ones); choose ep among "
-                  "the divisors of 32"));
-  EXPECT_THAT(errors(scenario(kMixtral, "{dp: 32, ep: 8, zero_stage: 3}", kBatch)),
-              ElementsAre("s.yaml:5:14: error: parallelism: a mixture of experts with zero_stage 3 is not "
-                          "modelled; use zero_stage 0, 1 or 2 (expert states are sharded over their "
-                          "expert-data-parallel group)"));
+      ElementsAre(
+          "s.yaml:5:34: error: parallelism.ep: ep 64 must divide (tp / expert_tp) x dp = 2 x 16 (expert "
+          "groups take the folded tensor-parallel ranks, then data-parallel ones); choose ep among "
+          "the divisors of 32"));
   EXPECT_THAT(
-      errors(scenario("{preset: mixtral-8x7b, seq_len: 128Ki}", "{sp: 4, dp: 8, sequence_parallel: fpdt}",
-                      kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: a mixture of experts with sequence_parallel: fpdt "
-                  "is not modelled (FPDT chunks a dense MLP); use ulysses or ring"));
+      errors(scenario(kMixtral, "{dp: 32, ep: 8, zero_stage: 3}", kBatch)),
+      ElementsAre("s.yaml:5:42: error: parallelism.zero_stage: a mixture of experts with zero_stage 3 is not "
+                  "modelled; use zero_stage 0, 1 or 2 (expert states are sharded over their "
+                  "expert-data-parallel group)"));
+  EXPECT_THAT(errors(scenario("{preset: mixtral-8x7b, seq_len: 128Ki}",
+                              "{sp: 4, dp: 8, sequence_parallel: fpdt}", kBatch)),
+              ElementsAre("s.yaml:5:48: error: parallelism.sequence_parallel: a mixture of experts with "
+                          "sequence_parallel: fpdt "
+                          "is not modelled (FPDT chunks a dense MLP); use ulysses or ring"));
   EXPECT_TRUE(
       errors(scenario(kMixtral, "{tp: 2, dp: 16, ep: 8, sequence_parallel: megatron}", kBatch)).empty());
 }
@@ -602,7 +623,8 @@ TEST_F(ScenarioRules, LatentAttentionRules) {
       errors(scenario("{layers: 4, hidden: 1024, heads: 16, vocab: 1000, seq_len: 128Ki, linear_bias: "
                       "false, attention: fused, mla: {kv_lora_rank: 256}}",
                       "{sp: 4, dp: 8, sequence_parallel: fpdt}", kBatch)),
-      ElementsAre("s.yaml:5:14: error: parallelism: multi-head latent attention with sequence_parallel: "
+      ElementsAre("s.yaml:5:48: error: parallelism.sequence_parallel: multi-head latent attention with "
+                  "sequence_parallel: "
                   "fpdt is not modelled (the FPDT chunk loop projects standard Q/K/V); use ulysses or ring"));
 }
 

@@ -266,9 +266,8 @@ TEST(CommVolume, UlyssesRepeatsKeyValueHeadsForMoreRanksThanHeads) {
         } catch (const PlanError& e) {
           EXPECT_STREQ(
               e.what(),
-              "parallelism.sp: the all-to-all scatters heads: sp 24 must divide heads 48, and divide "
-              "kv_heads 16 or "
-              "be a multiple of it");
+              "parallelism.sp: sp 24 must divide the 16 K/V heads, or be a multiple of it (K/V heads are "
+              "then replicated)");
           throw;
         }
       },

@@ -91,16 +91,18 @@ TEST(GpuSpeed, CollapsedStagesRunAtTheirSlowestMember) {
   EXPECT_THAT(simulated_speeds(speed, plan, {0, 2, 8, 13}, true), ElementsAre(1.0, 0.9, 1.0, 0.7));
 }
 
-// A search or sweep that shrinks the cluster under a scenario naming a GPU beyond it.
-TEST(GpuSpeed, NamedGpuOutsideThePlanIsAPlanError) {
+// A search or sweep that shrinks the cluster under a scenario naming a GPU beyond it: the plan rule
+// stragglers-in-cluster, pointing at the entry's node.
+TEST(GpuSpeed, NamedGpuOutsideTheClusterIsAPlanError) {
   config::Scenario s = sixteen_gpus();
   s.stragglers.slow_gpus = {{.ranks = {}, .nodes = {2}, .speed = 0.7}};
   try {
-    gpu_speeds(s, make_plan(s));
+    make_plan(s);
     FAIL() << "no PlanError";
   } catch (const PlanError& e) {
-    EXPECT_EQ(e.setting(), "stragglers.slow_gpus");
-    EXPECT_THAT(e.what(), ::testing::HasSubstr("node 2 is not in this plan of 16 GPUs (8 per node)"));
+    EXPECT_EQ(e.rule(), "stragglers-in-cluster");
+    EXPECT_EQ(e.setting(), "stragglers.slow_gpus[0].nodes[0]");
+    EXPECT_EQ(e.message(), "node 2 is not in this cluster (16 GPUs of 8 per node: nodes 0 to 1)");
   }
 }
 

@@ -90,7 +90,7 @@ std::vector<Case> cases() {
        plan(2, 2, 4, 1, SequenceParallel::kMegatron, 1, Recompute::kSelective, Schedule::kOneFOneB, 1, 2)},
       {"moe_zero_bubble", "mixtral-8x7b", 512, 4, 8,
        plan(1, 2, 4, 1, SequenceParallel::kNone, 0, Recompute::kNone, Schedule::kZeroBubble, 1, 4)},
-      {"moe_dualpipev", "deepseek-v2-lite", 512, 4, 8,
+      {"moe_dualpipev", "deepseek-v2-lite", 512, 4, 16,
        plan(1, 2, 4, 1, SequenceParallel::kNone, 1, Recompute::kNone, Schedule::kDualPipeV, 2, 4)},
       {"moe_ring_full", "qwen3-30b-a3b", 1024, 2, 4,
        plan(2, 1, 2, 2, SequenceParallel::kRing, 2, Recompute::kFull, Schedule::kOneFOneB, 1, 2)},

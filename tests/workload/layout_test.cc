@@ -111,7 +111,9 @@ TEST(DeriveShapes, RejectsPlansTheBuilderCannotExpress) {
   fpdt_pp.sp = 2;
   fpdt_pp.pp = 2;
   fpdt_pp.sequence = config::SequenceParallel::kFpdt;
-  rejects(testing::make_scenario("llama3-8b", 4, 1, fpdt_pp), "parallelism.pp");
+  config::Scenario fpdt = testing::make_scenario("llama3-8b", 4, 1, fpdt_pp);
+  fpdt.parallelism.fpdt.chunk_tokens = 2048;
+  rejects(fpdt, "parallelism.pp");
   testing::PlanSpec zero3_pp;
   zero3_pp.pp = 2;
   zero3_pp.zero = 3;

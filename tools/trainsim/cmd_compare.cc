@@ -107,7 +107,7 @@ int compare(const CompareArgs& args, const Context& context) {
                  s.cluster.gpus, ranks.size());
     run = engine::run_scenario(s, options);
   } catch (const workload::PlanError& e) {
-    spdlog::error("{}: {}", e.setting(), e.what());
+    spdlog::error("{}", e.what());
     return kExitInfeasible;
   }
   const nlohmann::json run_report =

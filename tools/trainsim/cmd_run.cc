@@ -128,7 +128,7 @@ int run(const RunArgs& args, const Context& context) {
   try {
     result = engine::run_scenario(s, options);
   } catch (const workload::PlanError& e) {
-    spdlog::error("{}: {}", e.setting(), e.what());
+    spdlog::error("{}", e.what());
     return kExitInfeasible;
   } catch (const engine::BudgetExceededError& e) {
     spdlog::error(

@@ -161,7 +161,7 @@ void register_search(CLI::App& app, Context& context) {
       ->group(pins_group);
   cmd->footer(
       "Enumerates dp, tp, pp, vpp, schedule, sequence-parallel kind and degree, expert parallelism, ZeRO "
-      "stage, recompute, micro batch and FPDT chunk; drops plans the scenario rules reject, then plans whose "
+      "stage, recompute, micro batch and FPDT chunk; drops plans that break a plan rule, then plans whose "
       "memory lower bound exceeds the HBM, then plans whose closed-form time is more than --margin slower "
       "than the K-th best fitting plan's; simulates the rest on the ideal network and, with --network "
       "simgrid, the best of them (within --refine-margin of the K-th) on SimGrid. The pins hold the space to "

@@ -28,7 +28,7 @@ void find_violations(const Scenario& scenario, unsigned decoded, const Found& fo
     std::optional<Breach> breach = rule.check(scenario);
     if (!breach) continue;
     std::string key = breach->key.empty() ? std::string(rule.keys.front()) : std::move(breach->key);
-    if (!found(PlanViolation{rule.id, std::move(key), std::move(breach->message)})) return;
+    if (!found(PlanViolation{rule.id, std::move(key), std::move(breach->message)}) || rule.stops) return;
   }
 }
 

@@ -38,12 +38,14 @@ struct Breach {
 
 // One rule. `keys` are the scenario keys it blames, the one to change first (where messages point)
 // first; `reads` the ScenarioSection bits it needs; `check` returns how `scenario` breaks it, or
-// nothing when it holds.
+// nothing when it holds. When a rule that `stops` breaks, the rules after it are not checked (they
+// assume it: degrees of at least 1 before any rule divides by one).
 struct PlanRule {
   std::string_view id;  // stable and unique, e.g. "tp-divides-heads"
   std::vector<std::string_view> keys;
   unsigned reads = kEverySection;
   std::optional<Breach> (*check)(const Scenario& scenario) = nullptr;
+  bool stops = false;
 };
 
 // A broken rule: its id, the key its message points at, and the message.

@@ -1,4 +1,6 @@
 // Tensor and pipeline parallelism against the model, the pipeline schedules, recomputation.
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -30,6 +32,19 @@ std::string stage_layers_key(const Parallelism& p) {
 }  // namespace
 
 void add_layout_rules(std::vector<PlanRule>& rules) {
+  // The decoder holds each degree to at least 1; a scenario built in code may not.
+  rules.push_back({"degrees-at-least-one",
+                   {"parallelism"},
+                   kParallelismSection,
+                   [](const Scenario& s) -> std::optional<Breach> {
+                     const Parallelism& p = s.parallelism;
+                     if (std::min({p.tp, p.pp, p.dp, p.sp, p.vpp, p.ep}) >= 1 && p.expert_tp >= 0) return {};
+                     return fmt::format(
+                         "every degree must be at least 1 (expert_tp 0 or more): tp {}, pp {}, dp {}, sp {}, "
+                         "vpp {}, ep {}, expert_tp {}",
+                         p.tp, p.pp, p.dp, p.sp, p.vpp, p.ep, p.expert_tp);
+                   },
+                   /*stops=*/true});
   rules.push_back({"tp-comm-overlap-needs-sequence-parallel",
                    {"parallelism.tp_comm_overlap", "parallelism.sequence_parallel"},
                    kParallelismSection,

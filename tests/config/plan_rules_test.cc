@@ -51,6 +51,13 @@ TEST(PlanRules, IdsAreUniqueAndKeysNameScenarioSections) {
   }
 }
 
+// A scenario built in code with a degree of 0 is refused before any rule divides by it.
+TEST(PlanRules, DegreesBelowOneStopTheCheck) {
+  Scenario s = llama_on_eight();
+  s.parallelism.tp = 0;
+  EXPECT_THAT(ids(plan_violations(s)), ElementsAre("degrees-at-least-one"));
+}
+
 TEST(PlanRules, AValidPlanBreaksNone) { EXPECT_THAT(plan_violations(llama_on_eight()), IsEmpty()); }
 
 TEST(PlanRules, EachBrokenRuleIsNamedWithItsKey) {

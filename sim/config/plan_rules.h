@@ -53,6 +53,9 @@ struct PlanViolation {
   std::string_view rule;
   std::string key;
   std::string message;
+
+  // "key: message", as errors print it.
+  std::string text() const { return key + ": " + message; }
 };
 
 // Every rule, in the order the decoder reports them.

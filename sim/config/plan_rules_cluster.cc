@@ -34,6 +34,13 @@ std::optional<Breach> node_outside(const Scenario& s, const std::vector<int64_t>
                 fmt::format("{}[{}]", list, outside->first));
 }
 
+// The micro-batches per replica, global_batch / (micro_batch·dp); nothing when that does not divide
+// (rule micro-batches-fill-global-batch).
+std::optional<int64_t> micro_batches_per_replica(const Scenario& s) {
+  if (s.training.global_batch % (s.training.micro_batch * s.parallelism.dp) != 0) return std::nullopt;
+  return s.micro_batches();
+}
+
 }  // namespace
 
 void add_cluster_rules(std::vector<PlanRule>& rules) {
@@ -85,15 +92,12 @@ void add_cluster_rules(std::vector<PlanRule>& rules) {
        kBatchReads,
        [](const Scenario& s) -> std::optional<Breach> {
          const Parallelism& p = s.parallelism;
-         const int64_t per_step = s.training.micro_batch * p.dp;
-         if (!micro_batches_multiple_of_pp(p.schedule, p.vpp) || s.training.global_batch % per_step != 0 ||
-             (s.training.global_batch / per_step) % p.pp == 0) {
-           return {};
-         }
+         const std::optional<int64_t> m = micro_batches_per_replica(s);
+         if (!micro_batches_multiple_of_pp(p.schedule, p.vpp) || !m || *m % p.pp == 0) return {};
          return fmt::format(
              "the {} schedule with vpp {} needs the {} micro-batches per replica to be a multiple of "
              "pp {} (Megatron's rule); change global_batch or micro_batch",
-             to_string(p.schedule), p.vpp, s.training.global_batch / per_step, p.pp);
+             to_string(p.schedule), p.vpp, *m, p.pp);
        }});
   rules.push_back(
       {"dualpipev-micro-batches",
@@ -101,15 +105,12 @@ void add_cluster_rules(std::vector<PlanRule>& rules) {
        kBatchReads,
        [](const Scenario& s) -> std::optional<Breach> {
          const Parallelism& p = s.parallelism;
-         const int64_t per_step = s.training.micro_batch * p.dp;
-         if (p.schedule != Schedule::kDualPipeV || s.training.global_batch % per_step != 0 ||
-             s.training.global_batch / per_step >= 2 * p.pp) {
-           return {};
-         }
+         const std::optional<int64_t> m = micro_batches_per_replica(s);
+         if (p.schedule != Schedule::kDualPipeV || !m || *m >= 2 * p.pp) return {};
          return fmt::format(
              "the dualpipev schedule needs at least 2·pp = {} micro-batches per replica (DeepSeek's "
              "rule), got {}; raise global_batch or lower micro_batch",
-             2 * p.pp, s.training.global_batch / per_step);
+             2 * p.pp, *m);
        }});
   rules.push_back(
       {"dtype-on-hardware",

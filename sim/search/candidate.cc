@@ -37,7 +37,7 @@ config::Scenario CandidateBuilder::scenario(const PlanChoice& choice, int64_t gp
 CandidateCheck CandidateBuilder::check(const PlanChoice& choice, int64_t gpus) const {
   config::Scenario s = scenario(choice, gpus);
   if (std::optional<config::PlanViolation> broken = config::first_plan_violation(s)) {
-    return {std::nullopt, {std::string(broken->rule), broken->key + ": " + broken->message}};
+    return {std::nullopt, {std::string(broken->rule), broken->text()}};
   }
   return {std::move(s), {}};
 }

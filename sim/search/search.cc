@@ -96,7 +96,7 @@ json screen_chunk(const CandidateBuilder& builder, const PlanSpace& space, size_
       s.parallelism.recompute = plan.recompute;
       if (const std::optional<config::PlanViolation> broken = config::first_plan_violation(s)) {
         json& row = invalid_by_rule[broken->rule];
-        if (row.is_null()) row = {index, 0, broken->rule, broken->key + ": " + broken->message};
+        if (row.is_null()) row = {index, 0, broken->rule, broken->text()};
         row[1] = row[1].get<int64_t>() + 1;
         continue;
       }

@@ -6,7 +6,7 @@
 namespace trainsim::workload {
 
 PlanError::PlanError(config::PlanViolation violation)
-    : std::runtime_error(violation.key + ": " + violation.message), violation_(std::move(violation)) {}
+    : std::runtime_error(violation.text()), violation_(std::move(violation)) {}
 
 namespace internal {
 

@@ -33,6 +33,10 @@ void derive_experts(const config::Moe& moe, const ParallelPlan& plan, RankShapes
 RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& plan) {
   TRAINSIM_WORKLOAD_CHECK(!broken_plan_rule(scenario)) << broken_plan_rule(scenario)->message;
   const config::Model& m = scenario.model;
+  // The model's own rules, which the decoder holds (a scenario built in code may not).
+  TRAINSIM_WORKLOAD_CHECK(m.layers > 0 && m.hidden > 0 && m.heads > 0 && m.kv_heads > 0 && m.head_dim > 0 &&
+                          m.ffn_hidden > 0 && m.vocab > 0 && m.seq_len > 0 && m.heads % m.kv_heads == 0)
+      << "model " << m.layers << " layers, hidden " << m.hidden << ", heads " << m.heads << "/" << m.kv_heads;
   const config::Parallelism& p = scenario.parallelism;
   RankShapes s;
   s.layers = m.layers;

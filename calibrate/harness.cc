@@ -1,16 +1,13 @@
 #include "calibrate/harness.h"
 
-#include <chrono>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "calibrate/cpu/host_timer.h"
+
 namespace trainsim::calibrate {
 namespace {
-
-double seconds_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // Times each case with `time_one`; refused cases become notes.
 template <class Case, class F>
@@ -29,7 +26,7 @@ void sweep(const std::vector<Case>& cases, Progress& progress, Measurements& out
 }  // namespace
 
 Measurements run_calibration(Backend& backend, const CalibrationPlan& plan, Progress& progress) {
-  const double start = seconds_now();
+  const double start = cpu::now_s();
   Measurements out;
   out.facts = backend.facts();
   out.compute_policy = plan.compute_policy;
@@ -81,7 +78,7 @@ Measurements run_calibration(Backend& backend, const CalibrationPlan& plan, Prog
     out.notes.push_back(fmt::format("power not measured: {}", e.what()));
   }
   progress.finish();
-  out.wall_s = seconds_now() - start;
+  out.wall_s = cpu::now_s() - start;
   return out;
 }
 

@@ -1,19 +1,16 @@
 #include "calibrate/progress.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "calibrate/cpu/host_timer.h"
+
 namespace trainsim::calibrate {
 namespace {
-
-double seconds_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 std::string clock_time(double seconds) {
   const long s = static_cast<long>(std::max(0.0, seconds));
@@ -32,13 +29,13 @@ StderrProgress::StderrProgress(std::FILE* out) : out_(out), redraw_(is_terminal(
 void StderrProgress::start(size_t items) {
   items_ = std::max<size_t>(items, 1);
   done_ = 0;
-  start_s_ = seconds_now();
+  start_s_ = cpu::now_s();
   last_print_s_ = start_s_;
   last_print_done_ = 0;
 }
 
 std::string StderrProgress::line(const std::string& label) const {
-  const double elapsed = seconds_now() - start_s_;
+  const double elapsed = cpu::now_s() - start_s_;
   const double fraction = static_cast<double>(done_) / static_cast<double>(items_);
   const std::string eta = done_ == 0 ? "--:--:--" : clock_time(elapsed / fraction - elapsed);
   const int width = static_cast<int>(std::to_string(items_).size());
@@ -47,7 +44,7 @@ std::string StderrProgress::line(const std::string& label) const {
 }
 
 void StderrProgress::step(const std::string& label) {
-  const double now = seconds_now();
+  const double now = cpu::now_s();
   if (redraw_) {
     std::fprintf(out_, "\r\033[K%s", line(label).c_str());
   } else if (done_ == 0 || now - last_print_s_ >= 30.0 || (done_ - last_print_done_) * 10 >= items_) {
@@ -61,7 +58,7 @@ void StderrProgress::step(const std::string& label) {
 
 void StderrProgress::finish() {
   const std::string summary =
-      fmt::format("calibrate: {} items in {}", done_, clock_time(seconds_now() - start_s_));
+      fmt::format("calibrate: {} items in {}", done_, clock_time(cpu::now_s() - start_s_));
   std::fprintf(out_, redraw_ ? "\r\033[K%s\n" : "%s\n", summary.c_str());
   std::fflush(out_);
 }

@@ -1,12 +1,12 @@
 #include "calibrate/cuda/collective_bench.h"
 
 #include <algorithm>
-#include <chrono>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "calibrate/collective_kinds.h"
+#include "calibrate/cpu/host_timer.h"
 #include "calibrate/cuda/event_timer.h"
 #include "calibrate/cuda/fill.h"
 #include "kernels/cuda/check.h"
@@ -17,10 +17,6 @@ namespace {
 
 using config::CollectiveKind;
 using kernels::DataType;
-
-double host_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 }  // namespace
 
@@ -94,15 +90,15 @@ std::vector<double> CollectiveBench::time(const CollectiveCase& c, const TimingP
     for (const kernels::Stream& s : streams_) streams.push_back(s.get());
     const auto barrier = [&] { kernels::barrier_all(comms_, streams); };
     for (int i = 0; i < std::max(1, policy.warmup); ++i) barrier();
-    double single = host_seconds();
+    double single = cpu::now_s();
     barrier();
-    single = host_seconds() - single;
+    single = cpu::now_s() - single;
     const int runs = runs_per_repetition(single, policy);
     std::vector<double> durations;
     for (int rep = 0; rep < policy.repetitions; ++rep) {
-      const double start = host_seconds();
+      const double start = cpu::now_s();
       for (int i = 0; i < runs; ++i) barrier();
-      durations.push_back((host_seconds() - start) / runs);
+      durations.push_back((cpu::now_s() - start) / runs);
     }
     return durations;
   }

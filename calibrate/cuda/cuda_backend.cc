@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "calibrate/cpu/cpu_facts.h"
+#include "calibrate/cpu/host_timer.h"
 #include "calibrate/cuda/cuda_facts.h"
 #include "calibrate/cuda/event_timer.h"
 #include "calibrate/cuda/fill.h"
@@ -47,10 +48,6 @@ DataType data_type(Dtype dtype) {
       throw std::invalid_argument(
           fmt::format("the CUDA backend has no {} kernels", config::to_string(dtype)));
   }
-}
-
-double host_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 DeviceBuffer<std::byte> random_buffer(int64_t elements, DataType type, uint64_t seed, cudaStream_t stream) {
@@ -268,10 +265,10 @@ std::vector<double> CudaBackend::fpdt_sync_overhead(const TimingPolicy& policy) 
   kernels::FpdtAttention with_syncs(
       shape, {true, kernels::FpdtSync::kHostSyncs, DataType::kBFloat16, std::nullopt, attention_});
   const auto wall = [&](kernels::FpdtAttention& pipeline) {
-    const double start = host_seconds();
+    const double start = cpu::now_s();
     pipeline.forward(io);
     pipeline.synchronize();
-    return host_seconds() - start;
+    return cpu::now_s() - start;
   };
   for (int i = 0; i < std::max(1, policy.warmup); ++i) {
     wall(with_events);
@@ -294,19 +291,19 @@ OverheadSamples CudaBackend::time_overheads(const TimingPolicy& policy) {
   for (int i = 0; i < 100; ++i) launch_idle_kernel(stream);
   stream_.synchronize();
   for (int rep = 0; rep < policy.repetitions; ++rep) {
-    const double start = host_seconds();
+    const double start = cpu::now_s();
     for (int i = 0; i < kLaunches; ++i) launch_idle_kernel(stream);
     stream_.synchronize();
-    out.launch_s.push_back((host_seconds() - start) / kLaunches);
+    out.launch_s.push_back((cpu::now_s() - start) / kLaunches);
   }
   const double launch = *std::min_element(out.launch_s.begin(), out.launch_s.end());
   for (int rep = 0; rep < policy.repetitions; ++rep) {
-    const double start = host_seconds();
+    const double start = cpu::now_s();
     for (int i = 0; i < kRoundTrips; ++i) {
       launch_idle_kernel(stream);
       stream_.synchronize();
     }
-    out.host_sync_s.push_back(std::max(1e-9, (host_seconds() - start) / kRoundTrips - launch));
+    out.host_sync_s.push_back(std::max(1e-9, (cpu::now_s() - start) / kRoundTrips - launch));
   }
   out.pipeline_sync_s = fpdt_sync_overhead(policy);
   return out;
@@ -346,21 +343,21 @@ PowerSamples CudaBackend::measure_power(const GemmCase& gemm, double copy_bytes,
   const auto hold = [&](const std::function<void()>& step) {
     step();
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    double batch_start = host_seconds();
+    double batch_start = cpu::now_s();
     step();
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    const int batch = std::max(1, static_cast<int>(0.02 / std::max(1e-6, host_seconds() - batch_start)));
+    const int batch = std::max(1, static_cast<int>(0.02 / std::max(1e-6, cpu::now_s() - batch_start)));
     const auto run_for = [&](double seconds) {
-      for (const double until = host_seconds() + seconds; host_seconds() < until;) {
+      for (const double until = cpu::now_s() + seconds; cpu::now_s() < until;) {
         for (int i = 0; i < batch; ++i) step();
         CUDA_CHECK(cudaStreamSynchronize(stream));
       }
     };
     run_for(hold_s);
     const double energy_j = meter.energy_j();
-    batch_start = host_seconds();
+    batch_start = cpu::now_s();
     run_for(hold_s);
-    return (meter.energy_j() - energy_j) / (host_seconds() - batch_start);
+    return (meter.energy_j() - energy_j) / (cpu::now_s() - batch_start);
   };
   PowerSamples out;
   out.limit_w = meter.limit_w();

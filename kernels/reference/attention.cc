@@ -2,21 +2,12 @@
 
 #include <cmath>
 #include <limits>
-#include <stdexcept>
-#include <string>
+
+#include "kernels/reference/require_size.h"
 
 namespace trainsim::kernels::reference {
 
 namespace {
-
-template <typename T>
-void require_size(std::span<T> span, int64_t expected, const char* name) {
-  if (static_cast<int64_t>(span.size()) != expected) {
-    throw std::invalid_argument(std::string("attention reference: ") + name + " has " +
-                                std::to_string(span.size()) + " elements, the shape needs " +
-                                std::to_string(expected));
-  }
-}
 
 // Index arithmetic and scores of one block; every tensor is dense row-major.
 template <typename T>
@@ -31,9 +22,9 @@ class Block {
         k_(k),
         v_(v) {
     validate(shape);
-    require_size(q, shape.q_elements(), "q");
-    require_size(k, shape.kv_elements(), "k");
-    require_size(v, shape.kv_elements(), "v");
+    require_size(q, shape.q_elements(), "attention", "q");
+    require_size(k, shape.kv_elements(), "attention", "k");
+    require_size(v, shape.kv_elements(), "attention", "v");
   }
 
   const AttentionShape& shape() const { return shape_; }
@@ -79,9 +70,9 @@ template <typename T>
 Block<T> backward_block(const AttentionShape& shape, const AttentionOptions& options,
                         const BackwardInputs<T>& in) {
   Block<T> block(shape, options, in.q, in.k, in.v);
-  require_size(in.out, shape.q_elements(), "out");
-  require_size(in.lse, shape.lse_elements(), "lse");
-  require_size(in.dout, shape.q_elements(), "dout");
+  require_size(in.out, shape.q_elements(), "attention", "out");
+  require_size(in.lse, shape.lse_elements(), "attention", "lse");
+  require_size(in.dout, shape.q_elements(), "attention", "dout");
   return block;
 }
 
@@ -201,8 +192,8 @@ template <typename T>
 void attention_forward(const AttentionShape& shape, const AttentionOptions& options,
                        const ForwardInputs<T>& in, std::span<T> out, std::span<T> lse) {
   const Block<T> block(shape, options, in.q, in.k, in.v);
-  require_size(out, shape.q_elements(), "out");
-  require_size(lse, shape.lse_elements(), "lse");
+  require_size(out, shape.q_elements(), "attention", "out");
+  require_size(lse, shape.lse_elements(), "attention", "lse");
   for (int64_t b = 0; b < shape.batch; ++b) {
     for (int64_t h = 0; h < shape.heads; ++h) {
       for (int64_t i = 0; i < shape.q_len; ++i) {
@@ -221,9 +212,9 @@ template <typename T>
 void attention_backward(const AttentionShape& shape, const AttentionOptions& options,
                         const BackwardInputs<T>& in, std::span<T> dq, std::span<T> dk, std::span<T> dv) {
   const Block<T> block = backward_block(shape, options, in);
-  require_size(dq, shape.q_elements(), "dq");
-  require_size(dk, shape.kv_elements(), "dk");
-  require_size(dv, shape.kv_elements(), "dv");
+  require_size(dq, shape.q_elements(), "attention", "dq");
+  require_size(dk, shape.kv_elements(), "attention", "dk");
+  require_size(dv, shape.kv_elements(), "attention", "dv");
   for (int64_t b = 0; b < shape.batch; ++b) {
     for (int64_t h = 0; h < shape.heads; ++h) {
       for (int64_t i = 0; i < shape.q_len; ++i) {

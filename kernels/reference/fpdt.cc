@@ -1,24 +1,14 @@
 #include "kernels/reference/fpdt.h"
 
 #include <algorithm>
-#include <stdexcept>
-#include <string>
 #include <vector>
 
 #include "kernels/reference/merge.h"
+#include "kernels/reference/require_size.h"
 
 namespace trainsim::kernels::reference {
 
 namespace {
-
-template <typename T>
-void require_size(std::span<T> span, int64_t expected, const char* name) {
-  if (static_cast<int64_t>(span.size()) != expected) {
-    throw std::invalid_argument(std::string("FPDT reference: ") + name + " has " +
-                                std::to_string(span.size()) + " elements, the shape needs " +
-                                std::to_string(expected));
-  }
-}
 
 // Copies one chunk out of a whole-sequence tensor (what SequenceChunk keeps in pinned memory).
 template <typename T>
@@ -71,11 +61,11 @@ void fpdt_forward(const FpdtShape& shape, std::optional<double> softmax_scale, c
                   std::span<T> out, std::span<T> lse) {
   validate(shape);
   const AttentionShape whole = shape.whole();
-  require_size(in.q, whole.q_elements(), "q");
-  require_size(in.k, whole.kv_elements(), "k");
-  require_size(in.v, whole.kv_elements(), "v");
-  require_size(out, whole.q_elements(), "out");
-  require_size(lse, whole.lse_elements(), "lse");
+  require_size(in.q, whole.q_elements(), "FPDT", "q");
+  require_size(in.k, whole.kv_elements(), "FPDT", "k");
+  require_size(in.v, whole.kv_elements(), "FPDT", "v");
+  require_size(out, whole.q_elements(), "FPDT", "out");
+  require_size(lse, whole.lse_elements(), "FPDT", "lse");
   const int64_t q_width = shape.heads * shape.head_dim;
   const int64_t kv_width = shape.kv_heads * shape.head_dim;
   const std::vector<std::vector<T>> k_chunks = split(shape, in.k, kv_width);
@@ -102,15 +92,15 @@ void fpdt_backward(const FpdtShape& shape, std::optional<double> softmax_scale, 
                    std::span<T> dq, std::span<T> dk, std::span<T> dv) {
   validate(shape);
   const AttentionShape whole = shape.whole();
-  require_size(in.q, whole.q_elements(), "q");
-  require_size(in.k, whole.kv_elements(), "k");
-  require_size(in.v, whole.kv_elements(), "v");
-  require_size(in.out, whole.q_elements(), "out");
-  require_size(in.lse, whole.lse_elements(), "lse");
-  require_size(in.dout, whole.q_elements(), "dout");
-  require_size(dq, whole.q_elements(), "dq");
-  require_size(dk, whole.kv_elements(), "dk");
-  require_size(dv, whole.kv_elements(), "dv");
+  require_size(in.q, whole.q_elements(), "FPDT", "q");
+  require_size(in.k, whole.kv_elements(), "FPDT", "k");
+  require_size(in.v, whole.kv_elements(), "FPDT", "v");
+  require_size(in.out, whole.q_elements(), "FPDT", "out");
+  require_size(in.lse, whole.lse_elements(), "FPDT", "lse");
+  require_size(in.dout, whole.q_elements(), "FPDT", "dout");
+  require_size(dq, whole.q_elements(), "FPDT", "dq");
+  require_size(dk, whole.kv_elements(), "FPDT", "dk");
+  require_size(dv, whole.kv_elements(), "FPDT", "dv");
   const int64_t q_width = shape.heads * shape.head_dim;
   const int64_t kv_width = shape.kv_heads * shape.head_dim;
   const std::vector<std::vector<T>> q_chunks = split(shape, in.q, q_width);

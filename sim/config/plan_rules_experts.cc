@@ -7,8 +7,6 @@
 namespace trainsim::config::internal {
 namespace {
 
-constexpr unsigned kModelAndPlan = kModelSection | kParallelismSection;
-
 bool moe(const Scenario& s) { return s.model.moe.enabled(); }
 
 // Tensor-parallel ranks folded into the expert groups; 0 when expert_tp does not divide tp.

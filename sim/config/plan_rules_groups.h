@@ -8,6 +8,9 @@
 
 namespace trainsim::config::internal {
 
+// What most rules read: the model and the parallel plan.
+constexpr unsigned kModelAndPlan = kModelSection | kParallelismSection;
+
 // Tensor and pipeline parallelism against the model, the pipeline schedules, recomputation.
 void add_layout_rules(std::vector<PlanRule>& rules);
 // ZeRO stages against the framework and the pipeline.

@@ -9,8 +9,6 @@
 namespace trainsim::config::internal {
 namespace {
 
-constexpr unsigned kModelAndPlan = kModelSection | kParallelismSection;
-
 bool megatron_sequence_parallel(const Parallelism& p) {
   return p.sequence_parallel == SequenceParallel::kMegatron || p.sequence_parallel == SequenceParallel::kRing;
 }

@@ -9,8 +9,6 @@
 namespace trainsim::config::internal {
 namespace {
 
-constexpr unsigned kModelAndPlan = kModelSection | kParallelismSection;
-
 bool is(const Scenario& s, SequenceParallel scheme) { return s.parallelism.sequence_parallel == scheme; }
 
 // The schemes that shard the sequence over their own sp group.

@@ -29,7 +29,7 @@ class CountingProgress : public Progress {
   bool finished_ = false;
 };
 
-BuildOptions options() {
+BuildOptions build_options() {
   BuildOptions o;
   o.name = "fake-measured";
   o.date = "2026-11-29T12:00:00Z";
@@ -76,7 +76,7 @@ TEST(MeasuredProfile, HoldsWhatWasMeasuredAndLoadsBack) {
   const CalibrationPlan plan = make_plan({true, 8, std::nullopt}, backend.capabilities());
   SilentProgress progress;
   const Measurements m = run_calibration(backend, plan, progress);
-  BuildOptions o = options();
+  BuildOptions o = build_options();
   o.base = config::load_hardware(testing::source_dir() / "calibrate/profiles/h100-sxm5-80gb.yaml");
   o.base_label = "h100-sxm5-80gb.yaml";
   const ProfileDocument doc = build_measured_profile(m, o);
@@ -173,7 +173,7 @@ TEST(MeasuredProfile, WithoutABaseThePeaksAreTheBestMeasuredRatesNamedAsSuch) {
   SilentProgress progress;
   const Measurements m =
       run_calibration(backend, make_plan({true, 1, std::nullopt}, backend.capabilities()), progress);
-  const ProfileDocument doc = build_measured_profile(m, options());
+  const ProfileDocument doc = build_measured_profile(m, build_options());
   const config::HardwareProfile& p = doc.profile;
   EXPECT_NEAR(*p.peak_flops_per_s(config::Dtype::kBf16), FakeBackend::kGemmFlopsPerS,
               1e-3 * FakeBackend::kGemmFlopsPerS);
@@ -204,7 +204,7 @@ TEST(MeasuredProfile, MemoryEfficiencyComesFromTheLargestDeviceCopyNotACachedSma
   for (DeviceCopyMeasurement& d : m.device_copies) {
     if (d.bytes < 64.0 * 1024 * 1024) d.summary.median_s /= 3;  // served from the last-level cache
   }
-  BuildOptions o = options();
+  BuildOptions o = build_options();
   o.base = config::load_hardware(testing::source_dir() / "calibrate/profiles/h100-sxm5-80gb.yaml");
   o.base_label = "h100-sxm5-80gb.yaml";
   const ProfileDocument doc = build_measured_profile(m, o);
@@ -218,7 +218,7 @@ TEST(MeasuredProfile, AMeasuredRateAboveTheBasePeakIsReported) {
   SilentProgress progress;
   const Measurements m =
       run_calibration(backend, make_plan({true, 1, std::nullopt}, backend.capabilities()), progress);
-  BuildOptions o = options();
+  BuildOptions o = build_options();
   o.base =
       config::load_hardware(testing::source_dir() / "calibrate/profiles/a100-sxm4-80gb.yaml");  // 312 TFLOP/s
   o.base_label = "a100-sxm4-80gb.yaml";

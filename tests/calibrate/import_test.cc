@@ -21,7 +21,7 @@ config::HardwareProfile h100() {
   return config::load_hardware(testing::source_dir() / "calibrate/profiles/h100-sxm5-80gb.yaml");
 }
 
-ImportOptions options() {
+ImportOptions import_options() {
   return {"",
           "h100-sxm5-80gb.yaml",
           "2026-11-29T12:00:00Z",
@@ -40,7 +40,7 @@ std::vector<NcclTestsLog> fixture_logs() {
 TEST(Import, SamplesAreTheRowsAndFitsRecoverTheModel) {
   const std::vector<NcclTestsLog> logs = fixture_logs();
   const config::HardwareProfile base = h100();
-  const ProfileDocument doc = import_nccl_tests(base, logs, options());
+  const ProfileDocument doc = import_nccl_tests(base, logs, import_options());
   const config::HardwareProfile& p = doc.profile;
   size_t rows = 0;
   for (const NcclTestsLog& log : logs) rows += samples_of(log).size();
@@ -84,7 +84,7 @@ TEST(Import, SamplesAreTheRowsAndFitsRecoverTheModel) {
 TEST(Import, KeepsTheBaseAndCitesEveryImportedRow) {
   const std::vector<NcclTestsLog> logs = fixture_logs();
   const config::HardwareProfile base = h100();
-  const ProfileDocument doc = import_nccl_tests(base, logs, options());
+  const ProfileDocument doc = import_nccl_tests(base, logs, import_options());
   const config::HardwareProfile& p = doc.profile;
   EXPECT_EQ(p.name, "h100-sxm5-80gb-nccl");
   EXPECT_EQ(p.gpu.peak_flops_per_s, base.gpu.peak_flops_per_s);
@@ -107,11 +107,11 @@ TEST(Import, ReplacesOnlyTheGroupsItImports) {
   std::vector<NcclTestsLog> logs = fixture_logs();
   const config::HardwareProfile base = h100();
   ProfileDocument first =
-      import_nccl_tests(base, {logs[0], logs[1]}, options());  // all_reduce, all_gather x 8
+      import_nccl_tests(base, {logs[0], logs[1]}, import_options());  // all_reduce, all_gather x 8
   const std::filesystem::path file = testing::scratch_dir() / "first.yaml";
   write_profile(file, first, false);
   const config::HardwareProfile again = config::load_hardware(file);
-  const ProfileDocument second = import_nccl_tests(again, {logs[0]}, options());  // all_reduce again
+  const ProfileDocument second = import_nccl_tests(again, {logs[0]}, import_options());  // all_reduce again
   size_t gathers = 0;
   for (const config::CollectiveSample& s : second.profile.collective_samples) {
     gathers += s.kind == config::CollectiveKind::kAllGather ? 1 : 0;
@@ -119,7 +119,7 @@ TEST(Import, ReplacesOnlyTheGroupsItImports) {
   EXPECT_EQ(gathers, samples_of(logs[1]).size());
   EXPECT_EQ(second.profile.collective_samples.size(),
             samples_of(logs[0]).size() + samples_of(logs[1]).size());
-  EXPECT_THROW(import_nccl_tests(base, {logs[0], logs[0]}, options()), std::invalid_argument);
+  EXPECT_THROW(import_nccl_tests(base, {logs[0], logs[0]}, import_options()), std::invalid_argument);
 }
 
 // A JSON log whose env pins one algorithm (NCCL_ALGO=Ring) imports as that algorithm's table, beside
@@ -138,7 +138,7 @@ TEST(Import, KeepsTablesOfOnePinnedAlgorithmApart) {
   EXPECT_NE(describe(pinned).find("NCCL_ALGO=Ring"), std::string::npos);
 
   const NcclTestsLog choice = fixture_logs().front();
-  const ProfileDocument doc = import_nccl_tests(h100(), {choice, pinned}, options());
+  const ProfileDocument doc = import_nccl_tests(h100(), {choice, pinned}, import_options());
   size_t ring_samples = 0;
   size_t ring_fits = 0;
   for (const config::CollectiveSample& s : doc.profile.collective_samples)
@@ -156,7 +156,7 @@ TEST(Import, KeepsTablesOfOnePinnedAlgorithmApart) {
   testing::expect_same_profile(config::load_hardware(out), doc.profile);
 
   // --algorithm auto reads the pinned log as NCCL's choice, which the other log already holds.
-  ImportOptions as_choice = options();
+  ImportOptions as_choice = import_options();
   as_choice.algorithm = "auto";
   EXPECT_THROW(import_nccl_tests(h100(), {choice, pinned}, as_choice), std::invalid_argument);
 
@@ -164,7 +164,7 @@ TEST(Import, KeepsTablesOfOnePinnedAlgorithmApart) {
   excluded.nccl_algo = "^NVLS";
   excluded.algorithm.reset();
   try {
-    import_nccl_tests(h100(), {excluded}, options());
+    import_nccl_tests(h100(), {excluded}, import_options());
     ADD_FAILURE() << "NCCL_ALGO=^NVLS imported without --algorithm";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("NCCL_ALGO=^NVLS, which pins no one algorithm"), std::string::npos)

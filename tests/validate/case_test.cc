@@ -7,14 +7,14 @@
 
 #include "sim/config/diagnostics.h"
 #include "sim/validate/case_scenario.h"
+#include "tests/validate/fixtures_dir.h"
 
 namespace trainsim::validate {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::filesystem::path kFixtures =
-    std::filesystem::path(TRAINSIM_SOURCE_DIR) / "tests/validate/fixtures";
+using testing::kFixtures;
 
 // Every diagnostic of loading `root`, one per line; empty when it loads.
 std::string errors_of(const std::filesystem::path& root) {

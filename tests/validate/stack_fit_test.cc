@@ -15,6 +15,7 @@
 #include "sim/engine/scenario_run.h"
 #include "sim/report/compare.h"
 #include "sim/validate/runner.h"
+#include "tests/validate/fixtures_dir.h"
 
 namespace trainsim::validate {
 namespace {
@@ -22,8 +23,7 @@ namespace {
 using config::StackParameter;
 using ::testing::HasSubstr;
 
-const std::filesystem::path kFixtures =
-    std::filesystem::path(TRAINSIM_SOURCE_DIR) / "tests/validate/fixtures";
+using testing::kFixtures;
 
 StackFitRequest request(std::vector<std::filesystem::path> inputs,
                         std::vector<StackParameter> parameters = {}) {

@@ -1,6 +1,9 @@
 #include "sim/search/advice.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -69,24 +72,60 @@ std::vector<PlanChoice> neighbours(const PlanChoice& c) {
   return out;
 }
 
+// The estimate of each scenario, computed on up to one thread per core (an estimate reads only its
+// scenario: no SimGrid, no shared state); rethrows the first scenario's exception, if any.
+std::vector<estimate::IterationTimeEstimate> estimate_all(const std::vector<config::Scenario>& scenarios) {
+  std::vector<estimate::IterationTimeEstimate> out(scenarios.size());
+  std::vector<std::exception_ptr> failures(scenarios.size());
+  std::atomic<size_t> next{0};
+  const auto work = [&] {
+    // The run reported its own warnings; the neighbours' (extrapolated shapes...) are not the user's.
+    WarningLog ignored;
+    for (size_t i = next++; i < scenarios.size(); i = next++) {
+      try {
+        out[i] = estimate::estimate_iteration_time(scenarios[i], &ignored);
+      } catch (...) {
+        failures[i] = std::current_exception();
+      }
+    }
+  };
+  {
+    const size_t threads =
+        std::min<size_t>(scenarios.size(), std::max(1U, std::thread::hardware_concurrency()));
+    std::vector<std::jthread> helpers;
+    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+    work();
+  }
+  for (const std::exception_ptr& failure : failures) {
+    if (failure) std::rethrow_exception(failure);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<PlanChange> advise(const config::Scenario& scenario, double simulated_s, size_t top) {
-  // The run reported its own warnings; the neighbours' (extrapolated shapes...) are not the user's.
-  WarningLog ignored;
-  const double own_s = estimate::estimate_iteration_time(scenario, &ignored).iteration_s;
-  if (own_s <= 0) return {};
-  const double scale = simulated_s / own_s;
+  // The scenario itself first, then each neighbour that obeys the plan rules.
   const CandidateBuilder builder(scenario);
   const int64_t gpus = scenario.cluster.gpus;
-  std::vector<PlanChange> out;
+  std::vector<config::Scenario> scenarios = {scenario};
+  std::vector<PlanChoice> choices;
   for (const PlanChoice& choice : neighbours(PlanChoice::of(scenario))) {
-    const CandidateCheck check = builder.check(choice, gpus);
+    CandidateCheck check = builder.check(choice, gpus);
     if (!check.scenario) continue;
-    const estimate::IterationTimeEstimate e = estimate::estimate_iteration_time(*check.scenario, &ignored);
+    scenarios.push_back(std::move(*check.scenario));
+    choices.push_back(choice);
+  }
+  const std::vector<estimate::IterationTimeEstimate> estimates = estimate_all(scenarios);
+  const double own_s = estimates.front().iteration_s;
+  if (own_s <= 0) return {};
+  const double scale = simulated_s / own_s;
+  std::vector<PlanChange> out;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const estimate::IterationTimeEstimate& e = estimates[i + 1];
     const double predicted_s = e.iteration_s * scale;
     if (!e.fits || predicted_s >= 0.99 * simulated_s) continue;
-    out.push_back({fmt::format("--set {}", fmt::join(choice.overrides_from(scenario, gpus), " --set ")),
+    out.push_back({fmt::format("--set {}", fmt::join(choices[i].overrides_from(scenario, gpus), " --set ")),
                    e.iteration_s, predicted_s, predicted_s / simulated_s - 1, e.peak_hbm_bytes});
   }
   std::stable_sort(out.begin(), out.end(),

@@ -3,7 +3,8 @@
 // halved against the data-parallel degree, the other recomputation modes and ZeRO stages, an
 // interleaved schedule, Megatron sequence parallelism), each checked by the scenario decoder like a
 // search candidate, estimated (estimate/iteration_time.h) and scaled by the simulated-to-estimated
-// ratio of the scenario itself. `trainsim run` puts the best in its "why" section.
+// ratio of the scenario itself, the estimates on up to one thread per core. `trainsim run` puts the
+// best in its "why" section.
 #ifndef TRAINSIM_SIM_SEARCH_ADVICE_H_
 #define TRAINSIM_SIM_SEARCH_ADVICE_H_
 

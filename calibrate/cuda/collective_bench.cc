@@ -1,6 +1,5 @@
 #include "calibrate/cuda/collective_bench.h"
 
-#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -88,19 +87,7 @@ std::vector<double> CollectiveBench::time(const CollectiveCase& c, const TimingP
   if (c.kind == CollectiveKind::kBarrier) {
     std::vector<cudaStream_t> streams;
     for (const kernels::Stream& s : streams_) streams.push_back(s.get());
-    const auto barrier = [&] { kernels::barrier_all(comms_, streams); };
-    for (int i = 0; i < std::max(1, policy.warmup); ++i) barrier();
-    double single = cpu::now_s();
-    barrier();
-    single = cpu::now_s() - single;
-    const int runs = runs_per_repetition(single, policy);
-    std::vector<double> durations;
-    for (int rep = 0; rep < policy.repetitions; ++rep) {
-      const double start = cpu::now_s();
-      for (int i = 0; i < runs; ++i) barrier();
-      durations.push_back((cpu::now_s() - start) / runs);
-    }
-    return durations;
+    return cpu::time_on_host(policy, 1, [&](int) { kernels::barrier_all(comms_, streams); });
   }
   const RankBuffers buffers = rank_buffers(c.kind, c.ranks, c.bytes);
   if (buffers.send_bytes < 4 || buffers.recv_bytes < 4) {

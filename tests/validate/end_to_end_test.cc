@@ -10,6 +10,7 @@
 #include "sim/validate/metrics.h"
 #include "sim/validate/report.h"
 #include "sim/validate/runner.h"
+#include "tests/validate/fixtures_dir.h"
 
 namespace trainsim::validate {
 namespace {
@@ -17,7 +18,7 @@ namespace {
 const std::filesystem::path kSource(TRAINSIM_SOURCE_DIR);
 
 TEST(ValidationEndToEnd, CasesMatchADirectSimulation) {
-  const ValidationSet set = load_validation_set(kSource / "tests/validate/fixtures/gate-holds");
+  const ValidationSet set = load_validation_set(testing::kFixtures / "gate-holds");
   ASSERT_EQ(set.cases.size(), 3u);
   size_t progress_calls = 0;
   const std::vector<CaseResult> results =
@@ -102,8 +103,7 @@ TEST(ValidationEndToEnd, CommStudyReproducesThePaperRatios) {
 namespace trainsim::validate {
 namespace {
 
-const std::filesystem::path kLeak =
-    std::filesystem::path(TRAINSIM_SOURCE_DIR) / "tests/validate/fixtures/stack-leak";
+const std::filesystem::path kLeak = testing::kFixtures / "stack-leak";
 
 // A validation case its own stack profile was fitted on is refused; declared a calibration case, the
 // same run is reported with its role (and never counted in the statistics).

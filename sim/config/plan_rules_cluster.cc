@@ -106,11 +106,11 @@ void add_cluster_rules(std::vector<PlanRule>& rules) {
        [](const Scenario& s) -> std::optional<Breach> {
          const Parallelism& p = s.parallelism;
          const std::optional<int64_t> m = micro_batches_per_replica(s);
-         if (p.schedule != Schedule::kDualPipeV || !m || *m >= 2 * p.pp) return {};
+         if (p.schedule != Schedule::kDualPipeV || !m || *m >= min_micro_batches(p.schedule, p.pp)) return {};
          return fmt::format(
              "the dualpipev schedule needs at least 2·pp = {} micro-batches per replica (DeepSeek's "
              "rule), got {}; raise global_batch or lower micro_batch",
-             2 * p.pp, *m);
+             min_micro_batches(p.schedule, p.pp), *m);
        }});
   rules.push_back(
       {"dtype-on-hardware",

@@ -31,6 +31,9 @@ constexpr bool chunked_schedule(Schedule s) {
 constexpr bool micro_batches_multiple_of_pp(Schedule s, int64_t vpp) {
   return chunked_schedule(s) && !v_shaped_schedule(s) && vpp > 1;
 }
+// The fewest micro-batches per replica `s` runs with `pp` stages: DualPipeV's 2pp (DeepSeek's rule),
+// one for the others.
+constexpr int64_t min_micro_batches(Schedule s, int64_t pp) { return s == Schedule::kDualPipeV ? 2 * pp : 1; }
 // Schedules that split each backward into input- and weight-gradient passes.
 constexpr bool split_backward_schedule(Schedule s) {
   return s == Schedule::kZeroBubble || v_shaped_schedule(s);

@@ -305,7 +305,7 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
   const std::vector<int64_t> built = stages_to_build(shapes, stage_speed);
   for (const int64_t stage : built) {
     const StageTime at_b = time(mb, stage);
-    if (ma >= 1) {
+    if (ma >= config::min_micro_batches(schedule, pp)) {
       const StageTime at_a = time(ma, stage);
       times.push_back(mb < m ? at_a.extrapolate(ma, at_b, mb, m) : at_b);
       if (schedule == config::Schedule::kGpipe) {
@@ -315,7 +315,8 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
       }
       per_micro_batch_s.push_back((at_b.iteration_s - at_a.iteration_s) / static_cast<double>(mb - ma));
     } else {
-      // Too few micro-batches for two counts: what one more adds, from one count above.
+      // Too few micro-batches for two counts (the fewer would break the schedule's minimum): what one
+      // more adds, from one count above.
       times.push_back(at_b);
       per_micro_batch_s.push_back((time(mb + step, stage).iteration_s - at_b.iteration_s) /
                                   static_cast<double>(step));

@@ -66,6 +66,9 @@ const std::vector<Case> kCases = {
       "training.global_batch=128"}},
     {"01-gpt3-1.3b-dp8.yaml",
      {"parallelism={tp: 2, pp: 2, dp: 2, sequence_parallel: megatron, schedule: dualpipev}"}},
+    // DualPipeV at its minimum of 2pp micro-batches: no count below it to extrapolate from.
+    {"01-gpt3-1.3b-dp8.yaml",
+     {"parallelism={tp: 2, pp: 2, dp: 2, schedule: dualpipev}", "training.global_batch=32"}},
     // A host slower than the kernels of a small model (a stack's dispatch time), with pipelining.
     {"01-gpt3-1.3b-dp8.yaml",
      {"parallelism.pp=2", "parallelism.dp=4", "training.micro_batch=1", "model.seq_len=512",

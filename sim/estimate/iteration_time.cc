@@ -305,7 +305,10 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
   const std::vector<int64_t> built = stages_to_build(shapes, stage_speed);
   for (const int64_t stage : built) {
     const StageTime at_b = time(mb, stage);
-    if (ma >= config::min_micro_batches(schedule, pp)) {
+    if (pp == 1 && mb == m) {  // one stage has no fill and drain for a per-micro-batch pace to size
+      times.push_back(at_b);
+      per_micro_batch_s.push_back(0);
+    } else if (ma >= config::min_micro_batches(schedule, pp)) {
       const StageTime at_a = time(ma, stage);
       times.push_back(mb < m ? at_a.extrapolate(ma, at_b, mb, m) : at_b);
       if (schedule == config::Schedule::kGpipe) {

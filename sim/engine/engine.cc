@@ -13,6 +13,7 @@
 
 #include "sim/cost/op_cost.h"
 #include "sim/cost/rank_schedule.h"
+#include "sim/engine/rank_progress.h"
 
 namespace trainsim::engine {
 namespace sg4 = simgrid::s4u;
@@ -36,38 +37,14 @@ BudgetExceededError::BudgetExceededError(std::string limit, double simulated_s, 
 
 namespace {
 
-// The wall clock is read once every this many ops (reading it costs more than most ops).
-constexpr uint64_t kClockCheckOps = 256;
-
 struct JobState;
 
-struct RankState {
+struct RankState : RankProgress {
   JobState* job = nullptr;
-  int64_t rank = 0;  // in the job's plan
-  int64_t gpu = 0;   // the transport's
-  const Graph* graph = nullptr;
-  std::vector<double> duration;
-  std::vector<int32_t> done;  // iterations in which the op has finished
-  std::vector<uint32_t> pred_count;
-  std::vector<uint32_t> remaining;  // unfinished predecessors in the current iteration
-  Graph::Successors successors;
-  std::array<std::vector<OpId>, workload::kStreamCount> stream_ops;
-  std::vector<OpId> p2p_ready;  // sends/receives whose predecessors are done, not yet started
-  int iteration = 0;            // the iteration in progress
-  bool finished = false;        // done with the job's last iteration
-  uint64_t total_done = 0;
-  int comm_busy = 0;  // collectives in progress on this rank
-  cost::MemoryTracker memory{true};
-  std::optional<cost::HostDispatch> host;  // when the stack gives a host dispatch time
   sg4::ConditionVariablePtr cv;
   // The GPU, when two lanes hold kernels (workload::Stream::kCompute2): one kernel at a time, in the
   // order they became ready (SimGrid's mutexes are FIFO).
   sg4::MutexPtr gpu_lock;
-  RankRun run;
-  // Mirror matching of receives from unsimulated peers, by tag: this rank's sends and receives.
-  std::set<int64_t> send_tags;
-  std::set<std::pair<int64_t, int>> mirror_send_done;  // (tag, iteration) of sends already complete
-  std::map<std::pair<int64_t, int>, std::pair<OpId, double>> mirror_recv_waiting;
 };
 
 struct CollectiveInstance {
@@ -79,44 +56,16 @@ struct CollectiveInstance {
   sg4::ConditionVariablePtr cv;
 };
 
-struct P2pEnd {
-  RankState* rank = nullptr;
-  OpId op = workload::kNoOp;
-  double issued_s = 0;
-};
-
-struct P2pInstance {
-  P2pEnd send;
-  P2pEnd recv;
-};
-
 struct GroupInfo {
   std::vector<int64_t> gpus;  // the members' GPUs
   int simulated = 0;
 };
 
-// A job in progress: its ranks, the collectives and transfers under way among them, and how many
-// iterations it runs.
-struct JobState {
-  const Job* input = nullptr;
-  size_t index = 0;
-  std::map<int64_t, RankState*> ranks;
-  size_t ranks_with_ops = 0;  // those whose graph is not empty: they end iterations
-  std::map<std::tuple<int, int32_t, int32_t, int>, CollectiveInstance> collectives;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int>, P2pInstance> p2p;
+// A job in progress: its ranks and the collectives and transfers under way among them.
+struct JobState : JobProgress {
+  std::map<CollectiveKey, CollectiveInstance> collectives;
+  P2pRendezvous<RankState> p2p;
   std::map<std::pair<int, int32_t>, GroupInfo> groups;
-  int planned = 0;                      // iterations it will run (grows while other jobs need it)
-  int completed = 0;                    // iterations every simulated rank has finished
-  std::vector<size_t> ranks_done;       // per iteration: simulated ranks that have finished it
-  std::vector<double> iteration_end_s;  // per iteration: when its last simulated rank finished it
-  uint64_t ops_per_iteration = 0;
-  uint64_t ops_executed = 0;
-
-  int64_t gpu_of(int64_t rank) const { return input->gpu_of(rank); }
-  RankState* state_of(int64_t rank) const {
-    const auto it = ranks.find(rank);
-    return it == ranks.end() ? nullptr : it->second;
-  }
 };
 
 class Simulation {
@@ -136,7 +85,6 @@ class Simulation {
   bool wait_for_host(RankState& rs, OpId id);
   // Blocks until `rs` has finished `iteration`; returns whether it runs another.
   bool wait_for_next_iteration(RankState& rs, int iteration);
-  void begin_iteration(RankState& rs, int iteration);
   // `rs` has just finished `iteration`: the job's bookkeeping, and the next iteration if it runs one.
   void end_iteration(RankState& rs, int iteration, double now);
   // Whether some job other than `job` has not yet run the requested iterations.
@@ -150,13 +98,11 @@ class Simulation {
   void transfer_async(RankState* sender, OpId send, double send_issued, RankState* receiver, OpId recv,
                       double recv_issued, int64_t src, int64_t dst, double bytes, int iteration);
   const GroupInfo& group(JobState& job, workload::GroupId id);
-  std::string describe_blocked() const;
   // Stops the simulation when a budget of the options is exhausted.
   void check_budgets();
   // Ops in progress complete, no new op starts, and every waiting actor is woken to return.
   void stop_all();
   bool stopped() const { return !stopped_by_.empty() || window_closed_; }
-  EngineResult result_of(JobState& job);
 
   const std::vector<Job>& inputs_;
   Transport& transport_;
@@ -182,20 +128,11 @@ const GroupInfo& Simulation::group(JobState& job, workload::GroupId id) {
     GroupInfo info;
     for (const int64_t m : job.input->plan->members(id)) {
       info.gpus.push_back(job.gpu_of(m));
-      info.simulated += job.ranks.count(m) != 0 ? 1 : 0;
+      info.simulated += job.simulated(m) != nullptr ? 1 : 0;
     }
     it = job.groups.emplace(key, std::move(info)).first;
   }
   return it->second;
-}
-
-void Simulation::begin_iteration(RankState& rs, int iteration) {
-  rs.iteration = iteration;
-  rs.remaining = rs.pred_count;
-  if (rs.host) rs.host->begin_iteration(iteration == 0 ? rs.job->input->start_s : sg4::Engine::get_clock());
-  for (const OpId id : rs.stream_ops[static_cast<size_t>(Stream::kP2p)]) {
-    if (rs.pred_count[id] == 0) rs.p2p_ready.push_back(id);
-  }
 }
 
 bool Simulation::others_need(const JobState& job) const {
@@ -207,14 +144,7 @@ bool Simulation::others_need(const JobState& job) const {
 void Simulation::end_iteration(RankState& rs, int iteration, double now) {
   if (window_closed_) return;  // what ends after the window is not an iteration run
   JobState& job = *rs.job;
-  const auto i = static_cast<size_t>(iteration);
-  if (job.iteration_end_s.size() <= i) {
-    job.iteration_end_s.resize(i + 1, 0.0);
-    job.ranks_done.resize(i + 1, 0);
-  }
-  job.iteration_end_s[i] = std::max(job.iteration_end_s[i], now);
-  if (++job.ranks_done[i] == job.ranks_with_ops) {
-    job.completed = iteration + 1;
+  if (job.count_end(iteration, now)) {
     if (jobs_.size() > 1 && job.completed >= options_.iterations && !others_need(job)) {
       window_closed_ = true;
       stop_all();
@@ -227,7 +157,7 @@ void Simulation::end_iteration(RankState& rs, int iteration, double now) {
     ops_total_ += job.ops_per_iteration;
   }
   if (iteration + 1 < job.planned) {
-    begin_iteration(rs, iteration + 1);
+    rs.begin_iteration(iteration + 1, now);
   } else {
     rs.finished = true;
   }
@@ -235,13 +165,7 @@ void Simulation::end_iteration(RankState& rs, int iteration, double now) {
 
 void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, double launch_s) {
   const double now = sg4::Engine::get_clock();
-  if (iteration < options_.iterations) {
-    rs.run.start_s[id] = start_s;
-    rs.run.launch_s[id] = launch_s;
-    rs.run.end_s[id] = now;
-  }
-  rs.done[id] = iteration + 1;
-  ++rs.total_done;
+  rs.record(id, iteration, start_s, launch_s, now, options_.iterations);
   if (rs.host) rs.host->finished(id, now);
   ++rs.job->ops_executed;
   ++ops_executed_;
@@ -259,16 +183,9 @@ void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, d
 }
 
 void Simulation::check_budgets() {
-  if (stopped() || ops_executed_ >= ops_total_) return;
-  if (options_.max_events > 0 && ops_executed_ >= options_.max_events) {
-    stopped_by_ = "max-events";
-  } else if (options_.time_limit_s > 0 && ops_executed_ % kClockCheckOps == 0 &&
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() >
-                 options_.time_limit_s) {
-    stopped_by_ = "time-limit";
-  } else {
-    return;
-  }
+  if (stopped()) return;
+  stopped_by_ = exhausted_budget(options_, ops_executed_, ops_total_, started_);
+  if (stopped_by_.empty()) return;
   stopped_at_s_ = sg4::Engine::get_clock();
   stopped_after_ops_ = ops_executed_;
   stop_all();
@@ -343,16 +260,11 @@ void Simulation::start_p2p(RankState& rs, OpId id, int iteration) {
   const int64_t src = is_send ? rs.rank : peer;
   const int64_t dst = is_send ? peer : rs.rank;
   const double now = sg4::Engine::get_clock();
-  RankState* peer_state = rs.job->state_of(peer);
-  if (peer_state != nullptr) {
-    const auto key = std::make_tuple(src, dst, op.p2p.tag, iteration);
-    P2pInstance& instance = rs.job->p2p[key];
-    (is_send ? instance.send : instance.recv) = {&rs, id, now};
-    if (instance.send.rank != nullptr && instance.recv.rank != nullptr) {
-      const P2pInstance pair = instance;
-      rs.job->p2p.erase(key);
-      transfer_async(pair.send.rank, pair.send.op, pair.send.issued_s, pair.recv.rank, pair.recv.op,
-                     pair.recv.issued_s, src, dst, op.bytes, iteration);
+  if (rs.job->simulated(peer) != nullptr) {
+    const auto met = rs.job->p2p.arrive(src, dst, op.p2p.tag, iteration, is_send, {&rs, id, now});
+    if (met) {
+      transfer_async(met->send.rank, met->send.op, met->send.issued_s, met->recv.rank, met->recv.op,
+                     met->recv.issued_s, src, dst, op.bytes, iteration);
     }
     return;
   }
@@ -473,8 +385,8 @@ void Simulation::p2p_actor(RankState& rs) {
         while (!stopped() && (rs.iteration != iteration || rs.p2p_ready.empty())) rs.cv->wait(lock);
       }
       if (stopped()) return;
-      std::vector<OpId> batch;
-      batch.swap(rs.p2p_ready);
+      const std::vector<OpId> batch(rs.p2p_ready.begin(), rs.p2p_ready.end());
+      rs.p2p_ready.clear();
       for (const OpId id : batch) {
         if (!wait_for_host(rs, id)) return;
         const OpKind kind = rs.graph->op(id).kind;
@@ -490,59 +402,6 @@ void Simulation::p2p_actor(RankState& rs) {
   }
 }
 
-std::string Simulation::describe_blocked() const {
-  std::string out;
-  int shown = 0;
-  for (const RankState& rs : states_) {
-    const int iteration = static_cast<int>(rs.total_done / std::max<size_t>(1, rs.graph->size()));
-    const std::string job = jobs_.size() > 1 ? fmt::format("job {} ", rs.job->index) : "";
-    for (size_t s = 0; s < rs.stream_ops.size(); ++s) {
-      for (const OpId id : rs.stream_ops[s]) {
-        if (rs.done[id] > iteration) continue;
-        const Op& op = rs.graph->op(id);
-        std::string what =
-            fmt::format("{}rank {} stream {}: op {} ({} {}, layer {}, micro-batch {})", job, rs.rank,
-                        workload::to_string(static_cast<Stream>(s)), id, workload::to_string(op.kind),
-                        workload::to_string(op.label), op.layer, op.micro_batch);
-        if (op.kind == OpKind::kCollective) {
-          what += fmt::format(" on group {} {} (#{})", workload::to_string(op.collective.group.kind),
-                              op.collective.group.index, op.collective.seq);
-        } else if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
-          what += fmt::format(" with rank {} tag {}", op.p2p.peer, op.p2p.tag);
-        }
-        out += "\n  " + what;
-        if (++shown == 12) return out + "\n  ...";
-        break;  // the first unfinished op of each stream is the one that waits
-      }
-    }
-  }
-  return out;
-}
-
-EngineResult Simulation::result_of(JobState& job) {
-  EngineResult result;
-  std::vector<double>& ends = job.iteration_end_s;
-  ends.resize(static_cast<size_t>(job.completed));  // an iteration cut short by the window's close: not run
-  const auto last = static_cast<size_t>(options_.iterations - 1);
-  result.total_time_s = ends[last];
-  result.iteration_time_s = ends[last] - (last > 0 ? ends[last - 1] : job.input->start_s);
-  result.iteration_end_s = ends;
-  result.ops_executed = job.ops_executed;
-  double latest = -1;
-  for (const auto& [rank, rs] : job.ranks) {
-    if (rs->run.finish_s > latest) {
-      latest = rs->run.finish_s;
-      result.critical_rank = rank;
-    }
-    rs->run.peak_hbm_bytes = rs->memory.peak_hbm_bytes();
-    rs->run.hbm_at_peak_bytes = rs->memory.hbm_at_peak_bytes();
-    rs->run.peak_host_bytes = rs->memory.peak_host_bytes();
-    rs->run.hbm_samples = std::move(rs->memory.hbm_samples());
-    result.ranks.push_back(std::move(rs->run));
-  }
-  return result;
-}
-
 std::vector<EngineResult> Simulation::run() {
   xbt_log_control_set("root.thres:warning");
   sg4::Engine engine("trainsim");
@@ -554,61 +413,10 @@ std::vector<EngineResult> Simulation::run() {
   mutex_ = sg4::Mutex::create();
   started_ = std::chrono::steady_clock::now();
 
-  size_t rank_count = 0;
-  for (const Job& input : inputs_) {
-    if (!input.compute_speed.empty() && input.compute_speed.size() != input.ranks.size()) {
-      throw std::invalid_argument(fmt::format("{} compute speeds for {} simulated ranks",
-                                              input.compute_speed.size(), input.ranks.size()));
-    }
-    rank_count += input.ranks.size();
-  }
-  jobs_.resize(inputs_.size());
-  states_.resize(rank_count);
-  size_t next_state = 0;
-  for (size_t j = 0; j < inputs_.size(); ++j) {
-    const Job& input = inputs_[j];
-    JobState& job = jobs_[j];
-    job.input = &input;
-    job.index = j;
-    job.planned = options_.iterations;
-    for (size_t i = 0; i < input.ranks.size(); ++i) {
-      RankState& rs = states_[next_state++];
-      rs.job = &job;
-      rs.rank = input.ranks[i];
-      rs.gpu = job.gpu_of(rs.rank);
-      rs.graph = input.graphs[i];
-      rs.duration = cost::compute_durations(*rs.graph, *input.compute,
-                                            input.compute_speed.empty() ? 1.0 : input.compute_speed[i]);
-      rs.done.assign(rs.graph->size(), 0);
-      rs.successors = rs.graph->successors();
-      rs.pred_count.resize(rs.graph->size());
-      for (OpId id = 0; id < rs.graph->size(); ++id) {
-        rs.pred_count[id] = static_cast<uint32_t>(rs.graph->predecessors(id).size());
-      }
-      rs.cv = sg4::ConditionVariable::create();
-      rs.run.rank = rs.rank;
-      rs.run.symmetry_class = rs.graph->info.symmetry_class;
-      rs.run.start_s.assign(rs.graph->size(), 0.0);
-      rs.run.end_s.assign(rs.graph->size(), 0.0);
-      rs.run.launch_s.assign(rs.graph->size(), 0.0);
-      for (OpId id = 0; id < rs.graph->size(); ++id) {
-        const Op& op = rs.graph->op(id);
-        rs.stream_ops[static_cast<size_t>(op.stream)].push_back(id);
-        if (op.kind == OpKind::kSend) rs.send_tags.insert(op.p2p.tag);
-      }
-      if (cost::has_two_lanes(*rs.graph)) rs.gpu_lock = sg4::Mutex::create();
-      if (input.compute->host_dispatch_s() > 0) rs.host.emplace(*rs.graph, input.compute->host_dispatch_s());
-      job.ranks.emplace(rs.rank, &rs);
-      job.ranks_with_ops += rs.graph->size() > 0 ? 1 : 0;
-      job.ops_per_iteration += rs.graph->size();
-      begin_iteration(rs, 0);
-    }
-    ops_total_ += static_cast<uint64_t>(options_.iterations) * job.ops_per_iteration;
-    if (job.ranks_with_ops == 0) {  // nothing to run: done from the start
-      job.completed = options_.iterations;
-      job.iteration_end_s.assign(static_cast<size_t>(options_.iterations), input.start_s);
-    }
-  }
+  ops_total_ = set_up_jobs(inputs_, options_.iterations, jobs_, states_, [](RankState& rs) {
+    rs.cv = sg4::ConditionVariable::create();
+    if (rs.two_lanes) rs.gpu_lock = sg4::Mutex::create();
+  });
   for (RankState& rs : states_) {
     const std::string job = jobs_.size() > 1 ? fmt::format("job{}-", rs.job->index) : "";
     for (size_t s = 0; s < rs.stream_ops.size(); ++s) {
@@ -628,16 +436,11 @@ std::vector<EngineResult> Simulation::run() {
 
   if (!stopped_by_.empty())
     throw BudgetExceededError(stopped_by_, stopped_at_s_, stopped_after_ops_, ops_total_);
-  for (const RankState& rs : states_) {
-    if (!window_closed_ && rs.total_done != static_cast<uint64_t>(rs.job->planned) * rs.graph->size()) {
-      throw DeadlockError(
-          fmt::format("the simulation stopped at t = {:.6f} s with ops that can never run (a "
-                      "receive without its send, or a collective a member never enters):{}",
-                      sg4::Engine::get_clock(), describe_blocked()));
-    }
-  }
+  std::vector<const RankProgress*> ranks(states_.size());
+  for (size_t i = 0; i < states_.size(); ++i) ranks[i] = &states_[i];
+  if (!window_closed_) throw_if_unfinished(ranks, jobs_.size() > 1, sg4::Engine::get_clock());
   std::vector<EngineResult> results;
-  for (JobState& job : jobs_) results.push_back(result_of(job));
+  for (JobState& job : jobs_) results.push_back(job.result(options_.iterations));
   return results;
 }
 

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/cost/compute_model.h"
-#include "sim/engine/ideal_transport.h"
+#include "sim/engine/ideal_engine.h"
 #include "sim/engine/simgrid_transport.h"
 #include "sim/workload/builder.h"
 #include "sim/workload/gpu_speed.h"
@@ -137,23 +137,22 @@ std::vector<std::unique_ptr<ScenarioRun>> run_jobs(const std::vector<PlacedJob>&
                          jobs[j].gpu_of_rank, jobs[j].start_s});
   }
   const config::Scenario& first = *jobs.front().scenario;
-  std::unique_ptr<IdealTransport> ideal;
-  std::unique_ptr<SimGridTransport> network;
-  if (options.network == NetworkModel::kIdeal) {
-    ideal = std::make_unique<IdealTransport>(cost::ideal_tiers(first));
-  } else {
-    network = std::make_unique<SimGridTransport>(first.cluster.topology, first.cluster.hardware,
-                                                 first.stragglers.nic_bandwidth_by_node());
-  }
   if (options.busiest_links > 0) {
     if (const std::string why = unrecordable_link_load(prepared, options); !why.empty()) {
       throw std::invalid_argument("cannot record link load: " + why);
     }
-    network->record_link_load(job_of_gpu(inputs));
   }
   const JobsOptions limits{options.engine.iterations, options.engine.max_events, options.engine.time_limit_s};
-  std::vector<EngineResult> results =
-      simulate_jobs(inputs, network ? static_cast<Transport&>(*network) : *ideal, limits);
+  std::unique_ptr<SimGridTransport> network;
+  std::vector<EngineResult> results;
+  if (options.network == NetworkModel::kIdeal) {
+    results = simulate_jobs(inputs, cost::ideal_tiers(first), limits);
+  } else {
+    network = std::make_unique<SimGridTransport>(first.cluster.topology, first.cluster.hardware,
+                                                 first.stragglers.nic_bandwidth_by_node());
+    if (options.busiest_links > 0) network->record_link_load(job_of_gpu(inputs));
+    results = simulate_jobs(inputs, *network, limits);
+  }
   std::shared_ptr<const cost::LinkLoadSummary> links;
   if (options.busiest_links > 0) {
     double end_s = 0;

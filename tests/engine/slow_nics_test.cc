@@ -5,9 +5,9 @@
 
 #include "sim/config/loader.h"
 #include "sim/cost/alpha_beta.h"
-#include "sim/engine/ideal_transport.h"
 #include "sim/engine/simgrid_transport.h"
 #include "tests/config/config_test_util.h"
+#include "tests/engine/ideal_transport.h"
 
 namespace trainsim::engine {
 namespace {

@@ -1,4 +1,4 @@
-#include "sim/engine/ideal_transport.h"
+#include "tests/engine/ideal_transport.h"
 
 #include <simgrid/s4u.hpp>
 

@@ -1,8 +1,9 @@
-// A contention-free transport: every collective, message and copy sleeps for its alpha-beta price
-// (cost/alpha_beta.h) on its own. Used for fast screening (`--network ideal`) and to test the engine's
-// scheduling logic in isolation from the network model.
-#ifndef TRAINSIM_SIM_ENGINE_IDEAL_TRANSPORT_H_
-#define TRAINSIM_SIM_ENGINE_IDEAL_TRANSPORT_H_
+// A contention-free transport for the SimGrid engine: every collective, message and copy sleeps for
+// its alpha-beta price (cost/alpha_beta.h) on its own. The tests use it to check the engine's
+// scheduling logic apart from the network model, and to check that the event loop that runs
+// `--network ideal` (engine/ideal_engine.h) reproduces the SimGrid engine exactly.
+#ifndef TRAINSIM_TESTS_ENGINE_IDEAL_TRANSPORT_H_
+#define TRAINSIM_TESTS_ENGINE_IDEAL_TRANSPORT_H_
 
 #include <limits>
 #include <vector>
@@ -32,4 +33,4 @@ class IdealTransport : public Transport {
 
 }  // namespace trainsim::engine
 
-#endif  // TRAINSIM_SIM_ENGINE_IDEAL_TRANSPORT_H_
+#endif  // TRAINSIM_TESTS_ENGINE_IDEAL_TRANSPORT_H_

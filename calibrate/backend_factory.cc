@@ -10,7 +10,7 @@
 #include "calibrate/cpu/cpu_backend.h"
 #include "kernels/device_query.h"
 #if TRAINSIM_HAVE_CUDA
-#include "calibrate/cuda/cuda_backend.h"
+#include "calibrate/cuda_module.h"
 #endif
 
 namespace trainsim::calibrate {
@@ -40,9 +40,7 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, std::optional<int> devic
     }
     if (gpus == 0) throw std::invalid_argument("--backend cuda: no CUDA device answers (cudaGetDeviceCount)");
 #if TRAINSIM_HAVE_CUDA
-    return std::make_unique<cuda::CudaBackend>(
-        devices.value_or(gpus),
-        attention_kernel == "wgmma" ? kernels::AttentionKernel::kWgmma : kernels::AttentionKernel::kMmaSync);
+    return make_cuda_backend(devices.value_or(gpus), attention_kernel);
 #endif
   }
   if (attention_kernel != kDefaultAttentionKernel) {

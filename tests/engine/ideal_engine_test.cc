@@ -24,8 +24,10 @@
 namespace trainsim::engine {
 namespace {
 
-// A scenario's simulated ranks ready for either engine, as `trainsim run` prepares them.
+// A scenario's simulated ranks ready for either engine, as `trainsim run` prepares them. It keeps its
+// own copy of the scenario, whose hardware profile the compute model refers to.
 struct Prepared {
+  config::Scenario scenario;
   workload::ParallelPlan plan;
   std::vector<int64_t> ranks;
   std::vector<workload::Graph> graphs;
@@ -35,17 +37,17 @@ struct Prepared {
   std::vector<double> speeds;
   cost::IdealTiers tiers;
 
-  Prepared(const config::Scenario& s, bool full) : plan(workload::make_plan(s)) {
+  Prepared(const config::Scenario& s, bool full) : scenario(s), plan(workload::make_plan(scenario)) {
     if (full) {
       for (int64_t r = 0; r < plan.world_size(); ++r) ranks.push_back(r);
     } else {
-      ranks = workload::simulated_ranks(s, plan);
+      ranks = workload::simulated_ranks(scenario, plan);
     }
-    graphs = workload::build_rank_graphs(s, plan, ranks);
+    graphs = workload::build_rank_graphs(scenario, plan, ranks);
     for (const workload::Graph& g : graphs) pointers.push_back(&g);
-    compute = std::make_unique<cost::ComputeModel>(s.cluster.hardware, &warnings);
-    speeds = workload::simulated_speeds(workload::gpu_speeds(s, plan), plan, ranks, full);
-    tiers = cost::ideal_tiers(s);
+    compute = std::make_unique<cost::ComputeModel>(scenario.cluster.hardware, &warnings);
+    speeds = workload::simulated_speeds(workload::gpu_speeds(scenario, plan), plan, ranks, full);
+    tiers = cost::ideal_tiers(scenario);
   }
 };
 

@@ -29,7 +29,8 @@ int64_t most_layers_in_flight(const config::Scenario& scenario, const workload::
   int64_t in_flight = 0;
   int64_t most = 0;
   for (const workload::PipelineStep& step :
-       workload::pipeline_schedule(scenario.parallelism.schedule, s.pp, stage, s.vpp, s.micro_batches)) {
+       workload::pipeline_schedule(scenario.parallelism.schedule, s.pp, stage, s.vpp, s.micro_batches,
+                                   scenario.parallelism.ep_comm_overlap)) {
     const int64_t layers = layout.layer_count[layout.virtual_stage(stage, step.chunk)];
     if (step.pass == Pass::kForward) in_flight += layers;
     if (step.pass == Pass::kBackward || step.pass == Pass::kInputGrad) in_flight -= layers;

@@ -118,6 +118,7 @@ void emit_parallelism(YAML::Emitter& out, const Scenario& s, Defaults defaults) 
   }
   out << YAML::Key << "tp_comm_overlap" << YAML::Value << p.tp_comm_overlap;
   if (p.tp > 1) out << YAML::Key << "async_tp_reduce" << YAML::Value << p.async_tp_reduce;
+  if (p.ep > 1) out << YAML::Key << "ep_comm_overlap" << YAML::Value << p.ep_comm_overlap;
   out << YAML::Key << "uneven_stages" << YAML::Value << p.uneven_stages;
   if (p.first_stage_layers > 0)
     out << YAML::Key << "first_stage_layers" << YAML::Value << p.first_stage_layers;

@@ -136,6 +136,40 @@ void add_expert_rules(std::vector<PlanRule>& rules) {
                          "a mixture of experts with zero_stage 3 is not modelled; use zero_stage 0, 1 or 2 "
                          "(expert states are sharded over their expert-data-parallel group)");
                    }});
+  // Megatron-Core's TransformerConfig checks for overlap_moe_expert_parallel_comm.
+  rules.push_back({"ep-comm-overlap-needs-ep",
+                   {"parallelism.ep_comm_overlap", "parallelism.ep"},
+                   kModelAndPlan,
+                   [](const Scenario& s) -> std::optional<Breach> {
+                     if (!s.parallelism.ep_comm_overlap || s.parallelism.ep > 1) return {};
+                     return std::string(
+                         "ep_comm_overlap hides expert all-to-alls, so it needs ep > 1 (Megatron-Core "
+                         "asserts it); set ep or remove ep_comm_overlap");
+                   }});
+  rules.push_back({"ep-comm-overlap-schedule",
+                   {"parallelism.ep_comm_overlap", "parallelism.schedule"},
+                   kParallelismSection,
+                   [](const Scenario& s) -> std::optional<Breach> {
+                     const Parallelism& p = s.parallelism;
+                     if (!p.ep_comm_overlap || p.schedule == Schedule::kInterleaved ||
+                         (p.pp == 1 && p.schedule == Schedule::kOneFOneB)) {
+                       return {};
+                     }
+                     return fmt::format(
+                         "ep_comm_overlap pairs the forwards and backwards of 1F1B: with pp {} it needs "
+                         "schedule: interleaved (Megatron-Core requires a virtual pipeline), not {}",
+                         p.pp, to_string(p.schedule));
+                   }});
+  rules.push_back({"ep-comm-overlap-without-full-recompute",
+                   {"parallelism.ep_comm_overlap", "parallelism.recompute"},
+                   kParallelismSection,
+                   [](const Scenario& s) -> std::optional<Breach> {
+                     const Parallelism& p = s.parallelism;
+                     if (!p.ep_comm_overlap || p.recompute != Recompute::kFull) return {};
+                     return std::string(
+                         "ep_comm_overlap cannot run with recompute: full (Megatron-Core refuses it); use "
+                         "recompute: selective or none");
+                   }});
 }
 
 }  // namespace trainsim::config::internal

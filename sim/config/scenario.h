@@ -150,6 +150,11 @@ struct Parallelism {
   // ColumnParallelLinear wraps F.linear in copy_to_tensor_model_parallel_region, so autograd computes
   // both gradients of the GEMM and then all-reduces (the stack of Narayanan et al. 2021).
   bool async_tp_reduce = true;
+  // Expert all-to-alls hidden under another micro-batch's compute (Megatron-Core's
+  // overlap_moe_expert_parallel_comm, Megatron-Bridge's moe_a2a_overlap): the steady state of 1F1B
+  // runs each forward and the backward after it, of different micro-batches, as one overlapped pair
+  // (workload/pipeline_schedule.h). Needs ep > 1, and the interleaved schedule when pp > 1.
+  bool ep_comm_overlap = false;
   // Allow a layer count that pp·vpp does not divide: stages then differ by one layer, the shorter
   // ones being the last, the first, the second-to-last, ... (as Llama 3 405B's 126 layers on 16).
   bool uneven_stages = false;

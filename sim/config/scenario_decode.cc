@@ -287,6 +287,7 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   m.read("reshard_after_forward", out.reshard_after_forward);
   m.read("tp_comm_overlap", out.tp_comm_overlap);
   m.read("async_tp_reduce", out.async_tp_reduce);
+  m.read("ep_comm_overlap", out.ep_comm_overlap);
   m.read("uneven_stages", out.uneven_stages);
   m.read("first_stage_layers", out.first_stage_layers, kDimension);
   m.read("last_stage_layers", out.last_stage_layers, kDimension);

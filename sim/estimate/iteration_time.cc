@@ -279,7 +279,8 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
 
   // Graphs of a few micro-batches stand for all m: every sum is affine in the micro-batch count from
   // the schedule's steady state on (workload::steady_state_counts), so two counts extrapolate exactly.
-  const workload::SteadyStateCounts steady = workload::steady_state_counts(schedule, pp, shapes.vpp);
+  const workload::SteadyStateCounts steady =
+      workload::steady_state_counts(schedule, pp, shapes.vpp, scenario.parallelism.ep_comm_overlap);
   const int64_t step = steady.more - steady.fewer;
   const int64_t mb = std::min(m, steady.more);
   const int64_t ma = mb - step;

@@ -180,8 +180,8 @@ Screening screen(const CandidateBuilder& builder, const PlanSpace& space, int jo
 // whose iteration is not exactly affine in m).
 std::vector<int64_t> step3_counts(const config::Scenario& s) {
   const int64_t m = s.training.global_batch / (s.training.micro_batch * s.parallelism.dp);
-  const workload::SteadyStateCounts steady =
-      workload::steady_state_counts(s.parallelism.schedule, s.parallelism.pp, s.parallelism.vpp);
+  const workload::SteadyStateCounts steady = workload::steady_state_counts(
+      s.parallelism.schedule, s.parallelism.pp, s.parallelism.vpp, s.parallelism.ep_comm_overlap);
   if (m <= steady.fewer + steady.more || s.parallelism.schedule == config::Schedule::kZbV) return {m};
   return {steady.fewer, steady.more};
 }

@@ -267,9 +267,9 @@ Setup set_up(BuildContext& ctx, int64_t stage, double bucket_bytes) {
 }
 
 // The pipeline schedule's steps. Gradients are reduced in the last backward (or W pass) of each
-// model chunk (every one under ZeRO-2). An overlapped pair (DualPipe's forward_backward_chunk)
-// receives both passes' inputs, then runs the forward on lane 0 and the backward on lane 1; what
-// follows the pair waits for both lanes.
+// model chunk (every one under ZeRO-2). An overlapped pair (DualPipe's forward_backward_chunk,
+// Megatron-Core's combined_forward_backward_step) receives both passes' inputs, then runs the forward on lane
+// 0 and the backward on lane 1; what follows the pair waits for both lanes.
 void run_steps(BuildContext& ctx, const std::vector<PipelineStep>& steps, int64_t stage) {
   GraphWriter& w = ctx.w;
   const RankShapes& s = ctx.shapes;
@@ -376,7 +376,8 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
   GraphWriter w(graph, plan, rank, scenario.training.dtype);
   const GroupKind grad_group = s.grad_group();
   const std::vector<PipelineStep> steps =
-      pipeline_schedule(scenario.parallelism.schedule, s.pp, stage, s.vpp, s.micro_batches);
+      pipeline_schedule(scenario.parallelism.schedule, s.pp, stage, s.vpp, s.micro_batches,
+                        scenario.parallelism.ep_comm_overlap);
   const double bucket_bytes = scenario.dp_bucket_bytes();
   const bool overlap = scenario.overlap_grad_reduce();
   GradientSync grads(w, s.zero_stage, grad_group, bucket_bytes, overlap, s.grad_bytes, s.act_bytes);

@@ -17,15 +17,17 @@ std::vector<PipelineStep> gpipe(int64_t m) {
   return steps;
 }
 
-std::vector<PipelineStep> one_f_one_b(int64_t pp, int64_t stage, int64_t m) {
-  const int64_t warmup = std::min(pp - stage - 1, m);
+// `paired`: one more warm-up forward, and every steady-state backward overlapped with the forward
+// before it (Megatron-Core's combined 1F1B).
+std::vector<PipelineStep> one_f_one_b(int64_t pp, int64_t stage, int64_t m, bool paired) {
+  const int64_t warmup = std::min(pp - stage - 1 + (paired ? 1 : 0), m);
   const int64_t remaining = m - warmup;
   std::vector<PipelineStep> steps;
   steps.reserve(2 * m);
   for (int64_t i = 0; i < warmup; ++i) steps.push_back({Pass::kForward, i, 0});
   for (int64_t i = 0; i < remaining; ++i) {
     steps.push_back({Pass::kForward, warmup + i, 0});
-    steps.push_back({Pass::kBackward, i, 0});
+    steps.push_back({Pass::kBackward, i, 0, paired});
   }
   for (int64_t i = 0; i < warmup; ++i) steps.push_back({Pass::kBackward, remaining + i, 0});
   return steps;
@@ -41,10 +43,11 @@ PipelineStep virtual_step(int64_t k, Pass pass, int64_t pp, int64_t vpp) {
   return {pass, k / group * pp + k % pp, chunk};
 }
 
-std::vector<PipelineStep> interleaved(int64_t pp, int64_t stage, int64_t vpp, int64_t m) {
+std::vector<PipelineStep> interleaved(int64_t pp, int64_t stage, int64_t vpp, int64_t m, bool paired) {
   const int64_t total = m * vpp;
   const auto step = [&](int64_t k, Pass pass) { return virtual_step(k, pass, pp, vpp); };
-  const int64_t warmup = m == pp ? total : std::min((pp - stage - 1) * 2 + (vpp - 1) * pp, total);
+  const int64_t warmup =
+      m == pp ? total : std::min((pp - stage - 1) * 2 + (vpp - 1) * pp + (paired ? 1 : 0), total);
   const int64_t remaining = total - warmup;
   std::vector<PipelineStep> steps;
   steps.reserve(2 * total);
@@ -52,6 +55,7 @@ std::vector<PipelineStep> interleaved(int64_t pp, int64_t stage, int64_t vpp, in
   for (int64_t i = 0; i < remaining; ++i) {
     steps.push_back(step(warmup + i, Pass::kForward));
     steps.push_back(step(i, Pass::kBackward));
+    steps.back().overlapped = paired;
   }
   for (int64_t k = remaining; k < total; ++k) steps.push_back(step(k, Pass::kBackward));
   return steps;
@@ -201,17 +205,20 @@ std::vector<PipelineStep> dualpipe_v(int64_t pp, int64_t stage, int64_t m) {
 }  // namespace
 
 std::vector<PipelineStep> pipeline_schedule(config::Schedule schedule, int64_t pp, int64_t stage, int64_t vpp,
-                                            int64_t micro_batches) {
+                                            int64_t micro_batches, bool paired) {
   TRAINSIM_WORKLOAD_CHECK(pp >= 1 && stage >= 0 && stage < pp && micro_batches >= 1)
       << "pp " << pp << " stage " << stage << " micro-batches " << micro_batches;
+  TRAINSIM_WORKLOAD_CHECK(!paired || schedule == config::Schedule::kOneFOneB ||
+                          schedule == config::Schedule::kInterleaved)
+      << "forward-backward pairs under " << config::to_string(schedule);
   switch (schedule) {
     case config::Schedule::kGpipe:
       return gpipe(micro_batches);
     case config::Schedule::kOneFOneB:
-      return one_f_one_b(pp, stage, micro_batches);
+      return one_f_one_b(pp, stage, micro_batches, paired);
     case config::Schedule::kInterleaved:
       TRAINSIM_WORKLOAD_CHECK(micro_batches % pp == 0) << micro_batches << " micro-batches, pp " << pp;
-      return interleaved(pp, stage, vpp, micro_batches);
+      return interleaved(pp, stage, vpp, micro_batches, paired);
     case config::Schedule::kZeroBubble:
       TRAINSIM_WORKLOAD_CHECK(vpp == 1 || micro_batches % pp == 0)
           << micro_batches << " micro-batches, pp " << pp << ", vpp " << vpp;
@@ -226,9 +233,15 @@ std::vector<PipelineStep> pipeline_schedule(config::Schedule schedule, int64_t p
   return {};
 }
 
-SteadyStateCounts steady_state_counts(config::Schedule schedule, int64_t pp, int64_t vpp) {
+SteadyStateCounts steady_state_counts(config::Schedule schedule, int64_t pp, int64_t vpp, bool paired) {
   // The chunked schedules other than the V-shaped ones take micro-batches in rounds of pp.
   const int64_t step = config::micro_batches_multiple_of_pp(schedule, vpp) ? pp : 1;
+  // Forward-backward pairs start one count later: the all-forward interleaved count (m = pp) and a
+  // one-stage 1F1B of one micro-batch have none.
+  if (paired) {
+    const SteadyStateCounts unpaired = steady_state_counts(schedule, pp, vpp, false);
+    return {unpaired.more, unpaired.more + step};
+  }
   // ZB-H1 holds back up to pp - 1 weight-gradient passes per stage, so it repeats itself only from
   // about 2pp micro-batches on.
   const int64_t more = config::v_shaped_schedule(schedule)                    ? 2 * pp + 1

@@ -35,6 +35,12 @@
 //     B; s + 1 W passes. W passes run in the order their Bs ran. An overlapped pair runs its two
 //     passes at once on two lanes of the GPU (graph.h, Stream::kCompute2): the kernels take turns and
 //     each pass's communication runs under the other's kernels.
+//   Forward-backward pairs (`paired`; Megatron-Core's combined 1F1B, overlap_moe_expert_parallel_comm,
+//     megatron/core/pipeline_parallel/combined_1f1b.py): 1F1B of one stage or interleaved 1F1B with one
+//     more warm-up forward (schedules.py: num_warmup_microbatches += 1), so that each steady-state
+//     forward and the backward after it belong to different micro-batches and run as an overlapped
+//     pair on the GPU's two lanes, as DualPipeV's do: one pass's expert all-to-alls run under the
+//     other's kernels. The warm-up forwards and the cool-down backwards run alone.
 #ifndef TRAINSIM_SIM_WORKLOAD_PIPELINE_SCHEDULE_H_
 #define TRAINSIM_SIM_WORKLOAD_PIPELINE_SCHEDULE_H_
 
@@ -52,7 +58,7 @@ struct PipelineStep {
   Pass pass = Pass::kForward;
   int64_t micro_batch = 0;
   int64_t chunk = 0;        // model chunk (0 unless vpp > 1)
-  bool overlapped = false;  // a backward that runs at once with the forward before it (DualPipeV)
+  bool overlapped = false;  // a backward that runs at once with the forward before it (DualPipeV, pairs)
   bool operator==(const PipelineStep&) const = default;
 };
 
@@ -60,9 +66,10 @@ struct PipelineStep {
 // is interleaved or zero bubble, and with vpp > 1 micro_batches must be a multiple of pp
 // (derive_shapes checks both). DualPipeV with fewer than 2pp micro-batches (which the scenario
 // decoder refuses, but the closed-form estimate's reduced graphs use) drops the missing ones' steps
-// as ZB-V does; a backward whose forward partner was dropped runs alone.
+// as ZB-V does; a backward whose forward partner was dropped runs alone. `paired` (1F1B and
+// interleaved only) runs the steady state as forward-backward pairs.
 std::vector<PipelineStep> pipeline_schedule(config::Schedule schedule, int64_t pp, int64_t stage, int64_t vpp,
-                                            int64_t micro_batches);
+                                            int64_t micro_batches, bool paired);
 
 // Two micro-batch counts from which a schedule repeats itself: with `more` micro-batches it reaches
 // its steady state (pp in flight for 1F1B, the full interleaved warm-up, 2pp for ZB-H1 whose stages
@@ -77,11 +84,12 @@ std::vector<PipelineStep> pipeline_schedule(config::Schedule schedule, int64_t p
 // stages' deferred weight-gradient passes absorb for a while, so the time per micro-batch keeps
 // rising towards stage 0's own (GPT-3 175B, pp 8, ideal network: 0.1764 s per micro-batch from 16
 // to 25 micro-batches, 0.1812 s from 32 to 40, stage 0 alone 0.1818 s); its counts only approximate.
+// With forward-backward pairs (`paired`) both counts are one step later.
 struct SteadyStateCounts {
   int64_t fewer = 0;
   int64_t more = 0;
 };
-SteadyStateCounts steady_state_counts(config::Schedule schedule, int64_t pp, int64_t vpp);
+SteadyStateCounts steady_state_counts(config::Schedule schedule, int64_t pp, int64_t vpp, bool paired);
 
 }  // namespace trainsim::workload
 

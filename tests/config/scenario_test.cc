@@ -566,6 +566,22 @@ TEST_F(ScenarioRules, ExpertParallelRules) {
                           "is not modelled (FPDT chunks a dense MLP); use ulysses or ring"));
   EXPECT_TRUE(
       errors(scenario(kMixtral, "{tp: 2, dp: 16, ep: 8, sequence_parallel: megatron}", kBatch)).empty());
+  // Megatron-Core's conditions on overlap_moe_expert_parallel_comm.
+  EXPECT_THAT(errors(scenario(kMixtral, "{dp: 32, ep_comm_overlap: true}", kBatch)),
+              ElementsAre("s.yaml:5:40: error: parallelism.ep_comm_overlap: ep_comm_overlap hides expert "
+                          "all-to-alls, so it needs ep > 1 (Megatron-Core asserts it); set ep or remove "
+                          "ep_comm_overlap"));
+  EXPECT_THAT(errors(scenario(kMixtral, "{pp: 2, dp: 16, ep: 8, ep_comm_overlap: true}", kBatch)),
+              ElementsAre("s.yaml:5:54: error: parallelism.ep_comm_overlap: ep_comm_overlap pairs the "
+                          "forwards and backwards of 1F1B: with pp 2 it needs schedule: interleaved "
+                          "(Megatron-Core requires a virtual pipeline), not 1f1b"));
+  EXPECT_THAT(errors(scenario(kMixtral, "{dp: 32, ep: 8, ep_comm_overlap: true, recompute: full}", kBatch)),
+              ElementsAre("s.yaml:5:47: error: parallelism.ep_comm_overlap: ep_comm_overlap cannot run with "
+                          "recompute: full (Megatron-Core refuses it); use recompute: selective or none"));
+  EXPECT_TRUE(
+      errors(scenario(kMixtral,
+                      "{pp: 2, vpp: 2, dp: 16, ep: 8, schedule: interleaved, ep_comm_overlap: true}", kBatch))
+          .empty());
 }
 
 TEST_F(ScenarioRules, LatentAttentionDefaultsAndRoundTrip) {

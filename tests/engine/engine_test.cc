@@ -302,63 +302,79 @@ std::vector<std::pair<double, double>> merged(std::vector<std::pair<double, doub
   return out;
 }
 
-// DualPipeV against ZB-V (the same V and split backward, no overlap) on Mixtral's layers with EP4: the pairs'
-// two lanes never run kernels at once, yet the expert all-to-alls of each pass run under the other pass's
-// kernels, so far fewer of their seconds leave the GPU idle and the iteration is shorter; a collapsed run
-// equals the full one.
+// A run of Mixtral's layers with EP4 on 8 GPUs under `parallelism` (the keys besides ep), with how long
+// the first stage's expert all-to-alls ran and how much of that left its GPU without a kernel.
+struct PairRun {
+  double iteration_s = 0, full_iteration_s = 0;
+  double all_to_all_s = 0;       // while an expert all-to-all of the first stage ran
+  double idle_all_to_all_s = 0;  // ... and no kernel did
+  int overlapping_kernels = 0;
+};
+PairRun run_mixtral_ep4(const std::string& parallelism) {
+  ScratchDir dir;
+  trainsim::testing::write_minimal_cluster(dir);
+  dir.write("s.yaml",
+            "schema_version: 1\nname: s\nmodel: {preset: mixtral-8x7b, layers: 4, seq_len: 1024}\n"
+            "training: {global_batch: 48, micro_batch: 1}\nparallelism: {ep: 4, " +
+                parallelism + "}\ncluster: {topology: topo.yaml, hardware: hw.yaml, gpus: 8}\n");
+  const config::Scenario s = config::load_scenario("s.yaml");
+  const cost::IdealLinks links{50e9, 5e-6, 25e9, 5e-6};
+  PairRun out = in_child<PairRun>([&] {
+    const EngineResult r = simulate_scenario(s, false, links);
+    const workload::Graph graph = workload::build_rank_graph(s, workload::make_plan(s), 0);
+    const RankRun& rank = r.ranks[0];
+    std::vector<std::pair<double, double>> kernels, all_to_alls;
+    for (workload::OpId id = 0; id < graph.size(); ++id) {
+      const workload::Op& op = graph.op(id);
+      if (workload::compute_stream(op.stream) && rank.end_s[id] > rank.launch_s[id]) {
+        kernels.emplace_back(rank.launch_s[id], rank.end_s[id]);
+      }
+      if (op.label == workload::OpLabel::kEpComm) all_to_alls.emplace_back(rank.launch_s[id], rank.end_s[id]);
+    }
+    PairRun p{r.iteration_time_s, 0, 0, 0, 0};
+    std::sort(kernels.begin(), kernels.end());
+    for (size_t k = 1; k < kernels.size(); ++k)
+      p.overlapping_kernels += kernels[k].first < kernels[k - 1].second;
+    const auto busy = merged(kernels);
+    for (const auto& [begin, end] : merged(all_to_alls)) {
+      p.all_to_all_s += end - begin;
+      p.idle_all_to_all_s += end - begin;
+      for (const auto& [k_begin, k_end] : busy) {
+        p.idle_all_to_all_s -= std::max(0.0, std::min(end, k_end) - std::max(begin, k_begin));
+      }
+    }
+    return p;
+  });
+  out.full_iteration_s = simulate_in_child(s, true, links).iteration_s;
+  return out;
+}
+
+// DualPipeV against ZB-V (the same V and split backward, no overlap): the pairs' two lanes never run
+// kernels at once, yet the expert all-to-alls of each pass run under the other pass's kernels, so far
+// fewer of their seconds leave the GPU idle and the iteration is shorter; a collapsed run equals the
+// full one.
 TEST(Engine, DualPipeVHidesTheAllToAllsOfAPairBehindItsOtherPass) {
-  struct PairRun {
-    double iteration_s = 0, full_iteration_s = 0;
-    double all_to_all_s = 0;       // while an expert all-to-all of the first stage ran
-    double idle_all_to_all_s = 0;  // ... and no kernel did
-    int overlapping_kernels = 0;
-  };
-  const auto run = [](const std::string& schedule) {
-    ScratchDir dir;
-    trainsim::testing::write_minimal_cluster(dir);
-    dir.write("s.yaml",
-              "schema_version: 1\nname: s\nmodel: {preset: mixtral-8x7b, layers: 4, seq_len: 1024}\n"
-              "training: {global_batch: 48, micro_batch: 1}\nparallelism: {pp: 2, dp: 4, ep: 4, schedule: " +
-                  schedule + "}\ncluster: {topology: topo.yaml, hardware: hw.yaml, gpus: 8}\n");
-    const config::Scenario s = config::load_scenario("s.yaml");
-    const cost::IdealLinks links{50e9, 5e-6, 25e9, 5e-6};
-    PairRun out = in_child<PairRun>([&] {
-      const EngineResult r = simulate_scenario(s, false, links);
-      const workload::Graph graph = workload::build_rank_graph(s, workload::make_plan(s), 0);
-      const RankRun& rank = r.ranks[0];
-      std::vector<std::pair<double, double>> kernels, all_to_alls;
-      for (workload::OpId id = 0; id < graph.size(); ++id) {
-        const workload::Op& op = graph.op(id);
-        if (workload::compute_stream(op.stream) && rank.end_s[id] > rank.launch_s[id]) {
-          kernels.emplace_back(rank.launch_s[id], rank.end_s[id]);
-        }
-        if (op.label == workload::OpLabel::kEpComm)
-          all_to_alls.emplace_back(rank.launch_s[id], rank.end_s[id]);
-      }
-      PairRun p{r.iteration_time_s, 0, 0, 0, 0};
-      std::sort(kernels.begin(), kernels.end());
-      for (size_t k = 1; k < kernels.size(); ++k)
-        p.overlapping_kernels += kernels[k].first < kernels[k - 1].second;
-      const auto busy = merged(kernels);
-      for (const auto& [begin, end] : merged(all_to_alls)) {
-        p.all_to_all_s += end - begin;
-        p.idle_all_to_all_s += end - begin;
-        for (const auto& [k_begin, k_end] : busy) {
-          p.idle_all_to_all_s -= std::max(0.0, std::min(end, k_end) - std::max(begin, k_begin));
-        }
-      }
-      return p;
-    });
-    out.full_iteration_s = simulate_in_child(s, true, links).iteration_s;
-    return out;
-  };
-  const PairRun zb_v = run("zb-v");
-  const PairRun dualpipe_v = run("dualpipev");
+  const PairRun zb_v = run_mixtral_ep4("pp: 2, dp: 4, schedule: zb-v");
+  const PairRun dualpipe_v = run_mixtral_ep4("pp: 2, dp: 4, schedule: dualpipev");
   EXPECT_EQ(dualpipe_v.overlapping_kernels, 0);
   EXPECT_GT(zb_v.idle_all_to_all_s, 0.9 * zb_v.all_to_all_s);
   EXPECT_LT(dualpipe_v.idle_all_to_all_s, 0.5 * zb_v.idle_all_to_all_s);
   EXPECT_LT(dualpipe_v.iteration_s, zb_v.iteration_s);
   EXPECT_DOUBLE_EQ(dualpipe_v.full_iteration_s, dualpipe_v.iteration_s);
+}
+
+// Megatron-Core's combined 1F1B (ep_comm_overlap) on the interleaved schedule and on one stage: the
+// steady state's forward-backward pairs hide most all-to-all time that plain 1F1B leaves idle.
+TEST(Engine, EpCommOverlapHidesTheAllToAllsOf1F1B) {
+  for (const std::string plan : {"pp: 2, dp: 4, vpp: 2, schedule: interleaved", "pp: 1, dp: 8"}) {
+    const PairRun plain = run_mixtral_ep4(plan);
+    const PairRun paired = run_mixtral_ep4(plan + ", ep_comm_overlap: true");
+    EXPECT_EQ(paired.overlapping_kernels, 0) << plan;
+    EXPECT_GT(plain.idle_all_to_all_s, 0.9 * plain.all_to_all_s) << plan;
+    EXPECT_LT(paired.idle_all_to_all_s, 0.5 * plain.idle_all_to_all_s) << plan;
+    EXPECT_LT(paired.iteration_s, plain.iteration_s) << plan;
+    EXPECT_DOUBLE_EQ(paired.full_iteration_s, paired.iteration_s) << plan;
+  }
 }
 
 TEST(Engine, CollapsedAndFullRunsAgree) {

@@ -66,6 +66,14 @@ const std::vector<Case> kCases = {
       "training.global_batch=128"}},
     {"01-gpt3-1.3b-dp8.yaml",
      {"parallelism={tp: 2, pp: 2, dp: 2, sequence_parallel: megatron, schedule: dualpipev}"}},
+    // Megatron-Core's combined 1F1B (ep_comm_overlap): interleaved with a global batch whose
+    // micro-batches the estimate extrapolates to, and on one stage.
+    {"11-deepseek-v2-lite-16xh100.yaml",
+     {"parallelism={pp: 2, vpp: 2, dp: 8, ep: 8, uneven_stages: true, schedule: interleaved, "
+      "ep_comm_overlap: true}",
+      "training.global_batch=256"}},
+    {"11-deepseek-v2-lite-16xh100.yaml",
+     {"parallelism={pp: 1, dp: 16, ep: 8, ep_comm_overlap: true}", "training.global_batch=128"}},
     // DualPipeV at its minimum of 2pp micro-batches: no count below it to extrapolate from.
     {"01-gpt3-1.3b-dp8.yaml",
      {"parallelism={tp: 2, pp: 2, dp: 2, schedule: dualpipev}", "training.global_batch=32"}},

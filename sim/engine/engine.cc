@@ -87,8 +87,6 @@ class Simulation {
   bool wait_for_next_iteration(RankState& rs, int iteration);
   // `rs` has just finished `iteration`: the job's bookkeeping, and the next iteration if it runs one.
   void end_iteration(RankState& rs, int iteration, double now);
-  // Whether some job other than `job` has not yet run the requested iterations.
-  bool others_need(const JobState& job) const;
   void run_op(RankState& rs, OpId id, int iteration);
   // Marks `id` finished now; it was issued at `start_s` and its work began at `launch_s`.
   void finish(RankState& rs, OpId id, int iteration, double start_s, double launch_s);
@@ -135,31 +133,19 @@ const GroupInfo& Simulation::group(JobState& job, workload::GroupId id) {
   return it->second;
 }
 
-bool Simulation::others_need(const JobState& job) const {
-  return std::any_of(jobs_.begin(), jobs_.end(), [&](const JobState& other) {
-    return &other != &job && other.completed < options_.iterations;
-  });
-}
-
 void Simulation::end_iteration(RankState& rs, int iteration, double now) {
   if (window_closed_) return;  // what ends after the window is not an iteration run
-  JobState& job = *rs.job;
-  if (job.count_end(iteration, now)) {
-    if (jobs_.size() > 1 && job.completed >= options_.iterations && !others_need(job)) {
+  switch (engine::end_iteration(jobs_, *rs.job, iteration, now, options_.iterations, ops_total_)) {
+    case AfterIteration::kCloseWindow:
       window_closed_ = true;
       stop_all();
-    }
-  }
-  // The first of the job's ranks to get past its last planned iteration decides, for all of them,
-  // whether it runs another: it does while some other job still needs the company.
-  if (job.planned == iteration + 1 && iteration + 1 >= options_.iterations && others_need(job)) {
-    ++job.planned;
-    ops_total_ += job.ops_per_iteration;
-  }
-  if (iteration + 1 < job.planned) {
-    rs.begin_iteration(iteration + 1, now);
-  } else {
-    rs.finished = true;
+      return;
+    case AfterIteration::kNext:
+      rs.begin_iteration(iteration + 1, now);
+      return;
+    case AfterIteration::kFinished:
+      rs.finished = true;
+      return;
   }
 }
 

@@ -143,7 +143,6 @@ class EventLoop {
   void handle(const Event& e);
   void finish(RankState& rs, OpId id, int iteration, double start_s, double launch_s);
   void end_iteration(RankState& rs, int iteration);
-  bool others_need(const JobState& job) const;
   void check_budgets();
   const GroupInfo& group(JobState& job, workload::GroupId id);
   bool stopped() const { return !stopped_by_.empty() || window_closed_; }
@@ -464,30 +463,19 @@ void EventLoop::finish(RankState& rs, OpId id, int iteration, double start_s, do
   }
 }
 
-bool EventLoop::others_need(const JobState& job) const {
-  return std::any_of(jobs_.begin(), jobs_.end(), [&](const JobState& other) {
-    return &other != &job && other.completed < options_.iterations;
-  });
-}
-
 void EventLoop::end_iteration(RankState& rs, int iteration) {
   if (window_closed_) return;
-  JobState& job = *rs.job;
-  if (job.count_end(iteration, now_)) {
-    if (jobs_.size() > 1 && job.completed >= options_.iterations && !others_need(job)) {
+  switch (engine::end_iteration(jobs_, *rs.job, iteration, now_, options_.iterations, ops_total_)) {
+    case AfterIteration::kCloseWindow:
       window_closed_ = true;
       return;
-    }
-  }
-  if (job.planned == iteration + 1 && iteration + 1 >= options_.iterations && others_need(job)) {
-    ++job.planned;
-    ops_total_ += job.ops_per_iteration;
-  }
-  if (iteration + 1 < job.planned) {
-    rs.begin_iteration(iteration + 1, now_);
-    advance_all(rs);
-  } else {
-    rs.finished = true;
+    case AfterIteration::kNext:
+      rs.begin_iteration(iteration + 1, now_);
+      advance_all(rs);
+      return;
+    case AfterIteration::kFinished:
+      rs.finished = true;
+      return;
   }
 }
 

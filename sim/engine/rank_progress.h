@@ -5,6 +5,7 @@
 #ifndef TRAINSIM_SIM_ENGINE_RANK_PROGRESS_H_
 #define TRAINSIM_SIM_ENGINE_RANK_PROGRESS_H_
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -162,6 +163,34 @@ uint64_t set_up_jobs(const std::vector<Job>& inputs, int iterations, std::vector
     ops_total += static_cast<uint64_t>(iterations) * job.ops_per_iteration;
   }
   return ops_total;
+}
+
+// What a simulated rank does once it has finished an iteration of its job.
+enum class AfterIteration {
+  kNext,         // begins the next iteration
+  kFinished,     // has run every iteration its job planned
+  kCloseWindow,  // the run ends here: with several jobs, every one has completed its iterations
+};
+
+// A rank of `job` finished `iteration` at `now_s`, in a run of `jobs` set to `iterations` each. With
+// several jobs, the last to complete its iterations closes the window; a job that completes while
+// another still runs keeps running, one more iteration at a time (decided by its first rank past its
+// last planned one), so that the others keep its company on the fabric; `ops_total` grows by each
+// such iteration.
+template <typename JobState>
+AfterIteration end_iteration(std::vector<JobState>& jobs, JobProgress& job, int iteration, double now_s,
+                             int iterations, uint64_t& ops_total) {
+  const bool others_need = std::any_of(jobs.begin(), jobs.end(), [&](const JobState& other) {
+    return &other != &job && other.completed < iterations;
+  });
+  if (job.count_end(iteration, now_s) && jobs.size() > 1 && job.completed >= iterations && !others_need) {
+    return AfterIteration::kCloseWindow;
+  }
+  if (job.planned == iteration + 1 && iteration + 1 >= iterations && others_need) {
+    ++job.planned;
+    ops_total += job.ops_per_iteration;
+  }
+  return iteration + 1 < job.planned ? AfterIteration::kNext : AfterIteration::kFinished;
 }
 
 // The budget of `options` that `ops_executed` ops of `ops_total`, `started` ago, exhaust ("max-events"

@@ -268,8 +268,8 @@ Setup set_up(BuildContext& ctx, int64_t stage, double bucket_bytes) {
 
 // The pipeline schedule's steps. Gradients are reduced in the last backward (or W pass) of each
 // model chunk (every one under ZeRO-2). An overlapped pair (DualPipe's forward_backward_chunk,
-// Megatron-Core's combined_forward_backward_step) receives both passes' inputs, then runs the forward on lane
-// 0 and the backward on lane 1; what follows the pair waits for both lanes.
+// Megatron-Core's combined_forward_backward_step) receives both passes' inputs, then runs the forward
+// on lane 0 and the backward on lane 1; what follows the pair waits for both lanes.
 void run_steps(BuildContext& ctx, const std::vector<PipelineStep>& steps, int64_t stage) {
   GraphWriter& w = ctx.w;
   const RankShapes& s = ctx.shapes;

@@ -136,12 +136,16 @@ void add_expert_rules(std::vector<PlanRule>& rules) {
                          "a mixture of experts with zero_stage 3 is not modelled; use zero_stage 0, 1 or 2 "
                          "(expert states are sharded over their expert-data-parallel group)");
                    }});
-  // Megatron-Core's TransformerConfig checks for overlap_moe_expert_parallel_comm.
+  // Megatron-Core's TransformerConfig checks for overlap_moe_expert_parallel_comm, the first that fails
+  // (Parallelism::ep_comm_overlap_blocker).
+  using Blocker = Parallelism::EpOverlapBlocker;
   rules.push_back({"ep-comm-overlap-needs-ep",
                    {"parallelism.ep_comm_overlap", "parallelism.ep"},
                    kModelAndPlan,
                    [](const Scenario& s) -> std::optional<Breach> {
-                     if (!s.parallelism.ep_comm_overlap || s.parallelism.ep > 1) return {};
+                     const Parallelism& p = s.parallelism;
+                     if (!p.ep_comm_overlap || p.ep_comm_overlap_blocker() != Blocker::kNoExpertParallelism)
+                       return {};
                      return std::string(
                          "ep_comm_overlap hides expert all-to-alls, so it needs ep > 1 (Megatron-Core "
                          "asserts it); set ep or remove ep_comm_overlap");
@@ -151,21 +155,20 @@ void add_expert_rules(std::vector<PlanRule>& rules) {
                    kParallelismSection,
                    [](const Scenario& s) -> std::optional<Breach> {
                      const Parallelism& p = s.parallelism;
-                     if (!p.ep_comm_overlap || p.schedule == Schedule::kInterleaved ||
-                         (p.pp == 1 && p.schedule == Schedule::kOneFOneB)) {
-                       return {};
-                     }
+                     if (!p.ep_comm_overlap || p.ep_comm_overlap_blocker() != Blocker::kSchedule) return {};
                      return fmt::format(
                          "ep_comm_overlap pairs the forwards and backwards of 1F1B: with pp {} it needs "
-                         "schedule: interleaved (Megatron-Core requires a virtual pipeline), not {}",
-                         p.pp, to_string(p.schedule));
+                         "schedule: {}, not {}",
+                         p.pp, p.pp == 1 ? "1f1b" : "interleaved (Megatron-Core requires a virtual pipeline)",
+                         to_string(p.schedule));
                    }});
   rules.push_back({"ep-comm-overlap-without-full-recompute",
                    {"parallelism.ep_comm_overlap", "parallelism.recompute"},
                    kParallelismSection,
                    [](const Scenario& s) -> std::optional<Breach> {
                      const Parallelism& p = s.parallelism;
-                     if (!p.ep_comm_overlap || p.recompute != Recompute::kFull) return {};
+                     if (!p.ep_comm_overlap || p.ep_comm_overlap_blocker() != Blocker::kFullRecompute)
+                       return {};
                      return std::string(
                          "ep_comm_overlap cannot run with recompute: full (Megatron-Core refuses it); use "
                          "recompute: selective or none");

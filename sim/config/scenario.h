@@ -153,8 +153,18 @@ struct Parallelism {
   // Expert all-to-alls hidden under another micro-batch's compute (Megatron-Core's
   // overlap_moe_expert_parallel_comm, Megatron-Bridge's moe_a2a_overlap): the steady state of 1F1B
   // runs each forward and the backward after it, of different micro-batches, as one overlapped pair
-  // (workload/pipeline_schedule.h). Needs ep > 1, and the interleaved schedule when pp > 1.
+  // (workload/pipeline_schedule.h). Only where ep_comm_overlap_blocker() is kNone.
   bool ep_comm_overlap = false;
+  // What keeps Megatron-Core from running this plan with ep_comm_overlap (the checks of its
+  // TransformerConfig, the first that fails), or kNone.
+  enum class EpOverlapBlocker { kNone, kNoExpertParallelism, kSchedule, kFullRecompute };
+  EpOverlapBlocker ep_comm_overlap_blocker() const {
+    if (ep == 1) return EpOverlapBlocker::kNoExpertParallelism;
+    if (schedule != Schedule::kInterleaved && (pp > 1 || schedule != Schedule::kOneFOneB)) {
+      return EpOverlapBlocker::kSchedule;
+    }
+    return recompute == Recompute::kFull ? EpOverlapBlocker::kFullRecompute : EpOverlapBlocker::kNone;
+  }
   // Allow a layer count that pp·vpp does not divide: stages then differ by one layer, the shorter
   // ones being the last, the first, the second-to-last, ... (as Llama 3 405B's 126 layers on 16).
   bool uneven_stages = false;

@@ -103,6 +103,9 @@ void PlanChoice::apply(int64_t gpus, config::Scenario& s) const {
   if (sequence_parallel == SequenceParallel::kFpdt) p.fpdt.chunk_tokens = fpdt_chunk_tokens;
   p.zero_stage = zero_stage;
   p.recompute = recompute;
+  // The scenario's expert all-to-all overlap where the plan can run it (a stack setting, not an axis).
+  p.ep_comm_overlap =
+      p.ep_comm_overlap && p.ep_comm_overlap_blocker() == config::Parallelism::EpOverlapBlocker::kNone;
   s.training.micro_batch = micro_batch;
   s.cluster.gpus = gpus;
 }
@@ -137,6 +140,11 @@ std::vector<std::string> PlanChoice::overrides_from(const config::Scenario& base
   std::vector<std::string> out;
   for (const std::string& o : overrides(gpus)) {
     if (std::find(unchanged.begin(), unchanged.end(), o) == unchanged.end()) out.push_back(o);
+  }
+  config::Scenario plan = base;
+  apply(gpus, plan);
+  if (plan.parallelism.ep_comm_overlap != base.parallelism.ep_comm_overlap) {
+    out.push_back("parallelism.ep_comm_overlap=false");
   }
   return out;
 }

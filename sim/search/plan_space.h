@@ -60,11 +60,13 @@ struct PlanChoice {
   // The plan `scenario` has.
   static PlanChoice of(const config::Scenario& scenario);
 
-  // Writes the choice into `scenario` (parallelism, training.micro_batch and cluster.gpus = gpus).
+  // Writes the choice into `scenario` (parallelism, training.micro_batch and cluster.gpus = gpus),
+  // turning ep_comm_overlap off where the plan cannot run it.
   void apply(int64_t gpus, config::Scenario& scenario) const;
   // The `--set` arguments that select this plan on top of the scenario, e.g. "parallelism.tp=8".
   std::vector<std::string> overrides(int64_t gpus) const;
-  // Those of overrides() that change `base` (cluster.gpus included).
+  // Those of overrides() that change `base` (cluster.gpus included), and ep_comm_overlap=false where
+  // apply() turns the base's off.
   std::vector<std::string> overrides_from(const config::Scenario& base, int64_t gpus) const;
   // A short human-readable form: "tp8 pp4 dp16 vpp5 interleaved megatron zero1 selective mb1".
   std::string describe() const;

@@ -92,8 +92,8 @@ json screen_chunk(const CandidateBuilder& builder, const PlanSpace& space, size_
       const size_t index = layout * space.variants() + variant;
       const PlanChoice plan = space.at(index);
       config::Scenario s = layout_scenario;
-      s.parallelism.zero_stage = plan.zero_stage;
-      s.parallelism.recompute = plan.recompute;
+      s.parallelism.ep_comm_overlap = builder.base().parallelism.ep_comm_overlap;  // apply() decides again
+      plan.apply(space.gpus, s);
       if (const std::optional<config::PlanViolation> broken = config::first_plan_violation(s)) {
         json& row = invalid_by_rule[broken->rule];
         if (row.is_null()) row = {index, 0, broken->rule, broken->text()};

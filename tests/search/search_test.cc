@@ -174,6 +174,30 @@ TEST(Candidate, IsTheScenarioTheLoaderGives) {
                                       "parallelism.recompute=selective"}));
 }
 
+// The scenario's expert all-to-all overlap follows each plan where Megatron-Core can run it; a plan
+// that cannot turns it off, and its --set arguments say so.
+TEST(Candidate, KeepsTheAllToAllOverlapWhereThePlanCanRunIt) {
+  const config::Scenario base = config::load_scenario(
+      fixture("tiny.yaml"),
+      {config::parse_override("model.moe={experts: 4, top_k: 2, expert_ffn_hidden: 512}"),
+       config::parse_override("parallelism={dp: 2, ep: 2, ep_comm_overlap: true}")});
+  const CandidateBuilder builder(base);
+  PlanChoice experts;
+  experts.dp = 2;
+  experts.ep = 2;
+  const CandidateCheck on = builder.check(experts, 2);
+  ASSERT_TRUE(on.scenario) << on.rejection.message;
+  EXPECT_TRUE(on.scenario->parallelism.ep_comm_overlap);
+  EXPECT_TRUE(experts.overrides_from(base, 2).empty());
+  PlanChoice dense = experts;  // ep 1: no all-to-all to hide
+  dense.ep = 1;
+  const CandidateCheck off = builder.check(dense, 2);
+  ASSERT_TRUE(off.scenario) << off.rejection.message;
+  EXPECT_FALSE(off.scenario->parallelism.ep_comm_overlap);
+  EXPECT_EQ(dense.overrides_from(base, 2),
+            (std::vector<std::string>{"parallelism.ep=1", "parallelism.ep_comm_overlap=false"}));
+}
+
 TEST(Candidate, IsRejectedByTheScenarioRules) {
   const CandidateBuilder builder(tiny());
   PlanChoice c;  // interleaving without pipeline stages
@@ -485,6 +509,41 @@ TEST(Search, ExtrapolatesPipelinesExactlyFromTheirSteadyState) {
                                        Schedule::kZeroBubble, Schedule::kZbV, Schedule::kDualPipeV}));
   EXPECT_NEAR(result.extrapolation.min, 1, 1e-9);
   EXPECT_NEAR(result.extrapolation.max, 1, 1e-9);
+}
+
+// A scenario whose stack overlaps the expert all-to-alls (ep_comm_overlap): every plan is screened
+// and simulated with the overlap where Megatron-Core can run it (expert parallelism, one stage or the
+// interleaved schedule, no full recompute) and without it elsewhere, none refused for it; the paired
+// schedules extrapolate exactly from their steady state too.
+TEST(Search, AppliesTheAllToAllOverlapWherePlansCanRunIt) {
+  const config::Scenario base = config::load_scenario(
+      fixture("tiny.yaml"),
+      {config::parse_override("model.moe={experts: 4, top_k: 2, expert_ffn_hidden: 512}"),
+       config::parse_override("training.global_batch=16"),
+       config::parse_override("parallelism={dp: 2, ep: 2, ep_comm_overlap: true}")});
+  SearchOptions options;
+  options.gpus = 4;
+  options.top = 1000;
+  options.jobs = 2;
+  options.network = engine::NetworkModel::kIdeal;
+  options.pins.pp = {1, 2};
+  options.pins.micro_batch = {1};
+  options.pins.zero_stage = {1};
+  const SearchResult result = run_search(base, options);
+  for (const RuleCount& r : result.invalid) EXPECT_EQ(r.rule.rfind("ep-comm-overlap", 0), std::string::npos);
+  int overlapped = 0;
+  for (const SimulatedPlan& p : result.best) {
+    const config::Scenario s = config::load_scenario_text(p.scenario_yaml, base.path);
+    const config::Parallelism& q = s.parallelism;
+    const bool can =
+        q.ep > 1 && q.recompute != Recompute::kFull &&
+        (q.schedule == Schedule::kInterleaved || (q.pp == 1 && q.schedule == Schedule::kOneFOneB));
+    EXPECT_EQ(q.ep_comm_overlap, can) << p.plan.describe();
+    overlapped += can;
+    EXPECT_NEAR(p.ranking_s / p.run.at("iteration_time_s").get<double>(), 1, 1e-9) << p.plan.describe();
+  }
+  EXPECT_GT(overlapped, 0);
+  EXPECT_LT(overlapped, static_cast<int>(result.best.size()));
 }
 
 TEST(Search, GivesTheSameResultWhateverTheJobs) {

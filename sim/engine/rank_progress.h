@@ -178,7 +178,7 @@ enum class AfterIteration {
 // last planned one), so that the others keep its company on the fabric; `ops_total` grows by each
 // such iteration.
 template <typename JobState>
-AfterIteration end_iteration(std::vector<JobState>& jobs, JobProgress& job, int iteration, double now_s,
+AfterIteration end_iteration(const std::vector<JobState>& jobs, JobProgress& job, int iteration, double now_s,
                              int iterations, uint64_t& ops_total) {
   const bool others_need = std::any_of(jobs.begin(), jobs.end(), [&](const JobState& other) {
     return &other != &job && other.completed < iterations;

@@ -87,13 +87,10 @@ json screen_chunk(const CandidateBuilder& builder, const PlanSpace& space, size_
   int64_t over_memory = 0;
   int64_t duplicates = 0;
   for (size_t layout = begin; layout < end; ++layout) {
-    const config::Scenario layout_scenario = builder.scenario(space.layouts[layout], space.gpus);
     for (size_t variant = 0; variant < space.variants(); ++variant) {
       const size_t index = layout * space.variants() + variant;
       const PlanChoice plan = space.at(index);
-      config::Scenario s = layout_scenario;
-      s.parallelism.ep_comm_overlap = builder.base().parallelism.ep_comm_overlap;  // apply() decides again
-      plan.apply(space.gpus, s);
+      const config::Scenario s = builder.scenario(plan, space.gpus);
       if (const std::optional<config::PlanViolation> broken = config::first_plan_violation(s)) {
         json& row = invalid_by_rule[broken->rule];
         if (row.is_null()) row = {index, 0, broken->rule, broken->text()};

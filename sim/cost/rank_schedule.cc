@@ -15,6 +15,20 @@ double kernel_time_s(double duration_s, bool collective_in_flight, const Compute
   return collective_in_flight ? duration_s * (1.0 + compute.comm_compute_slowdown()) : duration_s;
 }
 
+void CollectivesInFlight::change(int delta, double now_s) {
+  count_ += delta;
+  if (history_.back().first == now_s) {
+    history_.back().second = count_;
+  } else {
+    history_.emplace_back(now_s, count_);
+  }
+}
+
+bool CollectivesInFlight::after_instant(double t_s) {
+  while (history_.size() > 1 && history_[1].first <= t_s) history_.pop_front();
+  return history_.front().second > 0;
+}
+
 bool dispatched(workload::OpKind kind) {
   return kind != workload::OpKind::kAlloc && kind != workload::OpKind::kFree &&
          kind != workload::OpKind::kStreamWait;

@@ -6,7 +6,8 @@
 // - Lanes: with two lanes of kernels (workload::Stream::kCompute2, DualPipe's overlapped pairs) the
 //   kernels take the GPU one at a time, in the order they became ready.
 // - Overlap: a kernel that starts while a collective of its rank is in flight runs
-//   ComputeModel::comm_compute_slowdown slower.
+//   ComputeModel::comm_compute_slowdown slower; a collective that begins or ends at the kernel's
+//   start counts as it stands once every event of that instant has happened (CollectivesInFlight).
 // - Host: the rank's host thread issues the ops in program order (op id order), each op that starts
 //   GPU work taking the stack's host dispatch time, and waits at every host synchronisation; no op
 //   starts before it is issued (HostDispatch). A GPU whose kernels are shorter than their dispatch
@@ -16,6 +17,8 @@
 #define TRAINSIM_SIM_COST_RANK_SCHEDULE_H_
 
 #include <array>
+#include <deque>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -61,6 +64,25 @@ class HostDispatch {
   workload::OpId next_ = 0;                       // the first op not yet issued
   double cursor_s_ = 0;                           // the host's time after issuing the ops before next_
   workload::OpId waiting_for_ = workload::kNoOp;  // the synchronisation holding the host
+};
+
+// The collectives of one rank in flight over time, for the overlap rule where the events of one
+// instant happen in no fixed order (the SimGrid engine's actors): a kernel that starts at t runs
+// slower when a collective is in flight once every event at t has happened (as the ideal network's
+// event loop, which starts kernels last, orders them). The kernel asks when its unslowed time has
+// passed, so that every event of its start instant has happened by then.
+class CollectivesInFlight {
+ public:
+  // `delta` collectives begin (> 0) or end (< 0) at `now_s`, which never decreases.
+  void change(int delta, double now_s);
+  // Whether one was in flight after every change at `t_s`. Queries come in non-decreasing `t_s`, at
+  // or after the last change at t_s; what happened before `t_s` is forgotten.
+  bool after_instant(double t_s);
+
+ private:
+  int count_ = 0;
+  // (time, count after that time's last change), oldest first; starts with no collective.
+  std::deque<std::pair<double, int>> history_{{-std::numeric_limits<double>::infinity(), 0}};
 };
 
 // One rank's device (HBM) and pinned host memory as its allocations and frees run.

@@ -1,6 +1,7 @@
 #include "sim/engine/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -41,7 +42,18 @@ struct JobState;
 
 struct RankState : RankProgress {
   JobState* job = nullptr;
-  sg4::ConditionVariablePtr cv;
+  // One per stream: an actor waits on its own stream's, so that an op's end wakes only the streams
+  // it made ready (waking every stream of the rank at each op cost a fifth of a collapsed run).
+  std::array<sg4::ConditionVariablePtr, workload::kStreamCount> cv;
+  std::array<int, workload::kStreamCount> waiting{};  // actors waiting on each cv
+  // Wakes the actor of `stream` if it waits (a notification is a simcall: skipped when none does).
+  void notify(size_t stream) const {
+    if (waiting[stream] > 0) cv[stream]->notify_all();
+  }
+  // Wakes every stream's actor (a new iteration, the end, or the host issuing more).
+  void notify_all() const {
+    for (size_t s = 0; s < cv.size(); ++s) notify(s);
+  }
   // The GPU, when two lanes hold kernels (workload::Stream::kCompute2): one kernel at a time, in the
   // order they became ready (SimGrid's mutexes are FIFO).
   sg4::MutexPtr gpu_lock;
@@ -80,11 +92,15 @@ class Simulation {
   void p2p_actor(RankState& rs);
   // Blocks the calling actor until its job starts and returns whether it may go on.
   bool wait_for_start(const RankState& rs);
+  // Blocks `stream`'s actor until `ready()` holds or the simulation stops; returns whether it goes
+  // on. Takes the lock and waits only when it must: each is a simcall, and most ops are ready.
+  template <class Ready>
+  bool wait_until(RankState& rs, Stream stream, Ready ready);
   // Blocks until the host has issued op `id` (cost::HostDispatch); returns whether the simulation
   // goes on.
   bool wait_for_host(RankState& rs, OpId id);
-  // Blocks until `rs` has finished `iteration`; returns whether it runs another.
-  bool wait_for_next_iteration(RankState& rs, int iteration);
+  // Blocks `stream`'s actor until `rs` has finished `iteration`; returns whether it runs another.
+  bool wait_for_next_iteration(RankState& rs, Stream stream, int iteration);
   // `rs` has just finished `iteration`: the job's bookkeeping, and the next iteration if it runs one.
   void end_iteration(RankState& rs, int iteration, double now);
   void run_op(RankState& rs, OpId id, int iteration);
@@ -158,14 +174,22 @@ void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, d
   // Before any simcall: notify_all yields to the other actors, which would finish ops of their own
   // first and carry the count past the budget.
   check_budgets();
+  uint32_t ready_streams = 0;  // bit s: an op of stream s became ready
   for (const OpId next : rs.successors.of(id)) {
-    if (--rs.remaining[next] == 0 && rs.graph->op(next).stream == Stream::kP2p) rs.p2p_ready.push_back(next);
+    if (--rs.remaining[next] != 0) continue;
+    const Stream stream = rs.graph->op(next).stream;
+    if (stream == Stream::kP2p) rs.p2p_ready.push_back(next);
+    ready_streams |= 1U << static_cast<unsigned>(stream);
   }
   if (rs.total_done == static_cast<uint64_t>(iteration + 1) * rs.graph->size()) {
     if (iteration + 1 == options_.iterations) rs.run.finish_s = now;
     end_iteration(rs, iteration, now);
+    ready_streams = ~0U;
   }
-  rs.cv->notify_all();
+  if (rs.host) ready_streams = ~0U;  // the host may now issue ops of any stream
+  for (size_t s = 0; s < rs.cv.size(); ++s) {
+    if ((ready_streams >> s) & 1U) rs.notify(s);
+  }
 }
 
 void Simulation::check_budgets() {
@@ -178,7 +202,7 @@ void Simulation::check_budgets() {
 }
 
 void Simulation::stop_all() {
-  for (RankState& rs : states_) rs.cv->notify_all();
+  for (RankState& rs : states_) rs.notify_all();
   for (JobState& job : jobs_) {
     for (auto& [key, instance] : job.collectives) instance.cv->notify_all();
   }
@@ -198,11 +222,12 @@ double Simulation::run_collective(RankState& rs, const Op& op, int iteration) {
   // waits for its peers) to the end of the transfer. The last arrival runs the transfer and releases
   // every member at its end, so that all members stop slowing kernels at the same instant.
   instance.members.push_back(&rs);
-  ++rs.comm_busy;
+  rs.collectives_in_flight.change(1, sg4::Engine::get_clock());
   if (static_cast<int>(instance.members.size()) == instance.expected) {
     instance.launch_s = sg4::Engine::get_clock();
     transport_.collective(op.collective.kind, info.gpus, op.bytes);
-    for (RankState* member : instance.members) --member->comm_busy;
+    for (RankState* member : instance.members)
+      member->collectives_in_flight.change(-1, sg4::Engine::get_clock());
     instance.done = true;
     instance.cv->notify_all();
   } else {
@@ -287,15 +312,13 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
         gpu = std::unique_lock<sg4::Mutex>(*rs.gpu_lock);
         launch = sg4::Engine::get_clock();
       }
+      // Whether a collective slows it is known once every event of its start instant has happened,
+      // in whatever order the actors ran them: it runs its unslowed time, then asks.
       const cost::ComputeModel& compute = *rs.job->input->compute;
-      if (compute.comm_compute_slowdown() > 0) {
-        // Let the streams whose work became ready at this instant (a collective issued together with
-        // this kernel, one ending now) update comm_busy first: the slowdown then does not depend on
-        // the order in which simultaneous events happen to be processed, which differs between
-        // collapsed and full runs.
-        sg4::this_actor::yield();
+      sg4::this_actor::sleep_for(rs.duration[id]);
+      if (compute.comm_compute_slowdown() > 0 && rs.collectives_in_flight.after_instant(launch)) {
+        sg4::this_actor::sleep_until(launch + cost::kernel_time_s(rs.duration[id], true, compute));
       }
-      sg4::this_actor::sleep_for(cost::kernel_time_s(rs.duration[id], rs.comm_busy > 0, compute));
       break;
     }
     case OpKind::kHostSync:
@@ -327,35 +350,42 @@ bool Simulation::wait_for_start(const RankState& rs) {
   return !stopped();
 }
 
-bool Simulation::wait_for_host(RankState& rs, OpId id) {
-  if (!rs.host) return true;
-  std::optional<double> issued;
-  {
-    std::unique_lock<sg4::Mutex> lock(*mutex_);
-    while (!stopped() && !(issued = rs.host->issue_s(id))) rs.cv->wait(lock);
-  }
-  if (!stopped() && *issued > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(*issued);
+template <class Ready>
+bool Simulation::wait_until(RankState& rs, Stream stream, Ready ready) {
+  if (stopped() || ready()) return !stopped();
+  const auto s = static_cast<size_t>(stream);
+  std::unique_lock<sg4::Mutex> lock(*mutex_);
+  ++rs.waiting[s];
+  while (!stopped() && !ready()) rs.cv[s]->wait(lock);
+  --rs.waiting[s];
   return !stopped();
 }
 
-bool Simulation::wait_for_next_iteration(RankState& rs, int iteration) {
-  std::unique_lock<sg4::Mutex> lock(*mutex_);
-  while (!stopped() && !rs.finished && rs.iteration == iteration) rs.cv->wait(lock);
-  return !stopped() && !rs.finished;
+bool Simulation::wait_for_host(RankState& rs, OpId id) {
+  if (!rs.host) return true;
+  std::optional<double> issued;
+  if (!wait_until(rs, rs.graph->op(id).stream, [&] { return (issued = rs.host->issue_s(id)).has_value(); })) {
+    return false;
+  }
+  if (*issued > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(*issued);
+  return !stopped();
+}
+
+bool Simulation::wait_for_next_iteration(RankState& rs, Stream stream, int iteration) {
+  return wait_until(rs, stream, [&] { return rs.finished || rs.iteration != iteration; }) && !rs.finished;
 }
 
 void Simulation::stream_actor(RankState& rs, Stream stream) {
   if (!wait_for_start(rs)) return;
   for (int iteration = 0;; ++iteration) {
     for (const OpId id : rs.stream_ops[static_cast<size_t>(stream)]) {
-      {
-        std::unique_lock<sg4::Mutex> lock(*mutex_);
-        while (!stopped() && (rs.iteration != iteration || rs.remaining[id] != 0)) rs.cv->wait(lock);
+      if (!wait_until(rs, stream, [&] { return rs.iteration == iteration && rs.remaining[id] == 0; }) ||
+          !wait_for_host(rs, id)) {
+        return;
       }
-      if (stopped() || !wait_for_host(rs, id)) return;
       run_op(rs, id, iteration);
     }
-    if (!wait_for_next_iteration(rs, iteration)) return;
+    if (!wait_for_next_iteration(rs, stream, iteration)) return;
   }
 }
 
@@ -366,11 +396,9 @@ void Simulation::p2p_actor(RankState& rs) {
   const size_t per_iteration = rs.stream_ops[static_cast<size_t>(Stream::kP2p)].size();
   for (int iteration = 0;; ++iteration) {
     for (size_t started = 0; started < per_iteration;) {
-      {
-        std::unique_lock<sg4::Mutex> lock(*mutex_);
-        while (!stopped() && (rs.iteration != iteration || rs.p2p_ready.empty())) rs.cv->wait(lock);
+      if (!wait_until(rs, Stream::kP2p, [&] { return rs.iteration == iteration && !rs.p2p_ready.empty(); })) {
+        return;
       }
-      if (stopped()) return;
       const std::vector<OpId> batch(rs.p2p_ready.begin(), rs.p2p_ready.end());
       rs.p2p_ready.clear();
       for (const OpId id : batch) {
@@ -384,7 +412,7 @@ void Simulation::p2p_actor(RankState& rs) {
       }
       started += batch.size();
     }
-    if (!wait_for_next_iteration(rs, iteration)) return;
+    if (!wait_for_next_iteration(rs, Stream::kP2p, iteration)) return;
   }
 }
 
@@ -400,7 +428,7 @@ std::vector<EngineResult> Simulation::run() {
   started_ = std::chrono::steady_clock::now();
 
   ops_total_ = set_up_jobs(inputs_, options_.iterations, jobs_, states_, [](RankState& rs) {
-    rs.cv = sg4::ConditionVariable::create();
+    for (auto& stream_cv : rs.cv) stream_cv = sg4::ConditionVariable::create();
     if (rs.two_lanes) rs.gpu_lock = sg4::Mutex::create();
   });
   for (RankState& rs : states_) {

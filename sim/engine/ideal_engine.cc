@@ -307,7 +307,7 @@ void EventLoop::arrive(RankState& rs, OpId id) {
     instance.expected = info.simulated;
   }
   instance.members.push_back({&rs, id, now_});
-  ++rs.comm_busy;
+  rs.collectives_in_flight.change(1, now_);
   if (static_cast<int>(instance.members.size()) < instance.expected) return;
   instance.launch_s = now_;
   Event end;
@@ -369,8 +369,9 @@ void EventLoop::start_kernels() {
   starting.swap(kernels_);
   for (const KernelStart& k : starting) {
     Event end;
-    end.t = now_ +
-            cost::kernel_time_s(k.rank->duration[k.op], k.rank->comm_busy > 0, *k.rank->job->input->compute);
+    end.t =
+        now_ + cost::kernel_time_s(k.rank->duration[k.op], k.rank->collectives_in_flight.after_instant(now_),
+                                   *k.rank->job->input->compute);
     end.kind = EventKind::kOpEnd;
     end.rank = k.rank;
     end.op = k.op;
@@ -407,7 +408,7 @@ void EventLoop::handle(const Event& e) {
     case EventKind::kCollectiveEnd: {
       const CollectiveInstance instance = std::move(*e.collective);
       e.job->collectives.erase(instance.key);
-      for (const Member& m : instance.members) --m.rank->comm_busy;
+      for (const Member& m : instance.members) m.rank->collectives_in_flight.change(-1, now_);
       for (const Member& m : instance.members) {
         finish(*m.rank, m.op, e.iteration, m.arrived_s, instance.launch_s);
       }

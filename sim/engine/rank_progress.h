@@ -48,7 +48,7 @@ struct RankProgress {
   int iteration = 0;                     // the iteration in progress
   bool finished = false;                 // done with the job's last iteration
   uint64_t total_done = 0;
-  int comm_busy = 0;       // collectives in progress on this rank
+  cost::CollectivesInFlight collectives_in_flight;  // this rank's, for the overlap rule
   bool two_lanes = false;  // kernels on two lanes take the GPU in turns (cost::has_two_lanes)
   cost::MemoryTracker memory{true};
   std::optional<cost::HostDispatch> host;  // when the stack gives a host dispatch time

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "sim/config/hardware.h"
@@ -58,6 +59,11 @@ class SimGridTransport : public Transport {
   std::optional<std::vector<int>> link_load_groups_;  // set by record_link_load
   std::unique_ptr<cost::LinkLoad> link_load_;
   cost::CollectiveModel model_;
+  // Planned collectives by (kind, bytes, members): a rank's graph repeats each of its collectives in
+  // every layer and micro-batch, and planning one (choosing the algorithm, merging its flows) costs
+  // more than playing it. Shared so that a schedule outlives its entry while a collective plays it.
+  using PlanKey = std::tuple<workload::CollectiveKind, double, std::vector<int64_t>>;
+  std::map<PlanKey, std::shared_ptr<const cost::CollectiveSchedule>> plans_;
   int next_tag_ = 0;
   uint64_t flows_ = 0;
 };

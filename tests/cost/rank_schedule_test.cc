@@ -1,5 +1,6 @@
 // The per-rank scheduling rules the engine and the estimate share: the host issuing ops in program
-// order (dispatch time per op, waits at synchronisations) and memory accounting.
+// order (dispatch time per op, waits at synchronisations), the collectives in flight that slow a
+// kernel, and memory accounting.
 #include "sim/cost/rank_schedule.h"
 
 #include <vector>
@@ -40,6 +41,25 @@ TEST(HostDispatch, IssuesInProgramOrderAndWaitsAtSynchronisations) {
   EXPECT_DOUBLE_EQ(*host.issue_s(4), 2.0 + 10e-6);
   host.begin_iteration(3.0);  // the next iteration starts over
   EXPECT_DOUBLE_EQ(*host.issue_s(0), 3.0 + 10e-6);
+}
+
+// A kernel's slowdown is decided by the collectives in flight once every event of its start instant
+// has happened, whatever order they happened in.
+TEST(CollectivesInFlight, AnswersForTheEndOfAnInstant) {
+  CollectivesInFlight in_flight;
+  EXPECT_FALSE(in_flight.after_instant(0.0));
+  in_flight.change(1, 1.0);   // begins at 1
+  in_flight.change(-1, 2.0);  // ends at 2, and another begins at 2
+  in_flight.change(1, 2.0);
+  in_flight.change(1, 3.0);  // begins at 3 and ends at 3
+  in_flight.change(-1, 3.0);
+  in_flight.change(-1, 3.0);  // the one of 2 ends at 3
+  EXPECT_FALSE(in_flight.after_instant(0.5));
+  EXPECT_TRUE(in_flight.after_instant(1.0));  // one that begins at a kernel's instant counts
+  EXPECT_TRUE(in_flight.after_instant(1.5));
+  EXPECT_TRUE(in_flight.after_instant(2.0));   // one ended, another began
+  EXPECT_FALSE(in_flight.after_instant(3.0));  // every one has ended by the end of 3
+  EXPECT_FALSE(in_flight.after_instant(7.0));
 }
 
 TEST(MemoryTracker, TracksPeaksByCategoryAndHostMemoryApart) {

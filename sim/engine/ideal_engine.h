@@ -10,11 +10,10 @@
 // kernels start after everything else that happens at their instant (so a collective that begins at
 // the instant a kernel starts slows it, one that ends then does not: sim/README.md's rule), and
 // kernels waiting for the GPU of two lanes take it in the order they asked for it. The SimGrid
-// engine reads whether a collective is in flight one round of its actors after the kernel starts,
-// which misses a collective issued at that instant behind a longer chain of wake-ups: on the same
-// prices the two agree op for op on most shipped scenarios and within 0.2 % of the iteration on the
-// others (tests/engine/ideal_engine_test.cc); on DualPipeV, whose lanes hand the GPU over at the
-// instant tensor-parallel collectives are issued, the loop is 1-4 % slower.
+// engine applies the same overlap rule (cost::CollectivesInFlight), so on the same prices the two
+// agree op for op on every shipped scenario (tests/engine/ideal_engine_test.cc); where both lanes of
+// two ask for the GPU at one instant (DualPipeV, combined 1F1B), SimGrid gives it in the order its
+// actors happen to run, and the iterations agree within 0.02 %.
 #ifndef TRAINSIM_SIM_ENGINE_IDEAL_ENGINE_H_
 #define TRAINSIM_SIM_ENGINE_IDEAL_ENGINE_H_
 

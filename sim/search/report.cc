@@ -128,9 +128,9 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
                        "refinement spread", r.refine.spread, r.refine.min, r.refine.max);
   }
   if (r.reported > 0) {
-    out += fmt::format(
-        "{:<34} {:>10.6f}   (full / step-3 ideal-network time from {:.6f} to {:.6f}, {} best plans)\n",
-        "extrapolation check", r.extrapolation.spread, r.extrapolation.min, r.extrapolation.max, r.reported);
+    out += fmt::format("{:<34} {:>10.6f}   (full / extrapolated time from {:.6f} to {:.6f}, {} best plans)\n",
+                       "extrapolation check", r.extrapolation.spread, r.extrapolation.min,
+                       r.extrapolation.max, r.reported);
   }
 
   if (!r.invalid.empty()) {

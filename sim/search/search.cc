@@ -171,15 +171,22 @@ Screening screen(const CandidateBuilder& builder, const PlanSpace& space, int jo
   return out;
 }
 
-// The micro-batch counts step 3 simulates a plan of `s` at: the schedule's steady-state pair
-// (workload::steady_state_counts), from which its iteration extrapolates exactly, when those two
-// short simulations are cheaper than one of all m micro-batches; else m alone (and always for ZB-V,
-// whose iteration is not exactly affine in m).
-std::vector<int64_t> step3_counts(const config::Scenario& s) {
+// The micro-batch counts steps 3 and 4 simulate a plan of `s` at on `network`: the schedule's
+// steady-state pair (workload::steady_state_counts), from which its iteration extrapolates exactly,
+// when those two short simulations are cheaper than one of all m micro-batches; else m alone. Always
+// m for ZB-V, whose iteration is not exactly affine in m, and on SimGrid for plans with two lanes of
+// kernels (DualPipeV, combined 1F1B): which lane takes the GPU when both ask at one instant follows
+// SimGrid's actor order, and a DualPipeV plan of the search tests extrapolates 0.4 % off its full run.
+std::vector<int64_t> step3_counts(const config::Scenario& s, engine::NetworkModel network) {
   const int64_t m = s.training.global_batch / (s.training.micro_batch * s.parallelism.dp);
   const workload::SteadyStateCounts steady = workload::steady_state_counts(
       s.parallelism.schedule, s.parallelism.pp, s.parallelism.vpp, s.parallelism.ep_comm_overlap);
-  if (m <= steady.fewer + steady.more || s.parallelism.schedule == config::Schedule::kZbV) return {m};
+  const bool two_lanes =
+      s.parallelism.schedule == config::Schedule::kDualPipeV || s.parallelism.ep_comm_overlap;
+  if (m <= steady.fewer + steady.more || s.parallelism.schedule == config::Schedule::kZbV ||
+      (network == engine::NetworkModel::kSimgrid && two_lanes)) {
+    return {m};
+  }
   return {steady.fewer, steady.more};
 }
 
@@ -194,19 +201,80 @@ json simulate_in_child(const CandidateBuilder& builder, const PlanChoice& plan, 
   return simulate_scenario(*check.scenario);
 }
 
-// Step 3's simulation of one plan at `micro_batches` (step3_counts) on the ideal network:
+// A short simulation of one plan at `micro_batches` (step3_counts) on `network`:
 // {"micro_batches", "iteration_time_s", "peak_hbm_bytes", "peak_host_bytes_per_node"}.
-json simulate_step3(const config::Scenario& scenario, int64_t micro_batches) {
+json simulate_short(const config::Scenario& scenario, int64_t micro_batches, engine::NetworkModel network) {
   config::Scenario s = scenario;
   s.training.global_batch = micro_batches * s.training.micro_batch * s.parallelism.dp;
   engine::RunOptions options;
-  options.network = engine::NetworkModel::kIdeal;
+  options.network = network;
   const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(s, options);
   const report::MemoryPeaks peaks = report::memory_peaks(s, *run);
   return {{"micro_batches", micro_batches},
           {"iteration_time_s", run->result.iteration_time_s},
           {"peak_hbm_bytes", peaks.hbm_bytes},
           {"peak_host_bytes_per_node", peaks.host_bytes_per_node}};
+}
+
+// One plan's short simulations (step3_counts) and what extrapolating them to its m needs.
+struct ShortRuns {
+  std::vector<json> runs;     // by micro-batch count
+  int64_t micro_batches = 0;  // the plan's m
+  bool peaks_grow = false;    // GPipe: the memory peaks grow with m
+  // The first run that is an object with `key` ("error": the simulation failed, "invalid": the plan
+  // breaks a rule only the workload checks), or nullptr.
+  const json* find(const char* key) const {
+    const auto it = std::find_if(runs.begin(), runs.end(), [&](const json& r) { return r.contains(key); });
+    return it == runs.end() ? nullptr : &*it;
+  }
+};
+
+// Simulates each of `plans` at its step3_counts on `network`, each simulation in its own forked child
+// (o.jobs at once), logging `progress` with the runs done every kProgressInterval_s and at the end.
+std::vector<ShortRuns> simulate_short_runs(const CandidateBuilder& builder,
+                                           const std::vector<PlanChoice>& plans, engine::NetworkModel network,
+                                           const SearchOptions& o, const std::string& progress) {
+  struct Task {
+    size_t plan;
+    int64_t micro_batches;
+  };
+  std::vector<Task> tasks;
+  std::vector<ShortRuns> out(plans.size());
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const CandidateCheck check = builder.check(plans[i], o.gpus);
+    if (!check.scenario) {  // screening passed it: cannot happen, but the child reports it
+      tasks.push_back({i, 0});
+      continue;
+    }
+    const config::Scenario& s = *check.scenario;
+    out[i].micro_batches = s.training.global_batch / (s.training.micro_batch * s.parallelism.dp);
+    out[i].peaks_grow = s.parallelism.schedule == config::Schedule::kGpipe;
+    for (const int64_t count : step3_counts(s, network)) tasks.push_back({i, count});
+  }
+  size_t done = 0;
+  Clock::time_point last_progress = Clock::now();
+  IsolatedOptions options;
+  options.jobs = o.jobs;
+  run_isolated(
+      tasks.size(), options,
+      [&](size_t t) {
+        return simulate_in_child(builder, plans[tasks[t].plan], o.gpus, [&](const config::Scenario& s) {
+          return simulate_short(s, tasks[t].micro_batches, network);
+        });
+      },
+      [&](size_t t, IsolatedResult r) {
+        out[tasks[t].plan].runs.push_back(r.ok ? std::move(r.value) : json{{"error", r.error}});
+        if (++done == tasks.size() || seconds_since(last_progress) >= kProgressInterval_s) {
+          spdlog::info("{}: {} of {} runs done", progress, done, tasks.size());
+          last_progress = Clock::now();
+        }
+      });
+  for (ShortRuns& plan : out) {
+    std::sort(plan.runs.begin(), plan.runs.end(), [](const json& a, const json& b) {
+      return a.value("micro_batches", int64_t{0}) < b.value("micro_batches", int64_t{0});
+    });
+  }
+  return out;
 }
 
 // Step 3's result of a plan of `m` micro-batches from its simulations (one of all m, or the steady-
@@ -217,7 +285,9 @@ struct Step3Run {
   double peak_hbm_bytes = 0;
   double peak_host_bytes_per_node = 0;
 };
-Step3Run extrapolate(const std::vector<json>& runs, int64_t m, bool peaks_grow) {
+Step3Run extrapolate(const ShortRuns& plan) {
+  const std::vector<json>& runs = plan.runs;
+  const int64_t m = plan.micro_batches;
   const json& b = runs.back();
   Step3Run out{b.at("iteration_time_s").get<double>(), b.at("peak_hbm_bytes").get<double>(),
                b.at("peak_host_bytes_per_node").get<double>()};
@@ -230,7 +300,7 @@ Step3Run extrapolate(const std::vector<json>& runs, int64_t m, bool peaks_grow) 
     return a.at(key).get<double>() + (b.at(key).get<double>() - a.at(key).get<double>()) * f;
   };
   out.iteration_s = at_m("iteration_time_s");
-  if (peaks_grow) {
+  if (plan.peaks_grow) {
     out.peak_hbm_bytes = at_m("peak_hbm_bytes");
     out.peak_host_bytes_per_node = at_m("peak_host_bytes_per_node");
   }
@@ -275,7 +345,6 @@ std::vector<SimulatedPlan> simulate_in_order(const CandidateBuilder& builder, co
   size_t next = 0;
   size_t fitting_in_order = 0;  // fitting plans among order[0, next)
   double limit = std::numeric_limits<double>::infinity();
-  Clock::time_point last_progress = Clock::now();
   while (next < order.size() && order[next].closed_form_s <= limit) {
     size_t end = next;
     if (fitting_in_order >= static_cast<size_t>(o.top)) {
@@ -283,71 +352,30 @@ std::vector<SimulatedPlan> simulate_in_order(const CandidateBuilder& builder, co
     } else {
       end = std::min(order.size(), next + std::max(kMinRound, static_cast<size_t>(o.top) - fitting_in_order));
     }
-    // The round's simulations: one or two per plan (step3_counts), each in its own child.
-    struct Task {
-      size_t plan;  // in the round
-      int64_t micro_batches;
-    };
-    std::vector<Task> tasks;
-    std::vector<int64_t> micro_batches(end - next);  // each plan's m
-    std::vector<bool> peaks_grow(end - next);
-    for (size_t i = next; i < end; ++i) {
-      const CandidateCheck check = builder.check(space.at(order[i].index), o.gpus);
-      if (!check.scenario) {  // screening passed it: cannot happen, but the child reports it
-        tasks.push_back({i - next, 0});
-        continue;
-      }
-      const config::Scenario& s = *check.scenario;
-      micro_batches[i - next] = s.training.global_batch / (s.training.micro_batch * s.parallelism.dp);
-      peaks_grow[i - next] = s.parallelism.schedule == config::Schedule::kGpipe;
-      for (const int64_t count : step3_counts(s)) tasks.push_back({i - next, count});
-    }
-    std::vector<std::vector<json>> runs(end - next);
-    size_t done_in_round = 0;
-    IsolatedOptions options;
-    options.jobs = o.jobs;
-    run_isolated(
-        tasks.size(), options,
-        [&](size_t t) {
-          return simulate_in_child(
-              builder, space.at(order[next + tasks[t].plan].index), o.gpus,
-              [&](const config::Scenario& s) { return simulate_step3(s, tasks[t].micro_batches); });
-        },
-        [&](size_t t, IsolatedResult r) {
-          runs[tasks[t].plan].push_back(r.ok ? std::move(r.value) : json{{"error", r.error}});
-          if (++done_in_round == tasks.size() || seconds_since(last_progress) >= kProgressInterval_s) {
-            spdlog::info(
-                "search: simulating plans {}..{} of {} (closed form up to {:.4g} s): {} of {} runs done",
-                next + 1, end, order.size(), order[end - 1].closed_form_s, done_in_round, tasks.size());
-            last_progress = Clock::now();
-          }
-        });
+    std::vector<PlanChoice> plans;
+    for (size_t i = next; i < end; ++i) plans.push_back(space.at(order[i].index));
+    const std::vector<ShortRuns> runs =
+        simulate_short_runs(builder, plans, engine::NetworkModel::kIdeal, o,
+                            fmt::format("search: simulating plans {}..{} of {} (closed form up to {:.4g} s)",
+                                        next + 1, end, order.size(), order[end - 1].closed_form_s));
     for (size_t i = 0; i < runs.size(); ++i) {
       const Survivor& survivor = order[next + i];
-      std::sort(runs[i].begin(), runs[i].end(), [](const json& a, const json& b) {
-        return a.value("micro_batches", int64_t{0}) < b.value("micro_batches", int64_t{0});
-      });
       SimulatedPlan p;
       p.index = survivor.index;
       p.plan = space.at(survivor.index);
       p.memory_bound_bytes = survivor.memory_bound_bytes;
       p.closed_form_s = survivor.closed_form_s;
-      const auto failed =
-          std::find_if(runs[i].begin(), runs[i].end(), [](const json& r) { return r.contains("error"); });
-      const auto invalid =
-          std::find_if(runs[i].begin(), runs[i].end(), [](const json& r) { return r.contains("invalid"); });
-      if (failed != runs[i].end()) {
-        ++result.simulated;
-        result.failures.push_back({p.index, p.plan, failed->at("error").get<std::string>()});
-        continue;
-      }
-      if (invalid != runs[i].end()) {
+      if (const json* invalid = runs[i].find("invalid")) {
         screening.add_invalid(invalid->at("invalid").get<std::string>(), 1,
                               invalid->at("message").get<std::string>(), p.index, p.plan.describe());
         continue;
       }
       ++result.simulated;
-      const Step3Run run = extrapolate(runs[i], micro_batches[i], peaks_grow[i]);
+      if (const json* failed = runs[i].find("error")) {
+        result.failures.push_back({p.index, p.plan, failed->at("error").get<std::string>()});
+        continue;
+      }
+      const Step3Run run = extrapolate(runs[i]);
       if (!base.memory_fits(run.peak_hbm_bytes, run.peak_host_bytes_per_node)) {
         ++result.simulated_over_memory;
         continue;
@@ -365,26 +393,68 @@ std::vector<SimulatedPlan> simulate_in_order(const CandidateBuilder& builder, co
   return fitting;
 }
 
-// Step 4 (search.h): simulates in full on `network` the plans step 3 ranked (`ranked`), the first K
-// by step 3's time and every other within (1 + margin) of the K-th; counts them into `simulated` and
-// adds each one's full / step-3 time to `ratios`. Returns the plans with their run reports.
+// `ranked` in order of `time` (then of index), cut after the K-th and every other within (1 + margin)
+// of it.
+std::vector<SimulatedPlan> first_within(std::vector<SimulatedPlan> ranked, double SimulatedPlan::*time,
+                                        int top, double margin) {
+  std::sort(ranked.begin(), ranked.end(), [&](const SimulatedPlan& a, const SimulatedPlan& b) {
+    return a.*time != b.*time ? a.*time < b.*time : a.index < b.index;
+  });
+  size_t end = std::min(ranked.size(), static_cast<size_t>(top));
+  if (end == 0) return {};
+  const double limit = (1 + margin) * (ranked[end - 1].*time);
+  while (end < ranked.size() && ranked[end].*time <= limit) ++end;
+  ranked.resize(end);
+  return ranked;
+}
+
+// Step 4's refinement (search.h): simulates on SimGrid, at the counts of step 3 and extrapolated
+// (SimulatedPlan::refined_s), the plans step 3 ranked (`ranked`): the first K by step 3's time and
+// every other within (1 + refine_margin) of the K-th. Counts them into result.refined and adds each
+// one's refined / step-3 time to result.refine. Returns them, less those that failed (in
+// result.failures).
+std::vector<SimulatedPlan> refine_on_simgrid(const CandidateBuilder& builder,
+                                             std::vector<SimulatedPlan> ranked, const SearchOptions& o,
+                                             SearchResult& result) {
+  ranked = first_within(std::move(ranked), &SimulatedPlan::ranking_s, o.top, o.refine_margin);
+  result.refined = static_cast<int64_t>(ranked.size());
+  if (ranked.empty()) return {};
+  std::vector<PlanChoice> plans;
+  for (const SimulatedPlan& p : ranked) plans.push_back(p.plan);
+  const std::vector<ShortRuns> runs = simulate_short_runs(
+      builder, plans, engine::NetworkModel::kSimgrid, o,
+      fmt::format("search: refining the {} best plans on SimGrid (step 3's time up to {:.4g} s)",
+                  ranked.size(), ranked.back().ranking_s));
+  std::vector<SimulatedPlan> out;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    SimulatedPlan& p = ranked[i];
+    const json* failed = runs[i].find("error");
+    if (failed == nullptr) failed = runs[i].find("invalid");  // step 3 simulated it, so an error here
+    if (failed != nullptr) {
+      result.failures.push_back({p.index, p.plan, failed->value("error", failed->dump())});
+      continue;
+    }
+    p.refined_s = extrapolate(runs[i]).iteration_s;
+    result.refine.add(p.refined_s / p.ranking_s);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Simulates in full on `network`, for their run reports, the first K of `ranked` by `time` (step 3's
+// time on the ideal network, the refined time on SimGrid) and those tied with the K-th; counts them
+// into result.reported and adds each one's full time / `time` to result.extrapolation (1 up to
+// rounding: the extrapolation is exact). Returns the plans with their run reports.
 std::vector<SimulatedPlan> simulate_best_in_full(const CandidateBuilder& builder,
                                                  std::vector<SimulatedPlan> ranked,
-                                                 engine::NetworkModel network, double margin,
-                                                 const SearchOptions& o, int64_t& simulated,
-                                                 RatioRange& ratios, SearchResult& result) {
-  std::sort(ranked.begin(), ranked.end(), [](const SimulatedPlan& a, const SimulatedPlan& b) {
-    return a.ranking_s != b.ranking_s ? a.ranking_s < b.ranking_s : a.index < b.index;
-  });
-  size_t end = std::min(ranked.size(), static_cast<size_t>(o.top));
+                                                 engine::NetworkModel network, double SimulatedPlan::*time,
+                                                 const SearchOptions& o, SearchResult& result) {
+  ranked = first_within(std::move(ranked), time, o.top, 0);
+  const size_t end = ranked.size();
+  result.reported = static_cast<int64_t>(end);
   if (end == 0) return {};
-  const double limit = (1 + margin) * ranked[end - 1].ranking_s;
-  while (end < ranked.size() && ranked[end].ranking_s <= limit) ++end;
-  ranked.resize(end);
-  simulated = static_cast<int64_t>(end);
-  spdlog::info(
-      "search: simulating the {} best plans in full on the {} network (step 3's time up to {:.4g} s)", end,
-      engine::to_string(network), limit);
+  spdlog::info("search: simulating the {} best plans in full on the {} network", end,
+               engine::to_string(network));
   std::vector<json> runs(end);
   IsolatedOptions options;
   options.jobs = o.jobs;
@@ -407,7 +477,7 @@ std::vector<SimulatedPlan> simulate_best_in_full(const CandidateBuilder& builder
     }
     p.run = std::move(runs[i].at("run"));
     const double full_s = p.run.at("iteration_time_s").get<double>();
-    ratios.add(full_s / p.ranking_s);
+    result.extrapolation.add(full_s / (p.*time));
     p.objective_value = objective_value(full_s, builder.base(), o, result.price_per_gpu_hour_usd);
     p.scenario_yaml = builder.yaml(p.plan, o.gpus);
     p.overrides = p.plan.overrides_from(builder.base(), o.gpus);
@@ -521,8 +591,7 @@ SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
         result.closed_form.spread, 1 + o.margin, suggest(result.closed_form.spread));
   }
   if (o.network == engine::NetworkModel::kSimgrid) {
-    fitting = simulate_best_in_full(builder, std::move(fitting), o.network, o.refine_margin, o,
-                                    result.refined, result.refine, result);
+    fitting = refine_on_simgrid(builder, std::move(fitting), o, result);
     if (result.refine.spread > 1 + o.refine_margin) {
       spdlog::warn(
           "search: SimGrid / ideal-network time varies by a factor {:.2f} among the refined plans, more "
@@ -531,10 +600,12 @@ SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
           result.refine.spread, 1 + o.refine_margin, suggest(result.refine.spread));
     }
     result.ranked = static_cast<int64_t>(fitting.size());
+    fitting =
+        simulate_best_in_full(builder, std::move(fitting), o.network, &SimulatedPlan::refined_s, o, result);
   } else {
     result.ranked = static_cast<int64_t>(fitting.size());
-    fitting = simulate_best_in_full(builder, std::move(fitting), o.network, 0, o, result.reported,
-                                    result.extrapolation, result);
+    fitting =
+        simulate_best_in_full(builder, std::move(fitting), o.network, &SimulatedPlan::ranking_s, o, result);
   }
   result.simulation_wall_s = seconds_since(simulation_start);
 

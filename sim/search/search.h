@@ -19,10 +19,14 @@
 //    step 4 checks it on every reported plan: SearchResult::extrapolation) and the cost of a
 //    simulation no longer grows with m (Llama-3 70B on 256 GPUs, m = 64: 4 + 8 micro-batches
 //    instead of 64). GPipe's memory peak, which grows with m, is extrapolated the same way.
-// 4. Simulate in full on the search's network the fitting plans of step 3 in order of their step-3
-//    time: with SimGrid (the refinement) the first K and then every one whose step-3 time is at most
-//    (1 + refine_margin) x that of the K-th, the others pruned as slower; on the ideal network the
-//    first K (and those tied with the K-th), for their run reports.
+// 4. With SimGrid (the refinement), simulate the fitting plans of step 3 on SimGrid, at the counts of
+//    step 3 and extrapolated as it does (SimGrid repeats its steady state too: on scenario 06 the
+//    extrapolation from 4 and 8 micro-batches meets the 64 of a full run to 1e-8, at a third of its
+//    cost), in order of their step-3 time: the first K and then every one whose step-3 time is at
+//    most (1 + refine_margin) x that of the K-th, the others pruned as slower. Then simulate in full
+//    on the search's network, for their run reports, the first K by the last time (refined, or
+//    step 3's on the ideal network) and those tied with the K-th: their full times check the
+//    extrapolation (SearchResult::extrapolation) and rank them.
 // 5. Rank the plans of the last step by the objective.
 //
 // Why the time pruning is safe. Write r(p) = simulated / closed-form time of plan p. If r varies
@@ -104,8 +108,9 @@ struct SimulatedPlan {
   size_t index = 0;  // in the plan space
   PlanChoice plan;
   double memory_bound_bytes = 0;
-  double closed_form_s = 0;            // closed-form iteration time
-  double ranking_s = 0;                // step 3's ideal-network iteration time (extrapolated for large m)
+  double closed_form_s = 0;  // closed-form iteration time
+  double ranking_s = 0;      // step 3's ideal-network iteration time (extrapolated for large m)
+  double refined_s = 0;      // step 4's SimGrid iteration time, extrapolated as step 3's (SimGrid searches)
   std::vector<std::string> overrides;  // the `--set` arguments that turn the scenario into this plan
   nlohmann::json run;                  // the `trainsim run --format json` report of step 4's full run
   std::string scenario_yaml;           // the plan as a scenario file (saved next to the base scenario)
@@ -151,12 +156,13 @@ struct SearchResult {
 
   // Simulated (step 3) / closed-form time over the simulated plans that fit.
   RatioRange closed_form;
-  // On the ideal network: the plans simulated in full for their reports (step 4), and their full /
-  // step-3 time (1 up to rounding: the extrapolation is exact).
+  // The plans simulated in full for their reports (step 4), and their full / extrapolated time (the
+  // refined time on SimGrid, step 3's on the ideal network; 1 up to rounding: the extrapolation is
+  // exact).
   int64_t reported = 0;
   RatioRange extrapolation;
-  // The refinement (SimGrid only; refined 0 otherwise): plans simulated on SimGrid, and their
-  // SimGrid / ideal-network time.
+  // The refinement (SimGrid only; refined 0 otherwise): plans simulated on SimGrid at step 3's counts,
+  // and their SimGrid / ideal-network time.
   double refine_margin = 0;
   int64_t refined = 0;
   RatioRange refine;

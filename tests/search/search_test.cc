@@ -483,32 +483,37 @@ TEST(Search, RefinesTheBestIdealPlansOnSimGrid) {
 }
 
 // With 16 micro-batches per replica, step 3 simulates each pipelined plan at its schedule's two
-// steady-state counts and extrapolates; the full simulations of step 4 (every fitting plan, with a K
-// that large) must agree to rounding, for every schedule of pp = 2. (tools/bench-search checks the
-// same at pp 8 on GPT-3 175B.)
+// steady-state counts and extrapolates, and so does the refinement on SimGrid; the full simulations
+// of step 4 (every fitting plan, with a K that large) must agree to rounding, for every schedule of
+// pp = 2 and on both networks. (tools/bench-search checks the same at pp 8 on GPT-3 175B.)
 TEST(Search, ExtrapolatesPipelinesExactlyFromTheirSteadyState) {
   const config::Scenario base = config::load_scenario(
       fixture("tiny.yaml"), {config::parse_override("training.global_batch=16"),
                              config::parse_override("cluster.hardware_set.gpu.hbm.capacity=1GiB")});
-  SearchOptions options;
-  options.gpus = 2;
-  options.top = 1000;
-  options.jobs = 2;
-  options.network = engine::NetworkModel::kIdeal;
-  options.pins.pp = {2};
-  options.pins.micro_batch = {1};
-  const SearchResult result = run_search(base, options);
-  EXPECT_EQ(result.reported, result.ranked);
-  std::set<Schedule> schedules;
-  for (const SimulatedPlan& p : result.best) {
-    schedules.insert(p.plan.schedule);
-    EXPECT_NEAR(p.ranking_s / p.run.at("iteration_time_s").get<double>(), 1, 1e-9) << p.plan.describe();
+  for (const engine::NetworkModel network : {engine::NetworkModel::kIdeal, engine::NetworkModel::kSimgrid}) {
+    SCOPED_TRACE(engine::to_string(network));
+    SearchOptions options;
+    options.gpus = 2;
+    options.top = 1000;
+    options.jobs = 2;
+    options.network = network;
+    options.refine_margin = 1e9;
+    options.pins.pp = {2};
+    options.pins.micro_batch = {1};
+    const SearchResult result = run_search(base, options);
+    EXPECT_EQ(result.reported, result.ranked);
+    std::set<Schedule> schedules;
+    for (const SimulatedPlan& p : result.best) {
+      schedules.insert(p.plan.schedule);
+      const double extrapolated_s = network == engine::NetworkModel::kIdeal ? p.ranking_s : p.refined_s;
+      EXPECT_NEAR(extrapolated_s / p.run.at("iteration_time_s").get<double>(), 1, 1e-9) << p.plan.describe();
+    }
+    EXPECT_THAT(schedules,
+                ::testing::IsSupersetOf({Schedule::kGpipe, Schedule::kOneFOneB, Schedule::kInterleaved,
+                                         Schedule::kZeroBubble, Schedule::kZbV, Schedule::kDualPipeV}));
+    EXPECT_NEAR(result.extrapolation.min, 1, 1e-9);
+    EXPECT_NEAR(result.extrapolation.max, 1, 1e-9);
   }
-  EXPECT_THAT(schedules,
-              ::testing::IsSupersetOf({Schedule::kGpipe, Schedule::kOneFOneB, Schedule::kInterleaved,
-                                       Schedule::kZeroBubble, Schedule::kZbV, Schedule::kDualPipeV}));
-  EXPECT_NEAR(result.extrapolation.min, 1, 1e-9);
-  EXPECT_NEAR(result.extrapolation.max, 1, 1e-9);
 }
 
 // A scenario whose stack overlaps the expert all-to-alls (ep_comm_overlap): every plan is screened

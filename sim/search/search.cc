@@ -30,8 +30,11 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// Screening tasks per child in flight: enough to balance uneven chunks and to report progress.
+// Tasks per job (screening chunks, batches of simulations): enough to balance uneven ones and to
+// report progress.
 constexpr size_t kChunksPerJob = 16;
+// Most short simulations one child runs on the ideal network (simulate_short_runs).
+constexpr size_t kIdealBatch = 16;
 // Plans simulated per round while fewer than K fit (independent of --jobs, so the set of simulated
 // plans, and the output, is the same whatever the parallelism).
 constexpr size_t kMinRound = 8;
@@ -229,8 +232,12 @@ struct ShortRuns {
   }
 };
 
-// Simulates each of `plans` at its step3_counts on `network`, each simulation in its own forked child
-// (o.jobs at once), logging `progress` with the runs done every kProgressInterval_s and at the end.
+// Simulates each of `plans` at its step3_counts on `network` in forked children (o.jobs at once),
+// logging `progress` with the runs done every kProgressInterval_s and at the end. On SimGrid each
+// simulation has a child of its own (one engine per process); on the ideal network a child runs a
+// batch (up to kIdealBatch, at least kChunksPerJob batches per job), so that all but the first reuse
+// the memory the first faulted in: a fresh child's graphs cost a third of its time in page faults. A
+// batch whose child fails is rerun one simulation per child, so that the failure is the plan's own.
 std::vector<ShortRuns> simulate_short_runs(const CandidateBuilder& builder,
                                            const std::vector<PlanChoice>& plans, engine::NetworkModel network,
                                            const SearchOptions& o, const std::string& progress) {
@@ -251,23 +258,55 @@ std::vector<ShortRuns> simulate_short_runs(const CandidateBuilder& builder,
     out[i].peaks_grow = s.parallelism.schedule == config::Schedule::kGpipe;
     for (const int64_t count : step3_counts(s, network)) tasks.push_back({i, count});
   }
+  const auto run_task = [&](size_t t) {
+    return simulate_in_child(builder, plans[tasks[t].plan], o.gpus, [&](const config::Scenario& s) {
+      return simulate_short(s, tasks[t].micro_batches, network);
+    });
+  };
   size_t done = 0;
   Clock::time_point last_progress = Clock::now();
+  const auto finished = [&](size_t t, json run) {
+    out[tasks[t].plan].runs.push_back(std::move(run));
+    if (++done == tasks.size() || seconds_since(last_progress) >= kProgressInterval_s) {
+      spdlog::info("{}: {} of {} runs done", progress, done, tasks.size());
+      last_progress = Clock::now();
+    }
+  };
+  const size_t per_batch =
+      network == engine::NetworkModel::kIdeal
+          ? std::clamp<size_t>(tasks.size() / (static_cast<size_t>(o.jobs) * kChunksPerJob), 1, kIdealBatch)
+          : 1;
+  const size_t batches = (tasks.size() + per_batch - 1) / per_batch;
+  const auto batch_tasks = [&](size_t b) {
+    return std::make_pair(b * per_batch, std::min(tasks.size(), (b + 1) * per_batch));
+  };
+  std::vector<size_t> rerun;  // tasks of failed batches
   IsolatedOptions options;
   options.jobs = o.jobs;
   run_isolated(
-      tasks.size(), options,
-      [&](size_t t) {
-        return simulate_in_child(builder, plans[tasks[t].plan], o.gpus, [&](const config::Scenario& s) {
-          return simulate_short(s, tasks[t].micro_batches, network);
-        });
+      batches, options,
+      [&](size_t b) {
+        json runs = json::array();
+        const auto [begin, end] = batch_tasks(b);
+        for (size_t t = begin; t < end; ++t) runs.push_back(run_task(t));
+        return runs;
       },
-      [&](size_t t, IsolatedResult r) {
-        out[tasks[t].plan].runs.push_back(r.ok ? std::move(r.value) : json{{"error", r.error}});
-        if (++done == tasks.size() || seconds_since(last_progress) >= kProgressInterval_s) {
-          spdlog::info("{}: {} of {} runs done", progress, done, tasks.size());
-          last_progress = Clock::now();
+      [&](size_t b, IsolatedResult r) {
+        const auto [begin, end] = batch_tasks(b);
+        for (size_t t = begin; t < end; ++t) {
+          if (r.ok) {
+            finished(t, std::move(r.value[t - begin]));
+          } else if (end - begin == 1) {
+            finished(t, json{{"error", r.error}});
+          } else {
+            rerun.push_back(t);
+          }
         }
+      });
+  run_isolated(
+      rerun.size(), options, [&](size_t i) { return run_task(rerun[i]); },
+      [&](size_t i, IsolatedResult r) {
+        finished(rerun[i], r.ok ? std::move(r.value) : json{{"error", r.error}});
       });
   for (ShortRuns& plan : out) {
     std::sort(plan.runs.begin(), plan.runs.end(), [](const json& a, const json& b) {

@@ -67,8 +67,8 @@ StageTime StageTime::extrapolate(int64_t ma, const StageTime& b, int64_t mb, int
 class StageTimer {
  public:
   StageTimer(const config::Scenario& scenario, const workload::ParallelPlan& plan,
-             const cost::ComputeModel& compute)
-      : plan_(plan), compute_(compute), tiers_(cost::ideal_tiers(scenario)) {}
+             const cost::ComputeModel& compute, EstimateDetail detail)
+      : plan_(plan), compute_(compute), tiers_(cost::ideal_tiers(scenario)), detail_(detail) {}
 
   // `graph` laid out on a GPU whose kernels run at `speed` times the profile's rates.
   StageTime time(const workload::Graph& graph, double speed) {
@@ -85,7 +85,7 @@ class StageTimer {
     // like the engine slows them.
     std::array<std::vector<std::pair<double, double>>, workload::kStreamCount> collectives;
     // Ops in the order they start; at one instant kernels last, so that a kernel issued together with
-    // a collective overlaps it whatever their ids, as in the engine (its kernels yield before looking).
+    // a collective overlaps it whatever their ids, as in the engines (cost::CollectivesInFlight).
     // Kernels waiting for the GPU of two lanes take it in the order they became ready (ready_s).
     using Ready = std::tuple<double, bool, double, workload::OpId>;  // start, is a kernel, ready_s, id
     std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
@@ -144,7 +144,9 @@ class StageTimer {
         }
       }
     }
-    const report::Breakdown b = report::attribute_time(graph, run, 0, finish_s);
+    const report::Breakdown b = detail_ == EstimateDetail::kFull
+                                    ? report::attribute_time(graph, run, 0, finish_s)
+                                    : report::Breakdown{};
     StageTime t{finish_s, b.compute_s, b.exposed_comm_s, b.bubble_s, b.offload_stall_s, b.idle_s, 0, 0, {}};
     double passes_s = 0;  // kernels of the forward and backward passes
     double forward_s = 0;
@@ -226,6 +228,7 @@ class StageTimer {
   const workload::ParallelPlan& plan_;
   const cost::ComputeModel& compute_;
   cost::IdealTiers tiers_;
+  EstimateDetail detail_;
   std::map<std::pair<int, int32_t>, cost::GroupLinks> group_tiers_;
 };
 
@@ -270,7 +273,8 @@ std::pair<double, double> report_flops(const config::Scenario& scenario) {
 
 }  // namespace
 
-IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, WarningLog* warnings) {
+IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, WarningLog* warnings,
+                                              EstimateDetail detail) {
   const workload::ParallelPlan plan = workload::make_plan(scenario);
   const workload::RankShapes shapes = workload::derive_shapes(scenario, plan);
   const config::Schedule schedule = scenario.parallelism.schedule;
@@ -287,7 +291,7 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
 
   const cost::ComputeModel compute(scenario.cluster.hardware, warnings);
   workload::warn_without_runtime_memory(scenario.cluster.hardware, *warnings);
-  StageTimer timer(scenario, plan, compute);
+  StageTimer timer(scenario, plan, compute, detail);
   // Each stage at the speed of its slowest GPU, as a collapsed run simulates it.
   const std::vector<int64_t> representatives = workload::simulated_ranks(scenario, plan);
   std::vector<double> stage_speed =

@@ -110,7 +110,8 @@ json screen_chunk(const CandidateBuilder& builder, const PlanSpace& space, size_
         continue;
       }
       WarningLog warnings;
-      const estimate::IterationTimeEstimate estimate = estimate::estimate_iteration_time(s, &warnings);
+      const estimate::IterationTimeEstimate estimate =
+          estimate::estimate_iteration_time(s, &warnings, estimate::EstimateDetail::kTimeAndMemory);
       survivors.push_back({index, bound, estimate.iteration_s});
     }
   }

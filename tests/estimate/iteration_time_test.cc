@@ -163,6 +163,24 @@ TEST(IterationTime, SplitAddsUpAndMfuFollowsFromIt) {
   EXPECT_NEAR(e.mfu, e.model_flops / (e.iteration_s * 256 * 989e12), 1e-3 * e.mfu);
 }
 
+// What search's screening asks for (time and memory, no breakdown) is the full estimate's.
+TEST(IterationTime, TimeAndMemoryAloneAreTheFullEstimates) {
+  for (const char* file : {"03-gpt3-175b-64xa100.yaml", "06-llama3-70b-256xh100.yaml",
+                           "11-deepseek-v2-lite-16xh100.yaml"}) {
+    SCOPED_TRACE(file);
+    const config::Scenario s = load(file);
+    WarningLog warnings;
+    const IterationTimeEstimate full = estimate_iteration_time(s, &warnings);
+    const IterationTimeEstimate lean = estimate_iteration_time(s, &warnings, EstimateDetail::kTimeAndMemory);
+    EXPECT_EQ(lean.iteration_s, full.iteration_s);
+    EXPECT_EQ(lean.peak_hbm_bytes, full.peak_hbm_bytes);
+    EXPECT_EQ(lean.peak_host_bytes_per_node, full.peak_host_bytes_per_node);
+    EXPECT_EQ(lean.fits, full.fits);
+    EXPECT_GT(full.compute_s, 0);
+    EXPECT_EQ(lean.compute_s, 0);
+  }
+}
+
 TEST(IterationTime, MoreTensorParallelismMeansLessComputeAndMoreCommunicationPerGpu) {
   // GPT-3 1.3B on 8 GPUs: tp 2 x dp 4 against tp 8 x dp 1, same batch.
   const IterationTimeEstimate tp2 =

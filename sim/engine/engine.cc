@@ -43,7 +43,7 @@ struct JobState;
 struct RankState : RankProgress {
   JobState* job = nullptr;
   // One per stream: an actor waits on its own stream's, so that an op's end wakes only the streams
-  // it made ready (waking every stream of the rank at each op cost a fifth of a collapsed run).
+  // it made ready (waking every stream of the rank at each op cost a seventh of a collapsed run).
   std::array<sg4::ConditionVariablePtr, workload::kStreamCount> cv;
   std::array<int, workload::kStreamCount> waiting{};  // actors waiting on each cv
   // Wakes the actor of `stream` if it waits (a notification is a simcall: skipped when none does).

@@ -316,7 +316,8 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
       // in whatever order the actors ran them: it runs its unslowed time, then asks.
       const cost::ComputeModel& compute = *rs.job->input->compute;
       sg4::this_actor::sleep_for(rs.duration[id]);
-      if (compute.comm_compute_slowdown() > 0 && rs.collectives_in_flight.after_instant(launch)) {
+      // (Asked even without a slowdown: asking forgets what came before, which bounds its history.)
+      if (rs.collectives_in_flight.after_instant(launch) && compute.comm_compute_slowdown() > 0) {
         sg4::this_actor::sleep_until(launch + cost::kernel_time_s(rs.duration[id], true, compute));
       }
       break;

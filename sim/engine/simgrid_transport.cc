@@ -50,15 +50,17 @@ sg4::Host* SimGridTransport::host_of(int64_t rank) { return platform_->gpu_host(
 void SimGridTransport::collective(workload::CollectiveKind kind, const std::vector<int64_t>& members,
                                   double bytes) {
   if (members.size() <= 1) return;
-  auto [plan, planned] = plans_.try_emplace(PlanKey{kind, bytes, members});
-  if (planned) {
+  auto plan = plans_.find(std::forward_as_tuple(kind, bytes, members));  // no copy of the members
+  if (plan == plans_.end()) {
     const std::vector<int> gpus(members.begin(), members.end());
-    plan->second = std::make_shared<const cost::CollectiveSchedule>(
-        cost::plan_collective(workload::profile_kind(kind), gpus, bytes, model_));
+    plan = plans_
+               .emplace(PlanKey{kind, bytes, members},
+                        cost::plan_collective(workload::profile_kind(kind), gpus, bytes, model_))
+               .first;
   }
-  const std::shared_ptr<const cost::CollectiveSchedule> schedule = plan->second;
-  for (const cost::Phase& phase : schedule->phases) flows_ += phase.flows.size();
-  runner_->run(*schedule, next_tag_++);
+  const cost::CollectiveSchedule& schedule = plan->second;
+  for (const cost::Phase& phase : schedule.phases) flows_ += phase.flows.size();
+  runner_->run(schedule, next_tag_++);
 }
 
 void SimGridTransport::send(int64_t src, int64_t dst, double bytes) {

@@ -6,6 +6,7 @@
 #define TRAINSIM_SIM_ENGINE_SIMGRID_TRANSPORT_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -61,9 +62,9 @@ class SimGridTransport : public Transport {
   cost::CollectiveModel model_;
   // Planned collectives by (kind, bytes, members): a rank's graph repeats each of its collectives in
   // every layer and micro-batch, and planning one (choosing the algorithm, merging its flows) costs
-  // more than playing it. Shared so that a schedule outlives its entry while a collective plays it.
+  // more than playing it. Entries stay (and so stay where they are) while collectives play them.
   using PlanKey = std::tuple<workload::CollectiveKind, double, std::vector<int64_t>>;
-  std::map<PlanKey, std::shared_ptr<const cost::CollectiveSchedule>> plans_;
+  std::map<PlanKey, cost::CollectiveSchedule, std::less<>> plans_;
   int next_tag_ = 0;
   uint64_t flows_ = 0;
 };

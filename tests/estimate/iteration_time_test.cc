@@ -165,8 +165,8 @@ TEST(IterationTime, SplitAddsUpAndMfuFollowsFromIt) {
 
 // What search's screening asks for (time and memory, no breakdown) is the full estimate's.
 TEST(IterationTime, TimeAndMemoryAloneAreTheFullEstimates) {
-  for (const char* file : {"03-gpt3-175b-64xa100.yaml", "06-llama3-70b-256xh100.yaml",
-                           "11-deepseek-v2-lite-16xh100.yaml"}) {
+  for (const char* file :
+       {"03-gpt3-175b-64xa100.yaml", "06-llama3-70b-256xh100.yaml", "11-deepseek-v2-lite-16xh100.yaml"}) {
     SCOPED_TRACE(file);
     const config::Scenario s = load(file);
     WarningLog warnings;

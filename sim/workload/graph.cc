@@ -8,6 +8,34 @@
 
 namespace trainsim::workload {
 
+namespace {
+
+// The storage Graph's constructor takes and its destructor gives back.
+struct GraphStorage {
+  std::vector<Op> ops;
+  std::vector<uint32_t> pred_offsets;
+  std::vector<OpId> preds;
+};
+thread_local GraphStorage spare;
+
+}  // namespace
+
+Graph::Graph() {
+  ops_ = std::move(spare.ops);
+  pred_offsets_ = std::move(spare.pred_offsets);
+  preds_ = std::move(spare.preds);
+  ops_.clear();
+  pred_offsets_.assign(1, 0);
+  preds_.clear();
+}
+
+Graph::~Graph() {
+  if (ops_.capacity() <= spare.ops.capacity()) return;
+  spare.ops = std::move(ops_);
+  spare.pred_offsets = std::move(pred_offsets_);
+  spare.preds = std::move(preds_);
+}
+
 OpId Graph::add(const Op& op, std::span<const OpId> predecessors) {
   const OpId id = static_cast<OpId>(ops_.size());
   TRAINSIM_WORKLOAD_CHECK(ops_.size() < kNoOp) << "graph exceeds " << kNoOp << " ops";

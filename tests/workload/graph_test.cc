@@ -24,6 +24,34 @@ TEST(Graph, PredecessorsAndSuccessorsInCsr) {
   EXPECT_DEATH(g.add(op, std::vector<OpId>{7}), "does not exist yet");
 }
 
+// A graph takes the storage of one destroyed before it on its thread: it starts empty, its ops and
+// edges its own, and graphs alive together do not share storage.
+TEST(Graph, StartsEmptyOnTheStorageOfADestroyedOne) {
+  Op gemm;
+  gemm.kind = OpKind::kGemm;
+  const void* storage = nullptr;
+  {
+    Graph large;
+    for (int i = 0; i < 1000; ++i)
+      large.add(gemm, i > 0 ? std::vector<OpId>{static_cast<OpId>(i - 1)} : std::vector<OpId>{});
+    storage = large.ops().data();
+  }
+  Graph next;
+  EXPECT_EQ(next.size(), 0u);
+  EXPECT_EQ(next.edge_count(), 0u);
+  EXPECT_GE(next.ops().capacity(), 1000u);
+  EXPECT_EQ(static_cast<const void*>(next.ops().data()), storage);
+  const OpId a = next.add(Op{}, {});
+  const OpId b = next.add(gemm, std::vector<OpId>{a});
+  EXPECT_EQ(next.size(), 2u);
+  EXPECT_EQ(std::vector<OpId>(next.predecessors(b).begin(), next.predecessors(b).end()),
+            std::vector<OpId>{a});
+  EXPECT_TRUE(next.predecessors(a).empty());
+  const Graph alongside;
+  EXPECT_EQ(alongside.size(), 0u);
+  EXPECT_NE(static_cast<const void*>(alongside.ops().data()), storage);
+}
+
 TEST(GraphWriter, ChainsStreamsButNotPointToPoint) {
   config::Parallelism p;
   p.pp = 2;

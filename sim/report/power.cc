@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -133,24 +132,30 @@ json power_report(const config::Scenario& scenario, const engine::ScenarioRun& r
   const int64_t nodes = (gpus + per_node - 1) / per_node;
   const double other_w = static_cast<double>(nodes) * scenario.cluster.topology.node.other_power_w;
 
-  // The cluster's GPU power as steps (time -> change in W), and the GPU-time in each state.
+  // The cluster's GPU power as steps (time, change in W), and the GPU-time in each state.
   const std::vector<double> weights = rank_weights(run);
-  std::map<double, double> steps;
+  std::vector<std::pair<double, double>> steps;
   std::array<double, kGpuStateCount> state_s{};
   for (size_t i = 0; i < run.ranks.size(); ++i) {
     for (const PowerSpan& span : gpu_states(run.graphs[i], r.ranks[i], start_s, r.total_time_s)) {
       const double w = weights[i] * state_power_w(power, span.state);
-      steps[span.start_s] += w;
-      steps[span.end_s] -= w;
+      steps.emplace_back(span.start_s, w);
+      steps.emplace_back(span.end_s, -w);
       state_s[static_cast<size_t>(span.state)] += weights[i] * (span.end_s - span.start_s);
     }
   }
+  // In time order; the changes of one instant in the order they were made, summed before the level.
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   // The GPUs' cumulative energy at each step, and at any instant by interpolation (it grows linearly
   // between steps).
   std::vector<std::pair<double, double>> cumulative;  // (time, J since the iteration's start)
   double level_w = 0;
   double energy_j = 0;
-  for (const auto& [time, change_w] : steps) {
+  for (size_t i = 0; i < steps.size();) {
+    const double time = steps[i].first;
+    double change_w = 0;
+    for (; i < steps.size() && steps[i].first == time; ++i) change_w += steps[i].second;
     if (!cumulative.empty()) energy_j += level_w * (time - cumulative.back().first);
     cumulative.emplace_back(time, energy_j);
     level_w += change_w;

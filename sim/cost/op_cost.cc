@@ -1,5 +1,8 @@
 #include "sim/cost/op_cost.h"
 
+#include <map>
+#include <tuple>
+
 namespace trainsim::cost {
 
 using workload::Graph;
@@ -18,11 +21,17 @@ UnfusedAttentionTimes unfused_attention_times(const Op& op, const ComputeModel& 
 
 std::vector<double> compute_durations(const Graph& graph, const ComputeModel& compute, double speed) {
   std::vector<double> out(graph.size(), 0.0);
+  // Each distinct GEMM priced once: a graph repeats a few shapes in every layer and micro-batch, and
+  // pricing one interpolates the profile's samples.
+  std::map<std::tuple<int64_t, int64_t, int64_t, config::Dtype, int32_t>, double> gemm_s;
   for (OpId id = 0; id < graph.size(); ++id) {
     const Op& op = graph.op(id);
     switch (op.kind) {
-      case OpKind::kGemm:
-        out[id] = compute.gemm_s(op.gemm.m, op.gemm.n, op.gemm.k, op.dtype, op.gemm.groups);
+      case OpKind::kGemm: {
+        const auto [priced, fresh] =
+            gemm_s.try_emplace({op.gemm.m, op.gemm.n, op.gemm.k, op.dtype, op.gemm.groups}, 0.0);
+        if (fresh) priced->second = compute.gemm_s(op.gemm.m, op.gemm.n, op.gemm.k, op.dtype, op.gemm.groups);
+        out[id] = priced->second;
         if (op.dtype == config::Dtype::kFp8 && op.gemm.pass != workload::GemmPass::kWeightGrad) {
           // Transformer Engine casts the GEMM's m x k activation (forward) or output gradient
           // (input gradient) to fp8 first, reading bf16 and writing fp8; the weight gradient reuses
@@ -30,6 +39,7 @@ std::vector<double> compute_durations(const Graph& graph, const ComputeModel& co
           out[id] += compute.memory_s(3.0 * static_cast<double>(op.gemm.groups * op.gemm.m * op.gemm.k));
         }
         break;
+      }
       case OpKind::kAttentionForward:
       case OpKind::kAttentionBackward: {
         const workload::AttentionShape& a = op.attention;

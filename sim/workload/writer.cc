@@ -20,6 +20,8 @@ GraphWriter::GraphWriter(Graph& graph, const ParallelPlan& plan, int64_t rank, c
       linear_dtype_(dtype),
       act_bytes_(config::dtype_bytes(dtype_)) {
   last_.fill(kNoOp);
+  for (size_t k = 0; k < group_size_.size(); ++k) group_size_[k] = plan.group_size(static_cast<GroupKind>(k));
+  group_index_.fill(-1);
 }
 
 Stream GraphWriter::on_lane(Stream stream) const {
@@ -119,9 +121,11 @@ OpId GraphWriter::memory(OpLabel label, double bytes, Deps deps, int32_t index) 
 
 OpId GraphWriter::collective(OpLabel label, CollectiveKind kind, GroupKind group, double bytes, Stream stream,
                              Deps deps, int32_t index) {
-  if (plan_.group_size(group) <= 1) return kNoOp;
+  const auto k = static_cast<size_t>(group);
+  if (group_size_[k] <= 1) return kNoOp;
+  if (group_index_[k] < 0) group_index_[k] = plan_.group_of(rank_, group).index;
   Op op = make(OpKind::kCollective, label, stream, index);
-  op.collective = {kind, plan_.group_of(rank_, group), seq_[static_cast<int>(group)]++};
+  op.collective = {kind, {group, group_index_[k]}, seq_[k]++};
   op.bytes = bytes;
   return append(op, deps, true);
 }

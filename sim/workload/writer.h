@@ -123,6 +123,10 @@ class GraphWriter {
   int lane_ = 0;
   std::array<OpId, kStreamCount> last_;
   std::array<int32_t, kGroupKindCount> seq_{};
+  // Per group kind: its size, and the index of this rank's group once a collective asked (-1 before):
+  // a graph issues thousands of collectives over a few groups.
+  std::array<int64_t, kGroupKindCount> group_size_{};
+  std::array<int32_t, kGroupKindCount> group_index_{};
   std::vector<BufferState> buffers_;
   std::vector<OpId> scratch_;
 };

@@ -31,6 +31,10 @@ struct IterationTimeEstimate {
   bool fits = true;  // peak_hbm_bytes within the GPU's usable HBM and host memory within the node's
 };
 
+// What an estimate holds: everything, or only the iteration time, the FLOPs and the memory peaks (the
+// breakdown fields 0), which is what search's screening ranks plans by, for a tenth less time.
+enum class EstimateDetail { kFull, kTimeAndMemory };
+
 // Estimates `scenario`'s iteration. For the first stage, the last, the one with the most layers and
 // the one with the slowest GPU, one rank's operation graph is laid out on its streams without an
 // event simulation: each op starts when its predecessors have ended and lasts its cost-model time
@@ -41,10 +45,7 @@ struct IterationTimeEstimate {
 // stage plus the schedule's formula bubble over its per-micro-batch time is the iteration; memory peaks are
 // tracked the engine's way. Within 10 % of the contention-free simulation on the shipped scenarios
 // (tests/analytic). Warnings (extrapolated kernel shapes, missing efficiencies) go to `warnings`. Throws
-// workload::PlanError when the plan cannot be expressed.
-// What an estimate holds: everything, or only the iteration time, the FLOPs and the memory peaks (the
-// breakdown fields 0), which is what search's screening ranks plans by, for a tenth less time.
-enum class EstimateDetail { kFull, kTimeAndMemory };
+// workload::PlanError when the plan cannot be expressed. `detail` says whether to split the time.
 IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, WarningLog* warnings,
                                               EstimateDetail detail = EstimateDetail::kFull);
 

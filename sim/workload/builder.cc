@@ -370,7 +370,8 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
   // Room for the largest graph built on this thread so far: a search or an estimate builds thousands
   // of graphs one after another, and growing each from empty cost a fifth of a search's screening in
   // copies and freshly faulted pages. What a smaller graph leaves unused is address space, never
-  // touched.
+  // touched. (A graph built after the one before it was destroyed starts on that one's storage
+  // instead, pages and all: Graph's constructor; this covers graphs built while others are alive.)
   thread_local size_t most_ops = 0, most_edges = 0;
   graph.reserve(most_ops, most_edges);
   const Coords coords = plan.coords(rank);

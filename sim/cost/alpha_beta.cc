@@ -1,7 +1,11 @@
 #include "sim/cost/alpha_beta.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
+#include <set>
+
+#include "sim/cost/nccl_protocol.h"
 
 namespace trainsim::cost {
 
@@ -35,7 +39,20 @@ double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes, 
   IdealLinks ring = group.links;
   ring.bandwidth_bytes_per_s =
       std::min(group.intra.bandwidth_bytes_per_s, static_cast<double>(m) * group.links.bandwidth_bytes_per_s);
-  return collective_s(kind, ranks, bytes, ring);
+  // Under NCCL's fastest protocol for it: of a lap's n edges, one per node crosses to the next node
+  // and the rest are NVLink; each step costs the longer of its link's and the protocol's latency.
+  const double n = static_cast<double>(ranks);
+  const auto nodes = static_cast<double>(group.nodes);
+  double best_s = std::numeric_limits<double>::infinity();
+  for (const ProtocolCost& protocol : protocol_costs(Algorithm::kRing)) {
+    IdealLinks links = ring;
+    links.bandwidth_bytes_per_s *= protocol.bandwidth_factor;
+    links.latency_s = (nodes * std::max(group.links.latency_s, protocol.inter_step_s) +
+                       (n - nodes) * std::max(group.intra.latency_s, protocol.intra_step_s)) /
+                      n;
+    best_s = std::min(best_s, protocol.base_latency_s + collective_s(kind, ranks, bytes, links));
+  }
+  return best_s;
 }
 
 double send_s(const IdealTiers& tiers, int64_t src, int64_t dst, double bytes) {
@@ -48,7 +65,13 @@ double copy_s(const IdealTiers& tiers, double bytes) {
 }
 
 GroupLinks group_links(const IdealTiers& tiers, const std::vector<int64_t>& members) {
-  return {tiers.connecting(members), tiers.intra, tiers.fewest_per_node(members)};
+  return {tiers.connecting(members), tiers.intra, tiers.fewest_per_node(members), tiers.node_count(members)};
+}
+
+int64_t IdealTiers::node_count(const std::vector<int64_t>& ranks) const {
+  std::set<int64_t> nodes;
+  for (const int64_t r : ranks) nodes.insert(r / gpus_per_node);
+  return static_cast<int64_t>(nodes.size());
 }
 
 int64_t IdealTiers::fewest_per_node(const std::vector<int64_t>& ranks) const {

@@ -39,14 +39,17 @@ struct IdealTiers {
   IdealLinks connecting(const std::vector<int64_t>& ranks) const;
   // Members of `ranks` on the node that holds the fewest of them (all of them on one node).
   int64_t fewest_per_node(const std::vector<int64_t>& ranks) const;
+  // The nodes that hold members of `ranks`.
+  int64_t node_count(const std::vector<int64_t>& ranks) const;
 };
 
 // What a collective over one group runs on: the group's tier (IdealTiers::connecting), the
-// intra-node links and the members on the node holding the fewest of them.
+// intra-node links, the members on the node holding the fewest of them and the nodes it spans.
 struct GroupLinks {
   IdealLinks links;
   IdealLinks intra;
   int64_t per_node = 1;
+  int64_t nodes = 1;  // the nodes the group spans
 };
 
 // The tiers of `scenario`'s topology, host link and slow NICs (its stragglers), the bandwidths scaled by
@@ -61,8 +64,11 @@ GroupLinks group_links(const IdealTiers& tiers, const std::vector<int64_t>& memb
 //   all-to-all      (n-1)/n S/B + (n-1) a       barrier                      2(n-1) a
 double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes, const IdealLinks& links);
 // The same over a group spanning nodes with m members on the fewest-populated node: rings at
-// B = min(intra, m x the NIC share); an all-to-all's (m-1)/n S within the node and (n-m)/n S through
-// the NIC share, whichever takes longer.
+// B = min(intra, m x the NIC share) under the NCCL protocol that is fastest for them (its base
+// latency; per step, the longer of the link's and the protocol's latency, through the network on the
+// lap's k edges between its k nodes and over NVLink on the others; its share of B:
+// sim/cost/nccl_protocol.h); an all-to-all's (m-1)/n S within the node and
+// (n-m)/n S through the NIC share, whichever takes longer.
 double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes, const GroupLinks& group);
 // One message of `bytes` from rank `src` to rank `dst`.
 double send_s(const IdealTiers& tiers, int64_t src, int64_t dst, double bytes);

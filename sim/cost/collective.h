@@ -34,6 +34,10 @@
 //   direct        send/recv: member i sends S to member i+1 (cyclic, as nccl-tests sendrecv).
 // Barrier is the latency of the all-reduce the auto rule picks for 0 bytes, without flows.
 //
+// Protocols: a ring or tree across nodes whose tuning is not calibrated runs under the NCCL protocol
+// (LL, LL128, Simple) that gives it the smallest estimated time, with that protocol's base latency,
+// step latencies and bandwidth share (sim/cost/nccl_protocol.h).
+//
 // Auto choice, like NCCL's tuner: among the algorithms NCCL itself would consider (all-reduce:
 // ring, tree across nodes, nvls inside an NVLS node; the others: their only algorithm), the one
 // with the smallest estimated time, where the estimate of a phase is its latency plus the bytes
@@ -44,12 +48,14 @@
 #ifndef TRAINSIM_SIM_COST_COLLECTIVE_H_
 #define TRAINSIM_SIM_COST_COLLECTIVE_H_
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "sim/cost/collective_model.h"
+#include "sim/cost/nccl_protocol.h"
 
 namespace trainsim::cost {
 
@@ -77,6 +83,9 @@ struct CollectiveSchedule {
   std::vector<int> members;   // global GPU ids, as given
   double bytes = 0;           // the requested size (nccl-tests convention)
   std::vector<Phase> phases;  // in sequence
+  // NCCL's protocol, where the planner chose one (rings and trees across nodes without a calibrated
+  // tuning entry, sim/cost/nccl_protocol.h); elsewhere calibration holds what NCCL chose.
+  std::optional<Protocol> protocol;
 };
 
 // Plans collective `kind` of `bytes` over `members` (global GPU ids, at least one, no repeats)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/cost/collective.h"
+#include "sim/cost/nccl_protocol.h"
 
 namespace trainsim::cost::internal {
 
@@ -28,20 +29,26 @@ struct Group {
 Group make_group(const std::vector<int>& members, const TopologyView& topology);
 
 // Latency of one algorithm step over `flows`, plus the tuning's per-step latency (alone when there
-// are no flows). `longest`: the longest path latency among them, for steps that wait for all of
-// them. `mean`: their average, for a ring, where a chunk crosses the edges one after the other so
-// that the latency of N steps is the sum over the ring's edges.
+// are no flows). An edge's latency is its path latency or, under an NCCL protocol, the longer of that
+// and the protocol's step latency over NVLink or through the network. `longest`: the longest edge latency
+// among them, for steps that wait for all of them. `mean`: their average, for a ring, where a chunk crosses
+// the edges one after the other so that the latency of N steps is the sum over the ring's edges.
 class StepLatency {
  public:
-  StepLatency(const TopologyView& topology, const AlgorithmTuning& tuning)
-      : topology_(topology), tuning_(tuning) {}
+  // `protocol`, when given, must outlive this object.
+  StepLatency(const TopologyView& topology, const AlgorithmTuning& tuning,
+              const ProtocolCost* protocol = nullptr)
+      : topology_(topology), tuning_(tuning), protocol_(protocol) {}
   double longest(const std::vector<Flow>& flows) const;
   double mean(const std::vector<Flow>& flows) const;
   const TopologyView& topology() const { return topology_; }
 
  private:
+  double edge_s(const Flow& flow) const;
+
   const TopologyView& topology_;
   const AlgorithmTuning& tuning_;
+  const ProtocolCost* protocol_;
 };
 
 std::vector<Phase> ring_phases(CollectiveKind kind, const Group& group, double bytes, int root,

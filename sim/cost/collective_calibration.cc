@@ -72,7 +72,8 @@ Algorithm algorithm_of(config::CollectiveAlgorithm algorithm) {
 
 CalibratedTuning tuning_from_fits(const config::HardwareProfile& profile, const TopologyView& topology) {
   CalibratedTuning out;
-  const CollectiveModel ideal{topology, {}};
+  CollectiveModel ideal{topology, {}};
+  ideal.tuning.nccl_protocols = false;
   const auto tier_of = [](const config::CollectiveFit& fit) {
     return fit.nodes > 1 ? Tier::kInterNode : Tier::kIntraNode;
   };

@@ -40,15 +40,22 @@ Group make_group(const std::vector<int>& members, const TopologyView& topology) 
   return group;
 }
 
+double StepLatency::edge_s(const Flow& flow) const {
+  const double path_s = topology_.path_latency_s(flow.src_gpu, flow.dst_gpu);
+  if (protocol_ == nullptr) return path_s;
+  const bool across = topology_.node_of(flow.src_gpu) != topology_.node_of(flow.dst_gpu);
+  return std::max(path_s, across ? protocol_->inter_step_s : protocol_->intra_step_s);
+}
+
 double StepLatency::longest(const std::vector<Flow>& flows) const {
   double longest = 0;
-  for (const Flow& f : flows) longest = std::max(longest, topology_.path_latency_s(f.src_gpu, f.dst_gpu));
+  for (const Flow& f : flows) longest = std::max(longest, edge_s(f));
   return longest + tuning_.step_latency_s;
 }
 
 double StepLatency::mean(const std::vector<Flow>& flows) const {
   double total = 0;
-  for (const Flow& f : flows) total += topology_.path_latency_s(f.src_gpu, f.dst_gpu);
+  for (const Flow& f : flows) total += edge_s(f);
   return (flows.empty() ? 0.0 : total / static_cast<double>(flows.size())) + tuning_.step_latency_s;
 }
 

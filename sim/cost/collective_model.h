@@ -83,11 +83,19 @@ struct CollectiveTuning {
   // The software stack's bandwidth fraction on each tier (a stack profile's collective fractions,
   // config/stack.h): multiplies every efficiency of the tier, point-to-point transfers included.
   std::array<double, 2> tier_fraction{1.0, 1.0};
+  // Whether rings and trees across nodes without an entry run under NCCL's protocols
+  // (sim/cost/nccl_protocol.h). Off only for the bare reference that calibration divides
+  // measurements by, so that an entry holds everything the measurement adds to the bare algorithm.
+  bool nccl_protocols = true;
 
   double fraction(Tier tier) const { return tier_fraction[static_cast<size_t>(tier)]; }
 
   // The entry for (kind, algorithm, tier), or the ideal one.
   const AlgorithmTuning& of(CollectiveKind kind, Algorithm algorithm, Tier tier) const;
+  // Whether (kind, algorithm, tier) has an entry (measured or imported), not the ideal one.
+  bool calibrated(CollectiveKind kind, Algorithm algorithm, Tier tier) const {
+    return entries.count({kind, algorithm, tier}) > 0;
+  }
 };
 
 struct CollectiveModel {

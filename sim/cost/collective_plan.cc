@@ -68,11 +68,8 @@ std::vector<Phase> generate(CollectiveKind kind, Algorithm algorithm, const Grou
 }
 
 // Merges flows with the same (source, destination), drops empty flows and phases, divides bytes by
-// the efficiency at `bytes` (times the stack's `fraction` of the tier) and adds the base latency to
-// the first phase.
-std::vector<Phase> finish(std::vector<Phase> phases, double bytes, const AlgorithmTuning& tuning,
-                          double fraction) {
-  const double efficiency = tuning.efficiency_at(bytes) * fraction;
+// `efficiency` and adds `base_latency_s` to the first phase.
+std::vector<Phase> finish(std::vector<Phase> phases, double efficiency, double base_latency_s) {
   std::vector<Phase> out;
   for (Phase& phase : phases) {
     std::map<std::pair<int, int>, double> merged;
@@ -84,9 +81,9 @@ std::vector<Phase> finish(std::vector<Phase> phases, double bytes, const Algorit
     }
     if (!p.flows.empty() || p.latency_s > 0) out.push_back(std::move(p));
   }
-  if (tuning.base_latency_s > 0) {
+  if (base_latency_s > 0) {
     if (out.empty()) out.emplace_back();
-    out.front().latency_s += tuning.base_latency_s;
+    out.front().latency_s += base_latency_s;
   }
   return out;
 }
@@ -95,12 +92,33 @@ CollectiveSchedule build(CollectiveKind kind, Algorithm algorithm, const Group& 
                          const CollectiveModel& model) {
   const Tier tier = group.nodes.size() > 1 ? Tier::kInterNode : Tier::kIntraNode;
   const AlgorithmTuning& tuning = model.tuning.of(kind, algorithm, tier);
-  const StepLatency step(model.topology, tuning);
-  CollectiveSchedule schedule{kind, algorithm, group.members, bytes, {}};
+  CollectiveSchedule schedule{kind, algorithm, group.members, bytes, {}, std::nullopt};
   const double moved = kind == CollectiveKind::kBarrier ? 0 : bytes;
-  if (group.size() > 1 && (moved > 0 || kind == CollectiveKind::kBarrier)) {
-    schedule.phases = finish(generate(kind, algorithm, group, moved, root, step), moved, tuning,
-                             model.tuning.fraction(tier));
+  if (group.size() <= 1 || !(moved > 0 || kind == CollectiveKind::kBarrier)) return schedule;
+  // The tuning's efficiency (a measured curve, or 1) times the stack's share of the tier.
+  const double efficiency = tuning.efficiency_at(moved) * model.tuning.fraction(tier);
+  const bool nccl_protocols = model.tuning.nccl_protocols && tier == Tier::kInterNode &&
+                              !model.tuning.calibrated(kind, algorithm, tier) &&
+                              (algorithm == Algorithm::kRing || algorithm == Algorithm::kTree);
+  if (!nccl_protocols) {
+    schedule.phases =
+        finish(generate(kind, algorithm, group, moved, root, StepLatency(model.topology, tuning)), efficiency,
+               tuning.base_latency_s);
+    return schedule;
+  }
+  double best_s = std::numeric_limits<double>::infinity();
+  for (const ProtocolCost& protocol : protocol_costs(algorithm)) {
+    const StepLatency step(model.topology, tuning, &protocol);
+    CollectiveSchedule candidate = schedule;
+    candidate.protocol = protocol.protocol;
+    candidate.phases =
+        finish(generate(kind, algorithm, group, moved, root, step), efficiency * protocol.bandwidth_factor,
+               tuning.base_latency_s + protocol.base_latency_s);
+    const double estimate = estimate_duration_s(candidate, model);
+    if (estimate < best_s) {
+      best_s = estimate;
+      schedule = std::move(candidate);
+    }
   }
   return schedule;
 }
@@ -176,8 +194,10 @@ CollectiveSchedule plan_point_to_point(int src_gpu, int dst_gpu, double bytes, c
   Phase phase;
   phase.flows.push_back(Flow{src_gpu, dst_gpu, bytes});
   phase.latency_s = step.longest(phase.flows);
-  CollectiveSchedule schedule{CollectiveKind::kSendRecv, Algorithm::kDirect, group.members, bytes, {}};
-  schedule.phases = finish({phase}, bytes, tuning, model.tuning.fraction(tier));
+  CollectiveSchedule schedule{
+      CollectiveKind::kSendRecv, Algorithm::kDirect, group.members, bytes, {}, std::nullopt};
+  schedule.phases =
+      finish({phase}, tuning.efficiency_at(bytes) * model.tuning.fraction(tier), tuning.base_latency_s);
   return schedule;
 }
 

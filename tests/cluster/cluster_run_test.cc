@@ -60,7 +60,8 @@ double exposed_comm(const json& job, const char* run) {
 
 // The two jobs' all-reduce rings both cross each leaf's uplink, which carries one NIC's bandwidth:
 // together they get half of it each, so the (bandwidth-bound) all-reduce takes twice as long and
-// nothing else changes.
+// nothing else changes. Its latency, NCCL's protocol steps through the network (about 1.3 % of it
+// here), is not shared and does not double: hence 2 % rather than exact.
 TEST(ClusterRun, JobsSharingAThinUplinkHalveEachOthersAllReduce) {
   ScratchDir dir;
   write_inputs(dir, 2);
@@ -73,8 +74,8 @@ TEST(ClusterRun, JobsSharingAThinUplinkHalveEachOthersAllReduce) {
     const double shared = job.at("shared").at("iteration_time_s").get<double>();
     const double comm = exposed_comm(job, "alone");
     ASSERT_GT(comm, 0.2 * alone);
-    EXPECT_NEAR(exposed_comm(job, "shared"), 2 * comm, 0.01 * comm);
-    EXPECT_NEAR(shared - alone, comm, 0.01 * comm);
+    EXPECT_NEAR(exposed_comm(job, "shared"), 2 * comm, 0.02 * comm);
+    EXPECT_NEAR(shared - alone, comm, 0.02 * comm);
     EXPECT_NEAR(job.at("shared").at("breakdown").at("compute_s").get<double>(),
                 job.at("alone").at("breakdown").at("compute_s").get<double>(), 1e-12);
     const json& slowed = job.at("slowed_collectives");

@@ -1,5 +1,6 @@
 // The collective planner on a synthetic machine (no SimGrid): the flows, byte counts and latency
 // terms of every algorithm, the auto rule, tuning, errors, and the nccl-tests accounting.
+#include <algorithm>
 #include <map>
 #include <numeric>
 
@@ -27,6 +28,14 @@ CollectiveModel machine(bool nvls = false) {
   view.intra_bandwidth_bytes_per_s = 100e9;
   view.inter_bandwidth_bytes_per_s = 10e9;
   view.path_latency_s = [](int a, int b) { return a / 4 == b / 4 ? kIntraLatency : kInterLatency; };
+  return model;
+}
+
+// The same machine with rings and trees across nodes as bare algorithms, without NCCL's protocol
+// costs: what the geometry tests below check.
+CollectiveModel bare(bool nvls = false) {
+  CollectiveModel model = machine(nvls);
+  model.tuning.nccl_protocols = false;
   return model;
 }
 
@@ -59,7 +68,7 @@ TEST(CollectivePlan, RingAcrossNodesUsesOneChannelPerGpuOfANode) {
   // GPU c-1 and enters node 1 at GPU 4+c, carrying S/4.
   const double s_bytes = 8e6;
   const CollectiveSchedule s =
-      plan_collective(CollectiveKind::kAllGather, range(0, 8), s_bytes, machine(), Algorithm::kRing);
+      plan_collective(CollectiveKind::kAllGather, range(0, 8), s_bytes, bare(), Algorithm::kRing);
   const auto flows = by_edge(s.phases.at(0));
   const double per_ring = 7.0 / 8 * s_bytes / 4;
   for (int c = 0; c < 4; ++c) {
@@ -106,7 +115,7 @@ TEST(CollectivePlan, TreeAllReduce) {
   // channel), two trees of 4 heads (S/8 each way). Depth 2 (0 <- 2 <- 1, 2 <- 3; mirrored).
   const double s_bytes = 16e6;
   const CollectiveSchedule s =
-      plan_collective(CollectiveKind::kAllReduce, range(0, 16), s_bytes, machine(), Algorithm::kTree);
+      plan_collective(CollectiveKind::kAllReduce, range(0, 16), s_bytes, bare(), Algorithm::kTree);
   ASSERT_EQ(s.phases.size(), 1u);
   const auto flows = by_edge(s.phases[0]);
   // Channel 0's heads are GPU 0 of each node (0, 4, 8, 12). Node 1 is node 2's child in the first
@@ -213,13 +222,71 @@ TEST(CollectivePlan, EstimateIsLatencyPlusBusiestEndpoint) {
 }
 
 TEST(CollectivePlan, BarrierIsLatencyOnlyAndZeroBytesIsFree) {
-  const CollectiveSchedule b = plan_collective(CollectiveKind::kBarrier, range(0, 16), 0, machine());
+  const CollectiveSchedule b = plan_collective(CollectiveKind::kBarrier, range(0, 16), 0, bare());
   EXPECT_EQ(b.algorithm, Algorithm::kTree);
   ASSERT_EQ(b.phases.size(), 1u);
   EXPECT_TRUE(b.phases[0].flows.empty());
   EXPECT_DOUBLE_EQ(b.phases[0].latency_s, 2 * (2 * kInterLatency + 3 * kIntraLatency));
   EXPECT_TRUE(plan_collective(CollectiveKind::kAllReduce, range(0, 16), 0, machine()).phases.empty());
   EXPECT_TRUE(plan_collective(CollectiveKind::kAllReduce, {5}, 1e6, machine()).phases.empty());
+}
+
+// Across nodes NCCL runs each collective under the protocol its own model finds fastest: LL (half
+// the bandwidth, the shortest steps) for small sizes, Simple (all of it, 14 us per step through the
+// network) for large ones, with that protocol's base and step latencies and bandwidth share.
+TEST(CollectivePlan, AcrossNodesRunsUnderNcclsFastestProtocol) {
+  const CollectiveModel model = machine();
+  const auto ring = [&](double bytes) {
+    return plan_collective(CollectiveKind::kAllGather, range(0, 8), bytes, model, Algorithm::kRing);
+  };
+  // 8 GPUs on 2 nodes: each of the 4 rings crosses 6 NVLink edges and 2 network edges, 7 steps, each
+  // the longer of the path's latency and the protocol's step.
+  const auto lap_s = [](double intra_step_s, double inter_step_s) {
+    return 7 * (6 * std::max(kIntraLatency, intra_step_s) + 2 * std::max(kInterLatency, inter_step_s)) / 8;
+  };
+  const CollectiveSchedule small = ring(1e3);
+  EXPECT_EQ(small.protocol, Protocol::kLl);
+  EXPECT_NEAR(small.phases.at(0).latency_s, 6.6e-6 + lap_s(0.6e-6 * 1.8, 2.7e-6), 1e-15);
+  EXPECT_DOUBLE_EQ(by_edge(small.phases[0]).at({3, 4}), 7.0 / 8 * 1e3 / 4 / 0.5);
+  const CollectiveSchedule large = ring(1e10);
+  EXPECT_EQ(large.protocol, Protocol::kSimple);
+  EXPECT_NEAR(large.phases.at(0).latency_s, 8.4e-6 + lap_s(3.4e-6, 14e-6), 1e-15);
+  EXPECT_DOUBLE_EQ(by_edge(large.phases[0]).at({3, 4}), 7.0 / 8 * 1e10 / 4);
+  // In between, LL128: 120 of 128 bytes payload (NCCL models 0.92), steps of 1.9 and 4 us.
+  EXPECT_EQ(ring(8e6).protocol, Protocol::kLl128);
+  // Inside a node the calibration holds what NCCL chose: no protocol, bare path latencies.
+  const CollectiveSchedule inside =
+      plan_collective(CollectiveKind::kAllGather, range(0, 4), 1e3, model, Algorithm::kRing);
+  EXPECT_FALSE(inside.protocol.has_value());
+  EXPECT_DOUBLE_EQ(inside.phases.at(0).latency_s, 3 * kIntraLatency);
+}
+
+// A ring's latency across nodes grows with its members, 2(N-1) steps of an all-reduce each paying
+// NCCL's step through the network; a tree's grows with the depth of its double binary tree.
+TEST(CollectivePlan, LatencyAcrossNodesGrowsWithTheRanks) {
+  const auto one_per_node = [](int nodes) {
+    CollectiveModel model;
+    model.topology.gpu_count = nodes * 8;
+    model.topology.gpus_per_node = 8;
+    model.topology.intra_bandwidth_bytes_per_s = 300e9;
+    model.topology.inter_bandwidth_bytes_per_s = 25e9;
+    model.topology.path_latency_s = [](int a, int b) {
+      return a / 8 == b / 8 ? kIntraLatency : kInterLatency;
+    };
+    std::vector<int> members;
+    for (int n = 0; n < nodes; ++n) members.push_back(8 * n);
+    return std::pair{model, members};
+  };
+  for (const int nodes : {8, 64, 1024}) {
+    SCOPED_TRACE(nodes);
+    const auto [model, members] = one_per_node(nodes);
+    const CollectiveSchedule s =
+        plan_collective(CollectiveKind::kAllReduce, members, 1e10, model, Algorithm::kRing);
+    EXPECT_EQ(s.protocol, Protocol::kSimple);
+    EXPECT_NEAR(s.phases.at(0).latency_s, 8.4e-6 + 2 * (nodes - 1) * 14e-6, 1e-12);
+    // Small all-reduces take the tree, whose latency grows with log2 of the nodes.
+    EXPECT_EQ(plan_collective(CollectiveKind::kAllReduce, members, 1e3, model).algorithm, Algorithm::kTree);
+  }
 }
 
 TEST(CollectivePlan, TuningScalesBytesAndAddsLatency) {
@@ -237,6 +304,14 @@ TEST(CollectivePlan, TuningScalesBytesAndAddsLatency) {
       plan_collective(CollectiveKind::kAllReduce, range(0, 4), s_bytes, model, Algorithm::kRing);
   EXPECT_NEAR(s.phases.at(0).flows.at(0).bytes, 1.5 * s_bytes / 0.75, 1e-6);
   EXPECT_DOUBLE_EQ(s.phases[0].latency_s, 10e-6 + 6 * (kIntraLatency + 0.5e-6));
+  // An entry across nodes is what was measured there: no NCCL protocol on top.
+  model.tuning.entries[{CollectiveKind::kAllReduce, Algorithm::kRing, Tier::kInterNode}] = t;
+  const CollectiveSchedule across =
+      plan_collective(CollectiveKind::kAllReduce, range(0, 16), s_bytes, model, Algorithm::kRing);
+  EXPECT_FALSE(across.protocol.has_value());
+  EXPECT_NEAR(across.phases.at(0).latency_s,
+              10e-6 + 30 * ((12 * kIntraLatency + 4 * kInterLatency) / 16 + 0.5e-6), 1e-15);
+  model.tuning.entries.erase({CollectiveKind::kAllReduce, Algorithm::kRing, Tier::kInterNode});
   // Other (kind, algorithm, tier) entries stay ideal, the same algorithm across nodes included.
   EXPECT_DOUBLE_EQ(
       model.tuning.of(CollectiveKind::kAllGather, Algorithm::kRing, Tier::kIntraNode).efficiency_at(1e3),

@@ -32,21 +32,42 @@ double time_s(CollectiveKind kind, const std::vector<int64_t>& members, double b
   return collective_s(kind, static_cast<int64_t>(members.size()), bytes, group_links(two_tiers(), members));
 }
 
+// Across nodes a ring runs under NCCL's fastest protocol (sim/cost/nccl_protocol.h). Simple, which
+// large collectives take: 8.4 us once and, per step, 14 us through the network on the lap's edges
+// between nodes (one per node) and 3.4 us over NVLink on the others (both above these links' 4 and
+// 1 us).
+double simple_latency_s(int64_t steps, double members, double nodes) {
+  return 8.4e-6 + static_cast<double>(steps) * (nodes * 14e-6 + (members - nodes) * 3.4e-6) / members;
+}
+
 TEST(AlphaBeta, RingsAcrossNodesRunAChannelThroughEveryMembersNic) {
   const double bytes = 1e9;
-  // One node: NVSwitch.
+  // One node: NVSwitch, no protocol cost (calibration holds what NCCL does inside a node).
   EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllGather, ranks(0, 8), bytes),
                    7.0 / 8 * bytes / 300e9 + 7 * 1e-6);
   // Two nodes, 8 members each: 8 NIC shares (200 GB/s), below NVSwitch.
   EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllGather, ranks(0, 16), bytes),
-                   15.0 / 16 * bytes / 200e9 + 15 * 4e-6);
+                   15.0 / 16 * bytes / 200e9 + simple_latency_s(15, 16, 2));
   EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllReduce, ranks(0, 16), bytes),
-                   2 * 15.0 / 16 * bytes / 200e9 + 2 * 15 * 4e-6);
+                   2 * 15.0 / 16 * bytes / 200e9 + simple_latency_s(30, 16, 2));
   // One member per node (a data-parallel group beside tp 8): one NIC share.
   EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kReduceScatter, ranks(0, 4, 8), bytes),
-                   3.0 / 4 * bytes / 25e9 + 3 * 4e-6);
+                   3.0 / 4 * bytes / 25e9 + simple_latency_s(3, 4, 4));
   // The node with the fewest members bounds the ring: 2 on node 0, 1 on node 1.
-  EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllGather, {0, 1, 8}, bytes), 2.0 / 3 * bytes / 25e9 + 2 * 4e-6);
+  EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllGather, {0, 1, 8}, bytes),
+                   2.0 / 3 * bytes / 25e9 + simple_latency_s(2, 3, 2));
+}
+
+// A small all-reduce across nodes takes LL: half the bandwidth, 6.6 us once and per step the longer
+// of LL's 2.7 us and the link's 4 us.
+TEST(AlphaBeta, SmallCollectivesAcrossNodesTakeTheLowLatencyProtocol) {
+  const double bytes = 1e3;
+  EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllReduce, ranks(0, 4, 8), bytes),
+                   6.6e-6 + 2 * 3.0 / 4 * bytes / (0.5 * 25e9) + 6 * 4e-6);
+  // Latency-bound: 1,024 members, one per node, pay 2 x 1,023 steps.
+  const std::vector<int64_t> wide = ranks(0, 1024, 8);
+  EXPECT_NEAR(collective_s(CollectiveKind::kAllReduce, 1024, bytes, group_links(two_tiers(), wide)),
+              6.6e-6 + 2 * 1023.0 / 1024 * bytes / (0.5 * 25e9) + 2046 * 4e-6, 1e-12);
 }
 
 TEST(AlphaBeta, AllToAllSendsItsOffNodeShareThroughItsOwnNic) {

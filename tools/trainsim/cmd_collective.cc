@@ -1,7 +1,7 @@
 // trainsim collective KIND: a simulated nccl-tests run. Plans one collective per size of the sweep
 // over the first N GPUs of a topology (node-major), simulates them one after the other on the
 // SimGrid platform, and prints the nccl-tests table (size, count, type, redop, root, time, algbw,
-// busbw) with the algorithm chosen for each size.
+// busbw) with the algorithm chosen for each size and, across nodes without calibration, NCCL's protocol.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -144,6 +144,7 @@ struct Row {
   double algbw_gbps = 0;
   double busbw_gbps = 0;
   std::string algorithm;
+  std::string protocol;  // NCCL's, where the model chose one (across nodes, uncalibrated); else "-"
 };
 
 std::string time_column(double us) {
@@ -180,29 +181,31 @@ void print_table(const Report& r) {
              r.graph.gpu_name(n - 1), r.graph.node_of_gpu(n - 1) + 1, r.graph.node_count());
   fmt::print("#  Topology {}: {}\n", t.name, r.graph.fabric_description());
   if (r.hardware) fmt::print("#  Hardware {} ({})\n", r.hardware->name, r.hardware->gpu.name);
-  fmt::print("#  Model: SimGrid {} CM02 max-min sharing, latency per phase, {}\n", engine::simgrid_version(),
-             r.calibrated_fits > 0
-                 ? fmt::format("latency and efficiency calibrated from {} measured fits", r.calibrated_fits)
-                 : std::string("ideal efficiency (uncalibrated)"));
+  fmt::print(
+      "#  Model: SimGrid {} CM02 max-min sharing, latency per phase, NCCL protocols across nodes, {}\n",
+      engine::simgrid_version(),
+      r.calibrated_fits > 0
+          ? fmt::format("latency and efficiency calibrated from {} measured fits", r.calibrated_fits)
+          : std::string("ideal efficiency (uncalibrated)"));
   if (!r.calibration.empty()) fmt::print("#  Calibration: {}\n", r.calibration);
   fmt::print("#\n");
-  fmt::print("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {}\n", "size", "count", "type",
-             "redop", "root", "time", "algbw", "busbw", "algorithm");
+  fmt::print("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:<12}  {}\n", "size", "count",
+             "type", "redop", "root", "time", "algbw", "busbw", "algorithm", "protocol");
   fmt::print("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}\n", "(B)", "(elements)", "", "", "",
              "(us)", "(GB/s)", "(GB/s)");
   for (const Row& row : r.rows) {
-    fmt::print("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {}  {:6.2f}  {:6.2f}  {}\n", row.size_bytes, row.count,
-               r.args.datatype, r.redop(), r.root(), time_column(row.time_s * 1e6), row.algbw_gbps,
-               row.busbw_gbps, row.algorithm);
+    fmt::print("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {}  {:6.2f}  {:6.2f}  {:<12}  {}\n", row.size_bytes,
+               row.count, r.args.datatype, r.redop(), r.root(), time_column(row.time_s * 1e6), row.algbw_gbps,
+               row.busbw_gbps, row.algorithm, row.protocol);
   }
   fmt::print("# Avg bus bandwidth    : {:g}\n#\n", r.average_busbw_gbps);
 }
 
 void print_csv(const Report& r) {
-  fmt::print("size_bytes,count_elements,type,redop,root,time_us,algbw_gbps,busbw_gbps,algorithm\n");
+  fmt::print("size_bytes,count_elements,type,redop,root,time_us,algbw_gbps,busbw_gbps,algorithm,protocol\n");
   for (const Row& row : r.rows) {
-    fmt::print("{},{},{},{},{},{},{},{},{}\n", row.size_bytes, row.count, r.args.datatype, r.redop(),
-               r.root(), row.time_s * 1e6, row.algbw_gbps, row.busbw_gbps, row.algorithm);
+    fmt::print("{},{},{},{},{},{},{},{},{},{}\n", row.size_bytes, row.count, r.args.datatype, r.redop(),
+               r.root(), row.time_s * 1e6, row.algbw_gbps, row.busbw_gbps, row.algorithm, row.protocol);
   }
 }
 
@@ -228,7 +231,9 @@ void print_json(const Report& r) {
                     {"time_us", row.time_s * 1e6},
                     {"algbw_gbps", row.algbw_gbps},
                     {"busbw_gbps", row.busbw_gbps},
-                    {"algorithm", row.algorithm}});
+                    {"algorithm", row.algorithm},
+                    {"protocol", row.protocol == "-" ? nlohmann::ordered_json(nullptr)
+                                                     : nlohmann::ordered_json(row.protocol)}});
   }
   j["results"] = rows;
   j["avg_busbw_gbps"] = r.average_busbw_gbps;
@@ -334,6 +339,7 @@ void run(const CollectiveArgs& args) {
     row.count = counts[i].count;
     row.time_s = durations[i];
     row.algorithm = cost::to_string(schedules[i].algorithm);
+    row.protocol = schedules[i].protocol ? std::string(cost::to_string(*schedules[i].protocol)) : "-";
     if (row.time_s > 0) row.algbw_gbps = static_cast<double>(row.size_bytes) / 1e9 / row.time_s;
     row.busbw_gbps = row.algbw_gbps * factor;
     report.average_busbw_gbps += row.busbw_gbps / static_cast<double>(sizes.size());

@@ -272,6 +272,26 @@ TEST(IterationTime, ExpertParallelismSavesMemoryAndImbalanceStretchesTheExperts)
   }
 }
 
+// The ZeRO-3 scaling sweep's claim (scenarios/sweeps/llama3-8b-zero3-scale-h100.yaml): at a fixed
+// batch, data parallelism with ZeRO-3 alone stops scaling near 4,096 H100s. Every layer's gather and
+// reduce-scatter spans all GPUs, and a ring over N ranks pays 2(N-1) of NCCL's protocol steps: on
+// 16x the GPUs of 256 the iteration takes more than twice its ideal sixteenth, and communication that
+// hides under compute on 64 GPUs is most of the iteration on 4,096.
+TEST(IterationTime, ZeroThreeAloneStopsScalingAtThousandsOfGpus) {
+  const auto run = [](int gpus) {
+    return estimate(
+        load("04-llama3-8b-ulysses-8xh100.yaml",
+             {"model.seq_len=4Ki", "training.global_batch=4096", "parallelism.sp=1",
+              "parallelism.sequence_parallel=none", "parallelism.recompute=none",
+              std::string("cluster.topology=") + TRAINSIM_SOURCE_DIR + "/topologies/h100-rail-16k.yaml",
+              fmt::format("cluster.gpus={}", gpus), fmt::format("parallelism.dp={}", gpus)}));
+  };
+  const IterationTimeEstimate small = run(64), medium = run(256), large = run(4096);
+  EXPECT_LT(small.exposed_comm_s, 0.05 * small.iteration_s);
+  EXPECT_GT(large.exposed_comm_s, 0.4 * large.iteration_s);
+  EXPECT_GT(large.iteration_s, 2 * medium.iteration_s / 16);
+}
+
 TEST(IterationTime, OverflowingPlansDoNotFit) {
   const IterationTimeEstimate e =
       estimate(load("01-gpt3-1.3b-dp8.yaml", {"training.micro_batch=64", "training.global_batch=512"}));

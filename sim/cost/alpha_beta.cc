@@ -41,7 +41,7 @@ double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes, 
       std::min(group.intra.bandwidth_bytes_per_s, static_cast<double>(m) * group.links.bandwidth_bytes_per_s);
   // Under NCCL's fastest protocol for it: of a lap's n edges, one per node crosses to the next node
   // and the rest are NVLink; each step costs the longer of its link's and the protocol's latency.
-  const double n = static_cast<double>(ranks);
+  const auto n = static_cast<double>(ranks);
   const auto nodes = static_cast<double>(group.nodes);
   double best_s = std::numeric_limits<double>::infinity();
   for (const ProtocolCost& protocol : protocol_costs(Algorithm::kRing)) {

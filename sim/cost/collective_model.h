@@ -94,7 +94,7 @@ struct CollectiveTuning {
   const AlgorithmTuning& of(CollectiveKind kind, Algorithm algorithm, Tier tier) const;
   // Whether (kind, algorithm, tier) has an entry (measured or imported), not the ideal one.
   bool calibrated(CollectiveKind kind, Algorithm algorithm, Tier tier) const {
-    return entries.count({kind, algorithm, tier}) > 0;
+    return entries.contains({kind, algorithm, tier});
   }
 };
 

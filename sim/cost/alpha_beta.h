@@ -63,12 +63,14 @@ GroupLinks group_links(const IdealTiers& tiers, const std::vector<int64_t>& memb
 //   all-reduce      2(n-1)/n S/B + 2(n-1) a     all-gather, reduce-scatter  (n-1)/n S/B + (n-1) a
 //   all-to-all      (n-1)/n S/B + (n-1) a       barrier                      2(n-1) a
 double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes, const IdealLinks& links);
-// The same over a group spanning nodes with m members on the fewest-populated node: rings at
+// The same over a group spanning k nodes with m members on the fewest-populated node: rings at
 // B = min(intra, m x the NIC share) under the NCCL protocol that is fastest for them (its base
 // latency; per step, the longer of the link's and the protocol's latency, through the network on the
-// lap's k edges between its k nodes and over NVLink on the others; its share of B:
-// sim/cost/nccl_protocol.h); an all-to-all's (m-1)/n S within the node and
-// (n-m)/n S through the NIC share, whichever takes longer.
+// lap's k edges between nodes and over NVLink on the others; its share of B: nccl_protocol.h). An
+// all-reduce or barrier takes NCCL's tree instead where that is faster: chains in the nodes and a
+// double binary tree of depth ceil(log2 k) between them, 2S/m through each NIC (S/m between two
+// nodes), under its own fastest protocol. An all-to-all: (m-1)/n S within the node and (n-m)/n S
+// through the NIC share, whichever takes longer.
 double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes, const GroupLinks& group);
 // One message of `bytes` from rank `src` to rank `dst`.
 double send_s(const IdealTiers& tiers, int64_t src, int64_t dst, double bytes);

@@ -2,11 +2,14 @@
 // through every member's NIC share and all-to-alls through their own.
 #include "sim/cost/alpha_beta.h"
 
+#include <algorithm>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "sim/config/loader.h"
+#include "sim/cost/collective.h"
 
 namespace trainsim::cost {
 namespace {
@@ -48,8 +51,14 @@ TEST(AlphaBeta, RingsAcrossNodesRunAChannelThroughEveryMembersNic) {
   // Two nodes, 8 members each: 8 NIC shares (200 GB/s), below NVSwitch.
   EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllGather, ranks(0, 16), bytes),
                    15.0 / 16 * bytes / 200e9 + simple_latency_s(15, 16, 2));
-  EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllReduce, ranks(0, 16), bytes),
-                   2 * 15.0 / 16 * bytes / 200e9 + simple_latency_s(30, 16, 2));
+  // Four nodes: the ring all-reduce (the tree would carry 2S/8 through each NIC).
+  EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllReduce, ranks(0, 32), bytes),
+                   2 * 31.0 / 32 * bytes / 200e9 + simple_latency_s(62, 32, 4));
+  // Two nodes: the tree, each NIC carrying S/8 (root of one tree, leaf of the other) and each NVLink
+  // 2S x 7/8, at 0.92 of the bandwidth, under Simple (4 us per step in the node, 14 between them).
+  EXPECT_DOUBLE_EQ(
+      time_s(CollectiveKind::kAllReduce, ranks(0, 16), bytes),
+      8.4e-6 + 2 * (7 * 4e-6 + 14e-6) + std::max(bytes / 8 / 25e9, 2 * bytes * 7 / 8 / 300e9) / 0.92);
   // One member per node (a data-parallel group beside tp 8): one NIC share.
   EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kReduceScatter, ranks(0, 4, 8), bytes),
                    3.0 / 4 * bytes / 25e9 + simple_latency_s(3, 4, 4));
@@ -58,16 +67,55 @@ TEST(AlphaBeta, RingsAcrossNodesRunAChannelThroughEveryMembersNic) {
                    2.0 / 3 * bytes / 25e9 + simple_latency_s(2, 3, 2));
 }
 
-// A small all-reduce across nodes takes LL: half the bandwidth, 6.6 us once and per step the longer
-// of LL's 2.7 us and the link's 4 us.
+// A small all-gather across nodes takes LL: half the bandwidth, 6.6 us once and per step the longer
+// of LL's 2.7 us and the link's 4 us; over 1,024 members, one per node, 1,023 such steps.
 TEST(AlphaBeta, SmallCollectivesAcrossNodesTakeTheLowLatencyProtocol) {
   const double bytes = 1e3;
-  EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllReduce, ranks(0, 4, 8), bytes),
-                   6.6e-6 + 2 * 3.0 / 4 * bytes / (0.5 * 25e9) + 6 * 4e-6);
-  // Latency-bound: 1,024 members, one per node, pay 2 x 1,023 steps.
-  const std::vector<int64_t> wide = ranks(0, 1024, 8);
-  EXPECT_NEAR(collective_s(CollectiveKind::kAllReduce, 1024, bytes, group_links(two_tiers(), wide)),
-              6.6e-6 + 2 * 1023.0 / 1024 * bytes / (0.5 * 25e9) + 2046 * 4e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllGather, ranks(0, 4, 8), bytes),
+                   6.6e-6 + 3.0 / 4 * bytes / (0.5 * 25e9) + 3 * 4e-6);
+  EXPECT_NEAR(time_s(CollectiveKind::kAllGather, ranks(0, 1024, 8), bytes),
+              6.6e-6 + 1023.0 / 1024 * bytes / (0.5 * 25e9) + 1023 * 4e-6, 1e-12);
+}
+
+// A small all-reduce over many nodes takes NCCL's tree, whose latency grows with the log of the
+// nodes: over 1,024 nodes, LL's 6.8 us once and twice 10 levels of its 5 us network step, and
+// 2S through the NIC at 0.92/3.8 of its bandwidth, against 2,046 ring steps.
+TEST(AlphaBeta, SmallAllReducesOverManyNodesTakeTheTree) {
+  const double bytes = 1e3;
+  EXPECT_NEAR(time_s(CollectiveKind::kAllReduce, ranks(0, 1024, 8), bytes),
+              6.8e-6 + 2 * 10 * 5e-6 + 2 * bytes / 25e9 / (0.92 / 3.8), 1e-12);
+  EXPECT_LT(time_s(CollectiveKind::kAllReduce, ranks(0, 1024, 8), bytes),
+            time_s(CollectiveKind::kAllGather, ranks(0, 1024, 8), bytes));
+}
+
+// The ideal network's closed forms agree with the SimGrid planner's own estimate of the schedule
+// it picks (auto: ring or tree, under NCCL's protocols) for all-reduces across nodes, from
+// latency-bound to bandwidth-bound sizes.
+TEST(AlphaBeta, AllReducesAcrossNodesAgreeWithThePlanner) {
+  for (const int per_node : {1, 8}) {
+    for (const int nodes : {2, 16, 128}) {
+      CollectiveModel model;
+      model.topology.gpu_count = nodes * 8;
+      model.topology.gpus_per_node = 8;
+      model.topology.intra_bandwidth_bytes_per_s = 300e9;
+      model.topology.inter_bandwidth_bytes_per_s = 25e9;
+      model.topology.path_latency_s = [](int a, int b) { return a / 8 == b / 8 ? 1e-6 : 4e-6; };
+      std::vector<int> gpus;
+      std::vector<int64_t> members;
+      for (int node = 0; node < nodes; ++node) {
+        for (int i = 0; i < per_node; ++i) {
+          gpus.push_back(8 * node + i);
+          members.push_back(8 * node + i);
+        }
+      }
+      for (const double bytes : {1e3, 1e6, 1e9}) {
+        SCOPED_TRACE(fmt::format("{} nodes x {}, {} B", nodes, per_node, bytes));
+        const double planned = estimate_duration_s(
+            plan_collective(config::CollectiveKind::kAllReduce, gpus, bytes, model), model);
+        EXPECT_NEAR(time_s(CollectiveKind::kAllReduce, members, bytes), planned, 0.1 * planned);
+      }
+    }
+  }
 }
 
 TEST(AlphaBeta, AllToAllSendsItsOffNodeShareThroughItsOwnNic) {

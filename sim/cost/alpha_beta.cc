@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <set>
 
 #include "sim/cost/nccl_protocol.h"
 
@@ -86,21 +85,11 @@ double copy_s(const IdealTiers& tiers, double bytes) {
 }
 
 GroupLinks group_links(const IdealTiers& tiers, const std::vector<int64_t>& members) {
-  return {tiers.connecting(members), tiers.intra, tiers.fewest_per_node(members), tiers.node_count(members)};
-}
-
-int64_t IdealTiers::node_count(const std::vector<int64_t>& ranks) const {
-  std::set<int64_t> nodes;
-  for (const int64_t r : ranks) nodes.insert(r / gpus_per_node);
-  return static_cast<int64_t>(nodes.size());
-}
-
-int64_t IdealTiers::fewest_per_node(const std::vector<int64_t>& ranks) const {
-  std::map<int64_t, int64_t> per_node;
-  for (const int64_t r : ranks) ++per_node[r / gpus_per_node];
-  int64_t fewest = static_cast<int64_t>(ranks.size());
+  std::map<int64_t, int64_t> per_node;  // node -> members on it
+  for (const int64_t r : members) ++per_node[r / tiers.gpus_per_node];
+  int64_t fewest = static_cast<int64_t>(members.size());
   for (const auto& [node, count] : per_node) fewest = std::min(fewest, count);
-  return fewest;
+  return {tiers.connecting(members), tiers.intra, fewest, static_cast<int64_t>(per_node.size())};
 }
 
 IdealLinks IdealTiers::connecting(const std::vector<int64_t>& ranks) const {

@@ -37,10 +37,6 @@ struct IdealTiers {
 
   // The tier that connects every rank of `ranks` (ranks on GPUs in order, node-major).
   IdealLinks connecting(const std::vector<int64_t>& ranks) const;
-  // Members of `ranks` on the node that holds the fewest of them (all of them on one node).
-  int64_t fewest_per_node(const std::vector<int64_t>& ranks) const;
-  // The nodes that hold members of `ranks`.
-  int64_t node_count(const std::vector<int64_t>& ranks) const;
 };
 
 // What a collective over one group runs on: the group's tier (IdealTiers::connecting), the

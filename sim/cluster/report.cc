@@ -102,8 +102,8 @@ json make_cluster_report(const ClusterFile& file, const ClusterRuns& cluster_run
   }
   if (!context.full) {
     warn(
-        "collapsed run: each job loads the network with its simulated ranks' traffic only, so the others see "
-        "a fraction of it; drop --collapsed to simulate every rank");
+        "collapsed run: each job simulates one rank per symmetry class and plays the others' traffic with "
+        "it, those ranks keeping pace with the simulated ones; drop --collapsed to simulate every rank");
   }
   json jobs = json::array();
   for (size_t j = 0; j < runs.size(); ++j) {

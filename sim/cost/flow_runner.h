@@ -86,8 +86,17 @@ class FlowRunner {
   std::vector<simgrid::s4u::CommPtr> start_transfers(const std::vector<Flow>& flows) const;
   // Starts a copy of `bytes` between `gpu` and its node's host memory (no latency). Any context.
   simgrid::s4u::CommPtr start_host_copy(int gpu, CopyDirection direction, double bytes) const;
-  // Blocking, from any actor: the same copy, waited for.
-  void host_copy(int gpu, CopyDirection direction, double bytes) const;
+  // Blocking, from any actor: the copy of `bytes` of every GPU of `gpus`, started together and
+  // waited for.
+  void host_copies(const std::vector<int>& gpus, CopyDirection direction, double bytes) const;
+  void host_copy(int gpu, CopyDirection direction, double bytes) const {
+    host_copies({gpu}, direction, bytes);
+  }
+
+  // Blocking, from any actor: plays `schedules`, each of one phase (point-to-point transfers) of at
+  // most direct_flow_limit flows, together: each phase's flows start its latency after the call, as
+  // run() would start them, and the call returns when the last flow has completed.
+  void run_together(const std::vector<CollectiveSchedule>& schedules) const;
 
  private:
   // Waits for the flows start_member_flows returned and records the member's outgoing ones.

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <xbt/log.h>
@@ -14,6 +15,7 @@
 
 #include "sim/cost/op_cost.h"
 #include "sim/cost/rank_schedule.h"
+#include "sim/engine/mirror_traffic.h"
 #include "sim/engine/rank_progress.h"
 
 namespace trainsim::engine {
@@ -112,6 +114,21 @@ class Simulation {
   void transfer_async(RankState* sender, OpId send, double send_issued, RankState* receiver, OpId recv,
                       double recv_issued, int64_t src, int64_t dst, double bytes, int iteration);
   const GroupInfo& group(JobState& job, workload::GroupId id);
+  // Starts an actor for each non-empty list of `mirrored`, on `host`, that runs play(list), and
+  // returns the in-step list's.
+  template <class T, class Play>
+  std::vector<sg4::ActorPtr> start_mirrored(const Mirrored<T>& mirrored, sg4::Host* host, Play play);
+  // Starts what mirrors op `op` of `rs`, a collective or a copy (MirrorTraffic), and returns the
+  // actors to wait for: those of the mirrors in step with it; none without mirrors.
+  std::vector<sg4::ActorPtr> start_mirrors(const RankState& rs, const Op& op);
+  // The same for the sends that mirror a send of `bytes` from rank `src` to `dst` of `job`.
+  std::vector<sg4::ActorPtr> start_mirrored_sends(const JobState& job, int64_t src, int64_t dst,
+                                                  double bytes);
+  // An op ends for the simulated rank once its mirrors in step have ended too: those ranks meet it in
+  // every layer, so the slowest of them holds it back there, as a straggler holds back its stage.
+  static void join(const std::vector<sg4::ActorPtr>& actors) {
+    for (const sg4::ActorPtr& actor : actors) actor->join();
+  }
   // Stops the simulation when a budget of the options is exhausted.
   void check_budgets();
   // Ops in progress complete, no new op starts, and every waiting actor is woken to return.
@@ -121,6 +138,7 @@ class Simulation {
   const std::vector<Job>& inputs_;
   Transport& transport_;
   const JobsOptions& options_;
+  std::optional<MirrorTraffic> mirrors_;
   std::vector<JobState> jobs_;
   std::vector<RankState> states_;  // every job's, job by job
   sg4::MutexPtr mutex_;
@@ -147,6 +165,49 @@ const GroupInfo& Simulation::group(JobState& job, workload::GroupId id) {
     it = job.groups.emplace(key, std::move(info)).first;
   }
   return it->second;
+}
+
+template <class T, class Play>
+std::vector<sg4::ActorPtr> Simulation::start_mirrored(const Mirrored<T>& mirrored, sg4::Host* host,
+                                                      Play play) {
+  std::vector<sg4::ActorPtr> in_step;
+  for (const std::vector<T>* list : {&mirrored.in_step, &mirrored.others}) {
+    if (list->empty()) continue;
+    sg4::ActorPtr actor = sg4::Actor::create("mirror", host, [list, play] { play(*list); });
+    if (list == &mirrored.in_step) in_step.push_back(std::move(actor));
+  }
+  return in_step;
+}
+
+std::vector<sg4::ActorPtr> Simulation::start_mirrors(const RankState& rs, const Op& op) {
+  if (!mirrors_) return {};
+  sg4::Host* host = transport_.host_of(rs.gpu);
+  const double bytes = op.bytes;
+  if (op.kind == OpKind::kCopy) {
+    return start_mirrored(mirrors_->copies(rs.job->index, rs.rank, op), host,
+                          [this, direction = op.copy.direction, bytes](const std::vector<int64_t>& gpus) {
+                            transport_.copies(gpus, direction, bytes);
+                          });
+  }
+  // A collective per group, all at once.
+  return start_mirrored(
+      mirrors_->collectives(rs.job->index, op), host,
+      [this, host, kind = op.collective.kind, bytes](const std::vector<MirrorTraffic::Gpus>& groups) {
+        std::vector<sg4::ActorPtr> each;
+        for (const MirrorTraffic::Gpus& gpus : groups) {
+          each.push_back(sg4::Actor::create(
+              "mirror", host, [this, kind, &gpus, bytes] { transport_.collective(kind, gpus, bytes); }));
+        }
+        join(each);
+      });
+}
+
+std::vector<sg4::ActorPtr> Simulation::start_mirrored_sends(const JobState& job, int64_t src, int64_t dst,
+                                                            double bytes) {
+  if (!mirrors_) return {};
+  return start_mirrored(
+      mirrors_->sends(job.index, src, dst, bytes), transport_.host_of(job.gpu_of(src)),
+      [this, bytes](const std::vector<MirrorTraffic::GpuPair>& pairs) { transport_.sends(pairs, bytes); });
 }
 
 void Simulation::end_iteration(RankState& rs, int iteration, double now) {
@@ -225,7 +286,9 @@ double Simulation::run_collective(RankState& rs, const Op& op, int iteration) {
   rs.collectives_in_flight.change(1, sg4::Engine::get_clock());
   if (static_cast<int>(instance.members.size()) == instance.expected) {
     instance.launch_s = sg4::Engine::get_clock();
+    const std::vector<sg4::ActorPtr> mirrors = start_mirrors(rs, op);
     transport_.collective(op.collective.kind, info.gpus, op.bytes);
+    join(mirrors);
     for (RankState* member : instance.members)
       member->collectives_in_flight.change(-1, sg4::Engine::get_clock());
     instance.done = true;
@@ -245,9 +308,11 @@ void Simulation::transfer_async(RankState* sender, OpId send, double send_issued
   const JobState& job = sender != nullptr ? *sender->job : *receiver->job;
   const int64_t src_gpu = job.gpu_of(src);
   const int64_t dst_gpu = job.gpu_of(dst);
-  sg4::Actor::create("p2p", transport_.host_of(src_gpu), [=, this] {
+  sg4::Actor::create("p2p", transport_.host_of(src_gpu), [=, this, &job] {
     const double launch = sg4::Engine::get_clock();
+    const std::vector<sg4::ActorPtr> mirrors = start_mirrored_sends(job, src, dst, bytes);
     transport_.send(src_gpu, dst_gpu, bytes);
+    join(mirrors);
     if (sender != nullptr) finish(*sender, send, iteration, send_issued, launch);
     if (receiver != nullptr) finish(*receiver, recv, iteration, recv_issued, launch);
     // A mirrored receive waiting for this (unsimulated peer's) send.
@@ -331,9 +396,12 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
       break;
     case OpKind::kStreamWait:  // ordering only: its predecessors are done
       break;
-    case OpKind::kCopy:
+    case OpKind::kCopy: {
+      const std::vector<sg4::ActorPtr> mirrors = start_mirrors(rs, op);
       transport_.copy(rs.gpu, op.copy.direction, op.bytes);
+      join(mirrors);
       break;
+    }
     case OpKind::kCollective:
       launch = run_collective(rs, op, iteration);
       break;
@@ -425,6 +493,7 @@ std::vector<EngineResult> Simulation::run() {
   sg4::Engine::set_config("network/TCP-gamma:1e15");
   sg4::Engine::set_config("contexts/stack-size:1024");
   transport_.build_platform();
+  if (options_.mirror != MirrorMode::kNone) mirrors_.emplace(inputs_, transport_, options_.mirror);
   mutex_ = sg4::Mutex::create();
   started_ = std::chrono::steady_clock::now();
 
@@ -455,7 +524,13 @@ std::vector<EngineResult> Simulation::run() {
   for (size_t i = 0; i < states_.size(); ++i) ranks[i] = &states_[i];
   if (!window_closed_) throw_if_unfinished(ranks, jobs_.size() > 1, sg4::Engine::get_clock());
   std::vector<EngineResult> results;
-  for (JobState& job : jobs_) results.push_back(job.result(options_.iterations));
+  for (JobState& job : jobs_) {
+    results.push_back(job.result(options_.iterations));
+    if (mirrors_) {
+      results.back().mirrors_found = mirrors_->candidates();
+      results.back().mirrors_played = mirrors_->played();
+    }
+  }
   return results;
 }
 
@@ -465,7 +540,7 @@ EngineResult simulate(const workload::ParallelPlan& plan, const std::vector<int6
                       const std::vector<const Graph*>& graphs, Transport& transport,
                       const cost::ComputeModel& compute, const EngineOptions& options) {
   const std::vector<Job> jobs{Job{&plan, ranks, graphs, &compute, options.compute_speed, {}, 0}};
-  const JobsOptions limits{options.iterations, options.max_events, options.time_limit_s};
+  const JobsOptions limits{options.iterations, options.max_events, options.time_limit_s, options.mirror};
   return std::move(simulate_jobs(jobs, transport, limits).front());
 }
 

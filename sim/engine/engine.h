@@ -22,6 +22,18 @@
 
 namespace trainsim::engine {
 
+// What a collapsed run puts on the network for the ranks it does not simulate (workload/mirrors.h):
+// with each collective, send and host copy of a simulated rank, the same one of every rank it stands
+// for, started at the same instant on their own GPUs (their own groups, peers and routes), so the
+// links carry the whole job's load while compute is simulated once per class. Nothing is waited
+// for but the simulated rank's own.
+enum class MirrorMode {
+  kNone,     // the simulated ranks' traffic only
+  kCoupled,  // the mirrors that can share a link with the simulated traffic, directly or through other
+             // mirrors (Transport::coupled): the others cannot change its timing
+  kAll,      // every mirror (a complete link load)
+};
+
 struct EngineOptions {
   bool full = false;   // simulate every rank instead of one per symmetry class
   int iterations = 1;  // consecutive training iterations
@@ -32,6 +44,7 @@ struct EngineOptions {
   // Kernel speed of each simulated rank, in the order of `ranks` (workload/gpu_speed.h); empty when
   // every GPU runs at the profile's rates.
   std::vector<double> compute_speed{};
+  MirrorMode mirror = MirrorMode::kNone;  // collapsed runs only
 };
 
 // When each op of a rank ran (in the last iteration), and the rank's memory high-water marks.
@@ -59,6 +72,9 @@ struct EngineResult {
   // When each iteration the job ran ended (its last simulated rank done with it): the requested
   // iterations, then, in a run of several jobs, those it ran while others were still going.
   std::vector<double> iteration_end_s;
+  // Mirrored communications (EngineOptions::mirror) of the whole run, all jobs: found, and played.
+  size_t mirrors_found = 0;
+  size_t mirrors_played = 0;
 };
 
 // A simulation that cannot finish: ops that wait for something that never happens (a receive
@@ -119,6 +135,7 @@ struct JobsOptions {
   int iterations = 1;
   uint64_t max_events = 0;  // as in EngineOptions, over all jobs
   double time_limit_s = 0;
+  MirrorMode mirror = MirrorMode::kNone;  // for the jobs that do not simulate every rank
 };
 
 // Runs `jobs` together on one transport (their traffic shares its links) and returns one result per

@@ -49,12 +49,12 @@ Prepared prepare(const config::Scenario& scenario, const RunOptions& options) {
         "network-ideal",
         "network model: ideal (contention-free alpha-beta per tier; no congestion, no NIC or PCIe "
         "sharing)");
-  } else if (collapsed) {
+  } else if (collapsed && options.engine.mirror == MirrorMode::kNone) {
     run.warnings.add(
         "network-collapsed",
         "collapsed run: only the simulated ranks' collectives load the network; traffic of other "
         "groups that would share links (other data- or tensor-parallel groups on the same fabric) "
-        "is not injected; --full simulates it");
+        "is not injected; --all-traffic plays it, --full simulates it");
   }
   run.gpu_speed = workload::gpu_speeds(scenario, plan);
   p.simulated_speed = workload::simulated_speeds(run.gpu_speed, plan, run.ranks, options.engine.full);
@@ -72,20 +72,20 @@ Prepared prepare(const config::Scenario& scenario, const RunOptions& options) {
           fmt::format("fabric.routing {} has no effect on the ideal network (no links are shared, "
                       "so no flows collide); --network simgrid models the collisions",
                       to_string(routing)));
-    } else if (collapsed) {
+    } else if (collapsed && options.engine.mirror == MirrorMode::kNone) {
       run.warnings.add(
           "routing-collapsed",
           fmt::format("collapsed run with routing {}: flows collide only with the simulated ranks' "
-                      "flows, and the simulated replica's paths stand for every replica's; --full "
-                      "routes every rank's flows",
+                      "flows, and the simulated replica's paths stand for every replica's; --all-traffic "
+                      "or --full routes every rank's flows",
                       to_string(routing)));
     }
   }
-  if (collapsed && !scenario.stragglers.slow_nics.empty()) {
+  if (collapsed && options.engine.mirror == MirrorMode::kNone && !scenario.stragglers.slow_nics.empty()) {
     run.warnings.add("slow-nics-collapsed",
                      "collapsed run with slow NICs: the simulated ranks are the replica through the slowest "
-                     "node's NICs, and other slow nodes carry only the simulated ranks' traffic; --full "
-                     "routes every rank's");
+                     "node's NICs, and other slow nodes carry only the simulated ranks' traffic; "
+                     "--all-traffic or --full routes every rank's");
   }
   return p;
 }
@@ -107,9 +107,11 @@ std::vector<int> job_of_gpu(const std::vector<Job>& jobs) {
 // Why options.busiest_links cannot be honoured for these jobs ("" when it can).
 std::string unrecordable_link_load(const std::vector<Prepared>& prepared, const RunOptions& options) {
   if (options.network == NetworkModel::kIdeal) return "the ideal network model has no links";
+  if (options.engine.mirror != MirrorMode::kNone) return "";
   for (const Prepared& p : prepared) {
     if (static_cast<int64_t>(p.run->ranks.size()) < p.run->plan.world_size()) {
-      return "a collapsed run leaves out the traffic of the ranks it does not simulate; simulate every rank";
+      return "a collapsed run leaves out the traffic of the ranks it does not simulate; simulate every rank "
+             "or play their mirrored traffic";
     }
   }
   return "";
@@ -142,7 +144,12 @@ std::vector<std::unique_ptr<ScenarioRun>> run_jobs(const std::vector<PlacedJob>&
       throw std::invalid_argument("cannot record link load: " + why);
     }
   }
-  const JobsOptions limits{options.engine.iterations, options.engine.max_events, options.engine.time_limit_s};
+  // A link load needs every mirror, not only those that can change the simulated ranks' timing.
+  const MirrorMode mirror = options.engine.mirror != MirrorMode::kNone && options.busiest_links > 0
+                                ? MirrorMode::kAll
+                                : options.engine.mirror;
+  const JobsOptions limits{options.engine.iterations, options.engine.max_events, options.engine.time_limit_s,
+                           mirror};
   std::unique_ptr<SimGridTransport> network;
   std::vector<EngineResult> results;
   if (options.network == NetworkModel::kIdeal) {

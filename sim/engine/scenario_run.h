@@ -30,8 +30,8 @@ struct RunOptions {
   EngineOptions engine;
   NetworkModel network = NetworkModel::kSimgrid;
   // > 0: record the load of every link and keep this many of the busiest directions
-  // (ScenarioRun::links). Needs the SimGrid network and every rank simulated (a collapsed run leaves
-  // out the traffic of the ranks it does not simulate).
+  // (ScenarioRun::links). Needs the SimGrid network, and every rank simulated or a collapsed run that
+  // plays mirrored traffic (engine.mirror, then every mirror: MirrorMode::kAll).
   size_t busiest_links = 0;
 };
 

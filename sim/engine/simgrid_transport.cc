@@ -1,5 +1,8 @@
 #include "sim/engine/simgrid_transport.h"
 
+#include <algorithm>
+#include <numeric>
+
 #include <simgrid/s4u.hpp>
 
 #include "sim/cost/collective_calibration.h"
@@ -47,9 +50,9 @@ void SimGridTransport::slow_down_nics() {
 
 sg4::Host* SimGridTransport::host_of(int64_t rank) { return platform_->gpu_host(static_cast<int>(rank)); }
 
-void SimGridTransport::collective(workload::CollectiveKind kind, const std::vector<int64_t>& members,
-                                  double bytes) {
-  if (members.size() <= 1) return;
+const cost::CollectiveSchedule& SimGridTransport::schedule_of(workload::CollectiveKind kind,
+                                                              const std::vector<int64_t>& members,
+                                                              double bytes) {
   auto plan = plans_.find(std::forward_as_tuple(kind, bytes, members));  // no copy of the members
   if (plan == plans_.end()) {
     const std::vector<int> gpus(members.begin(), members.end());
@@ -58,7 +61,13 @@ void SimGridTransport::collective(workload::CollectiveKind kind, const std::vect
                         cost::plan_collective(workload::profile_kind(kind), gpus, bytes, model_))
                .first;
   }
-  const cost::CollectiveSchedule& schedule = plan->second;
+  return plan->second;
+}
+
+void SimGridTransport::collective(workload::CollectiveKind kind, const std::vector<int64_t>& members,
+                                  double bytes) {
+  if (members.size() <= 1) return;
+  const cost::CollectiveSchedule& schedule = schedule_of(kind, members, bytes);
   for (const cost::Phase& phase : schedule.phases) flows_ += phase.flows.size();
   runner_->run(schedule, next_tag_++);
 }
@@ -72,12 +81,103 @@ void SimGridTransport::send(int64_t src, int64_t dst, double bytes) {
 }
 
 void SimGridTransport::copy(int64_t rank, workload::CopyDirection direction, double bytes) {
+  copies({rank}, direction, bytes);
+}
+
+void SimGridTransport::sends(const std::vector<std::pair<int64_t, int64_t>>& pairs, double bytes) {
+  std::vector<cost::CollectiveSchedule> schedules;
+  for (const auto& [src, dst] : pairs) {
+    if (src == dst) continue;
+    schedules.push_back(
+        cost::plan_point_to_point(static_cast<int>(src), static_cast<int>(dst), bytes, model_));
+  }
+  flows_ += schedules.size();
+  runner_->run_together(schedules);
+}
+
+void SimGridTransport::copies(const std::vector<int64_t>& gpus, workload::CopyDirection direction,
+                              double bytes) {
   sg4::this_actor::sleep_for(hardware_.host_link.latency_s);
   const config::CopyDirection d = direction == workload::CopyDirection::kHostToDevice
                                       ? config::CopyDirection::kHostToDevice
                                       : config::CopyDirection::kDeviceToHost;
-  runner_->host_copy(static_cast<int>(rank), d, bytes);
-  flows_ += 1;
+  runner_->host_copies(std::vector<int>(gpus.begin(), gpus.end()), d, bytes);
+  flows_ += gpus.size();
+}
+
+std::vector<int> SimGridTransport::links_of(const Traffic& traffic) {
+  std::vector<std::pair<platform::VertexId, platform::VertexId>> ends;
+  switch (traffic.kind) {
+    case Traffic::Kind::kCollective:
+      if (traffic.gpus.size() > 1) {
+        for (const cost::Phase& phase : schedule_of(traffic.collective, traffic.gpus, traffic.bytes).phases) {
+          for (const cost::Flow& f : phase.flows) {
+            ends.emplace_back(graph_->gpu_vertex(f.src_gpu), graph_->gpu_vertex(f.dst_gpu));
+          }
+        }
+      }
+      break;
+    case Traffic::Kind::kSend:
+      ends.emplace_back(graph_->gpu_vertex(static_cast<int>(traffic.gpus[0])),
+                        graph_->gpu_vertex(static_cast<int>(traffic.gpus[1])));
+      break;
+    case Traffic::Kind::kCopy: {
+      const int gpu = static_cast<int>(traffic.gpus[0]);
+      const platform::VertexId device = graph_->gpu_vertex(gpu);
+      const platform::VertexId host = graph_->host_vertex(graph_->node_of_gpu(gpu));
+      if (traffic.direction == workload::CopyDirection::kHostToDevice) {
+        ends.emplace_back(host, device);
+      } else {
+        ends.emplace_back(device, host);
+      }
+      break;
+    }
+  }
+  std::sort(ends.begin(), ends.end());
+  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  std::vector<int> links;
+  std::vector<platform::Hop> hops;
+  for (const auto& [src, dst] : ends) {
+    hops.clear();
+    graph_->append_route(src, dst, hops);
+    for (const platform::Hop& hop : hops) links.push_back(2 * hop.link + (hop.forward ? 1 : 0));
+  }
+  return links;
+}
+
+std::vector<bool> SimGridTransport::coupled(const std::vector<Traffic>& anchors,
+                                            const std::vector<Traffic>& candidates) {
+  // Union-find over the directed links: each traffic joins the links it crosses.
+  std::vector<int> parent(2 * graph_->store().link_count());
+  std::iota(parent.begin(), parent.end(), 0);
+  const auto root = [&parent](int x) {
+    while (parent[static_cast<size_t>(x)] != x) {
+      x = parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
+    }
+    return x;
+  };
+  const auto join = [&](const std::vector<int>& links) {
+    for (size_t i = 1; i < links.size(); ++i) parent[static_cast<size_t>(root(links[i]))] = root(links[0]);
+  };
+  std::vector<int> anchor_links;
+  for (const Traffic& t : anchors) {
+    const std::vector<int> links = links_of(t);
+    join(links);
+    anchor_links.insert(anchor_links.end(), links.begin(), links.end());
+  }
+  std::vector<int> first_link(candidates.size(), -1);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const std::vector<int> links = links_of(candidates[i]);
+    join(links);
+    if (!links.empty()) first_link[i] = links[0];
+  }
+  std::vector<bool> anchored(parent.size(), false);
+  for (const int link : anchor_links) anchored[static_cast<size_t>(root(link))] = true;
+  std::vector<bool> out(candidates.size(), false);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    out[i] = first_link[i] >= 0 && anchored[static_cast<size_t>(root(first_link[i]))];
+  }
+  return out;
 }
 
 }  // namespace trainsim::engine

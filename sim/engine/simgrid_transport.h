@@ -37,6 +37,12 @@ class SimGridTransport : public Transport {
   void collective(workload::CollectiveKind kind, const std::vector<int64_t>& members, double bytes) override;
   void send(int64_t src, int64_t dst, double bytes) override;
   void copy(int64_t rank, workload::CopyDirection direction, double bytes) override;
+  // Candidates are coupled through the directed links their flows' routes cross (a collective's as
+  // planned for it, which the transport keeps for when it plays).
+  std::vector<bool> coupled(const std::vector<Traffic>& anchors,
+                            const std::vector<Traffic>& candidates) override;
+  void sends(const std::vector<std::pair<int64_t, int64_t>>& pairs, double bytes) override;
+  void copies(const std::vector<int64_t>& gpus, workload::CopyDirection direction, double bytes) override;
 
   // Flows played so far (for the simulator's own statistics).
   uint64_t flows() const { return flows_; }
@@ -50,6 +56,11 @@ class SimGridTransport : public Transport {
  private:
   // Gives the NIC links of nic_bandwidth_by_node_'s nodes their bandwidth (both directions).
   void slow_down_nics();
+  // The plan of a collective, planned on first use.
+  const cost::CollectiveSchedule& schedule_of(workload::CollectiveKind kind,
+                                              const std::vector<int64_t>& members, double bytes);
+  // The directed links (2 x link + forward) that `traffic`'s flows cross, with repeats.
+  std::vector<int> links_of(const Traffic& traffic);
 
   const config::Topology& topology_;
   const config::HardwareProfile& hardware_;

@@ -4,6 +4,7 @@
 #define TRAINSIM_SIM_ENGINE_TRANSPORT_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/workload/graph.h"
@@ -13,6 +14,17 @@ class Host;
 }  // namespace simgrid::s4u
 
 namespace trainsim::engine {
+
+// One communication, as far as the links it may load go: a collective among `gpus` (its members), a
+// send from gpus[0] to gpus[1], or a copy between gpus[0] and its node's host memory.
+struct Traffic {
+  enum class Kind { kCollective, kSend, kCopy };
+  Kind kind = Kind::kCollective;
+  workload::CollectiveKind collective = workload::CollectiveKind::kAllReduce;  // kCollective
+  workload::CopyDirection direction = workload::CopyDirection::kHostToDevice;  // kCopy
+  std::vector<int64_t> gpus;
+  double bytes = 0;
+};
 
 class Transport {
  public:
@@ -30,6 +42,21 @@ class Transport {
   virtual void send(int64_t src, int64_t dst, double bytes) = 0;
   // Copies `bytes` between GPU `rank` and pinned host memory of its node. Blocks the caller.
   virtual void copy(int64_t rank, workload::CopyDirection direction, double bytes) = 0;
+
+  // Mirrored traffic (engine.h, EngineOptions::mirror): what a collapsed run plays for the ranks it
+  // does not simulate. These default to a contention-free network, where such traffic changes nothing.
+  //
+  // Which of `candidates` may share a link with `anchors`, directly or through other candidates: the
+  // only ones whose flows can change the anchors' rates (max-min sharing couples flows through
+  // common links alone). Call after build_platform. Default: none.
+  virtual std::vector<bool> coupled(const std::vector<Traffic>& anchors,
+                                    const std::vector<Traffic>& candidates);
+  // The sends of `bytes` from first to second of each pair, all at once, as send() plays one;
+  // returns when every one has arrived. Blocks the caller. Default: returns at once.
+  virtual void sends(const std::vector<std::pair<int64_t, int64_t>>& pairs, double bytes);
+  // The copies of `bytes` of every GPU of `gpus` at once, as copy() plays one. Blocks the caller.
+  // Default: returns at once.
+  virtual void copies(const std::vector<int64_t>& gpus, workload::CopyDirection direction, double bytes);
 };
 
 }  // namespace trainsim::engine

@@ -324,6 +324,10 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   if (!power.is_null()) report["power"] = power;
   if (s.campaign.tokens > 0) report["campaign"] = campaign_report(s, t, host_peak, power);
   if (run.links) report["links"] = link_load_report(*run.links);
+  if (r.mirrors_found > 0) {
+    report["simulation"]["mirrored_communications"] = {{"found", r.mirrors_found},
+                                                       {"played", r.mirrors_played}};
+  }
   return report;
 }
 

@@ -39,16 +39,14 @@ int run(const ClusterArgs& args, const Context& context) {
                   context.command_line));
   std::vector<config::Override> overrides;
   for (const std::string& text : args.overrides) overrides.push_back(config::parse_override(text));
-  if (args.links > 0 && (args.collapsed || args.network == "ideal")) {
-    spdlog::error("--links: {}", args.collapsed
-                                     ? "a collapsed run loads the links with the simulated ranks' "
-                                       "traffic only; drop --collapsed"
-                                     : "the ideal network model has no links; use --network simgrid");
+  if (args.links > 0 && args.network == "ideal") {
+    spdlog::error("--links: the ideal network model has no links; use --network simgrid");
     return kExitUsage;
   }
   const cluster::ClusterFile file = cluster::load_cluster(args.file, overrides);
   cluster::ClusterRunOptions options;
   options.run.engine.full = !args.collapsed;
+  options.run.engine.mirror = engine::MirrorMode::kCoupled;
   options.run.engine.iterations = args.iterations;
   options.run.engine.time_limit_s = args.time_limit_s;
   options.run.network = engine::network_model(args.network);
@@ -111,8 +109,8 @@ void register_cluster(CLI::App& app, Context& context) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_flag("--collapsed", args->collapsed,
-                "Simulate one rank per symmetry class instead of every rank (faster; the jobs then see only "
-                "each other's simulated ranks' traffic)");
+                "Simulate one rank per symmetry class instead of every rank, every rank's traffic still "
+                "on the network (faster; each pipeline stage moves at its slowest GPU's pace)");
   cmd->add_option("--network", args->network,
                   "Network model: simgrid (shared links, congestion) or ideal (contention-free: no job slows "
                   "another)")

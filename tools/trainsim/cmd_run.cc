@@ -29,6 +29,7 @@ struct RunArgs {
   ScenarioArgs scenario;
   std::string format = "table";
   bool full = false;
+  bool all_traffic = false;
   int iterations = 1;
   std::string network = "simgrid";
   std::string trace;
@@ -75,12 +76,12 @@ std::string unrecordable_links(const config::Scenario& s, const RunArgs& args) {
   if (args.links == 0) return "";
   if (args.network == "ideal") return "the ideal network model has no links; use --network simgrid";
   if (args.format == "csv") return "the link load is in the table and JSON formats, not in the CSV row";
-  if (args.full) return "";
+  if (args.full || args.all_traffic) return "";
   const std::optional<workload::ParallelPlan> plan = plan_of(s);
   if (!plan || static_cast<int64_t>(workload::simulated_ranks(s, *plan).size()) == plan->world_size())
     return "";
   return "a collapsed run (one rank per pipeline stage) loads the links with the simulated ranks' traffic "
-         "only; add --full to simulate every rank";
+         "only; add --all-traffic to play the other ranks' traffic too, or --full to simulate every rank";
 }
 
 // "--max-events 1000" or "--time-limit 60 s": the option behind a budget the engine names.
@@ -101,6 +102,12 @@ int run(const RunArgs& args, const Context& context) {
     spdlog::error("--trace-ranks: {}", why);
     return kExitUsage;
   }
+  if (args.all_traffic && args.network == "ideal") {
+    spdlog::error(
+        "--all-traffic: the ideal network has no contention, so other ranks' traffic changes "
+        "nothing there; use --network simgrid");
+    return kExitUsage;
+  }
   if (const std::string why = unrecordable_links(s, args); !why.empty()) {
     spdlog::error("--links: {}", why);
     return kExitUsage;
@@ -117,13 +124,16 @@ int run(const RunArgs& args, const Context& context) {
   if (!open_output(args.trace, "--trace", trace_file)) return kExitUsage;
   engine::RunOptions options;
   options.engine.full = args.full;
+  options.engine.mirror = args.all_traffic ? engine::MirrorMode::kCoupled : engine::MirrorMode::kNone;
   options.engine.iterations = args.iterations;
   options.engine.max_events = args.max_events;
   options.engine.time_limit_s = args.time_limit_s;
   options.network = engine::network_model(args.network);
   options.busiest_links = args.links;
-  spdlog::info("simulating {} on {} GPU{} ({} ranks)", s.name, s.cluster.gpus, s.cluster.gpus == 1 ? "" : "s",
-               args.full ? "every" : "one per symmetry class of");
+  spdlog::info("simulating {} on {} GPU{} ({})", s.name, s.cluster.gpus, s.cluster.gpus == 1 ? "" : "s",
+               args.full          ? "every rank"
+               : args.all_traffic ? "one rank per symmetry class, every rank's traffic"
+                                  : "one rank per symmetry class");
   std::unique_ptr<engine::ScenarioRun> result;
   try {
     result = engine::run_scenario(s, options);
@@ -139,6 +149,12 @@ int run(const RunArgs& args, const Context& context) {
             static_cast<double>(std::max<uint64_t>(e.ops_total(), 1)),
         e.simulated_s(), args.trace.empty() ? "" : " and no trace written");
     return kExitBudget;
+  }
+  if (args.all_traffic) {
+    spdlog::info(
+        "played {} of {} mirrored communications (the others are not in step and share no link with what "
+        "is played)",
+        result->result.mirrors_played, result->result.mirrors_found);
   }
   spdlog::info("simulated {} ops of {} ranks in {:.2f} s wall ({:.0f} ops/s)", result->result.ops_executed,
                result->ranks.size(), result->wall_s,
@@ -179,7 +195,13 @@ void register_run(CLI::App& app, Context& context) {
   cmd->add_option("--format", args->format, "Output format")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
-  cmd->add_flag("--full", args->full, "Simulate every rank instead of one per symmetry class");
+  CLI::Option* full =
+      cmd->add_flag("--full", args->full, "Simulate every rank instead of one per symmetry class");
+  cmd->add_flag("--all-traffic", args->all_traffic,
+                "Simulate one rank per symmetry class but put every rank's traffic on the network: the "
+                "collectives, sends and host copies of the ranks not simulated start with the simulated "
+                "rank's they mirror (congestion of the whole job, at a fraction of --full's time)")
+      ->excludes(full);
   cmd->add_option("--iterations", args->iterations, "Training iterations to simulate")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();

@@ -1,0 +1,43 @@
+# `trainsim run SCENARIO --all-traffic` must give the iteration time of `--full` within TOLERANCE
+# (relative) on a contended fabric, where a plain collapsed run, whose links carry the simulated
+# ranks' traffic only, must miss it by more than MISS (so the fabric does make the other ranks'
+# traffic matter). SETS: the --set overrides, separated by ';'.
+set(args)
+foreach(s IN LISTS SETS)
+  list(APPEND args --set ${s})
+endforeach()
+foreach(mode collapsed all full)
+  set(extra)
+  if(mode STREQUAL "full")
+    set(extra --full)
+  elseif(mode STREQUAL "all")
+    set(extra --all-traffic)
+  endif()
+  execute_process(COMMAND ${EXE} run ${SCENARIO} --format csv -q ${extra} ${args} WORKING_DIRECTORY ${WORKDIR}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${mode} run of ${SCENARIO} exited ${rc}:\n${err}")
+  endif()
+  string(REGEX MATCH "\n[^,]*,[^,]*,([^,]*)," row "${out}")
+  set(${mode} ${CMAKE_MATCH_1})
+endforeach()
+# CMake has no floating-point arithmetic: compare in micro-seconds as integers.
+foreach(mode collapsed all full)
+  string(REGEX REPLACE "^([0-9]+)\\.([0-9]*)$" "\\1;\\2" parts "${${mode}}")
+  list(GET parts 0 whole)
+  list(GET parts 1 fraction)
+  string(SUBSTRING "${fraction}000000" 0 6 fraction)
+  math(EXPR ${mode}_us "${whole} * 1000000 + 1${fraction} - 1000000")
+endforeach()
+math(EXPR allowed "${full_us} * ${TOLERANCE_PERMILLE} / 1000")
+math(EXPR missing "${full_us} * ${MISS_PERMILLE} / 1000")
+math(EXPR off "${all_us} - ${full_us}")
+math(EXPR collapsed_off "${full_us} - ${collapsed_us}")
+if(off GREATER allowed OR off LESS -${allowed})
+  message(FATAL_ERROR "--all-traffic ${all} s against --full ${full} s: off by more than ${TOLERANCE_PERMILLE} permille")
+endif()
+if(collapsed_off LESS missing)
+  message(FATAL_ERROR "the collapsed run ${collapsed} s is within ${MISS_PERMILLE} permille of --full ${full} s: "
+                      "the fabric does not make the other ranks' traffic matter")
+endif()
+message(STATUS "collapsed ${collapsed} s, --all-traffic ${all} s, --full ${full} s")

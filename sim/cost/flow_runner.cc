@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <optional>
 #include <set>
 
@@ -165,31 +164,6 @@ void FlowRunner::host_copies(const std::vector<int>& gpus, CopyDirection directi
     load_->add_host_copy(gpus[i], direction == CopyDirection::kDeviceToHost, bytes,
                          comms[i]->get_start_time(), comms[i]->get_finish_time());
   }
-}
-
-void FlowRunner::run_together(const std::vector<CollectiveSchedule>& schedules) const {
-  std::vector<size_t> order(schedules.size());
-  std::iota(order.begin(), order.end(), 0);
-  for (const CollectiveSchedule& s : schedules) {
-    TRAINSIM_PLATFORM_CHECK(s.phases.size() == 1 && s.phases[0].flows.size() <= direct_flow_limit_,
-                            "run_together plays schedules of one phase of at most {} flows",
-                            direct_flow_limit_);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return schedules[a].phases[0].latency_s < schedules[b].phases[0].latency_s;
-  });
-  const double start_s = sg4::Engine::get_clock();
-  std::vector<sg4::CommPtr> comms;
-  std::vector<const Flow*> flows;
-  for (const size_t i : order) {
-    const Phase& phase = schedules[i].phases[0];
-    if (start_s + phase.latency_s > sg4::Engine::get_clock())
-      sg4::this_actor::sleep_until(start_s + phase.latency_s);
-    for (sg4::CommPtr& comm : start_transfers(phase.flows)) comms.push_back(std::move(comm));
-    for (const Flow& f : phase.flows) flows.push_back(&f);
-  }
-  sg4::Comm::wait_all(comms);
-  for (size_t i = 0; i < comms.size(); ++i) record(*flows[i], *comms[i]);
 }
 
 std::vector<double> run_sequentially(sg4::Engine& engine, const platform::Platform& platform,

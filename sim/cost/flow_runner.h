@@ -93,11 +93,6 @@ class FlowRunner {
     host_copies({gpu}, direction, bytes);
   }
 
-  // Blocking, from any actor: plays `schedules`, each of one phase (point-to-point transfers) of at
-  // most direct_flow_limit flows, together: each phase's flows start its latency after the call, as
-  // run() would start them, and the call returns when the last flow has completed.
-  void run_together(const std::vector<CollectiveSchedule>& schedules) const;
-
  private:
   // Waits for the flows start_member_flows returned and records the member's outgoing ones.
   void finish_member_flows(const ScheduleIndex& index, size_t phase, int gpu,

@@ -194,6 +194,7 @@ std::vector<sg4::ActorPtr> Simulation::start_mirrors(const RankState& rs, const 
       mirrors_->collectives(rs.job->index, op), host,
       [this, host, kind = op.collective.kind, bytes](const std::vector<MirrorTraffic::Gpus>& groups) {
         std::vector<sg4::ActorPtr> each;
+        each.reserve(groups.size());
         for (const MirrorTraffic::Gpus& gpus : groups) {
           each.push_back(sg4::Actor::create(
               "mirror", host, [this, kind, &gpus, bytes] { transport_.collective(kind, gpus, bytes); }));

@@ -16,12 +16,12 @@ void add(Mirrored<T>& into, const workload::Mirror<U>& mirror, T value) {
   (mirror.in_step ? into.in_step : into.others).push_back(std::move(value));
 }
 
-// Keeps the entries of each `member` list of `table`, in key order, that `keep` selects from position
+// Keeps the mirrors of each `others` list of `table`, in key order, that `keep` selects from position
 // `next` on.
-template <class Table, class List>
-void keep_selected(Table& table, List member, const std::vector<bool>& keep, size_t& next) {
+template <class Table>
+void keep_selected_others(Table& table, const std::vector<bool>& keep, size_t& next) {
   for (auto& [key, mirrored] : table) {
-    auto& list = mirrored.*member;
+    auto& list = mirrored.others;
     size_t kept = 0;
     for (size_t i = 0; i < list.size(); ++i) {
       if (!keep[next++]) continue;
@@ -35,9 +35,9 @@ void keep_selected(Table& table, List member, const std::vector<bool>& keep, siz
 // The entry of `key` in `table`, or an empty one.
 template <class Table, class Key>
 const typename Table::mapped_type& find_or_none(const Table& table, const Key& key) {
-  static const typename Table::mapped_type kNone;
+  static const typename Table::mapped_type none;
   const auto it = table.find(key);
-  return it == table.end() ? kNone : it->second;
+  return it == table.end() ? none : it->second;
 }
 
 }  // namespace
@@ -56,9 +56,9 @@ MirrorTraffic::MirrorTraffic(const std::vector<Job>& jobs, Transport& transport,
   const std::vector<bool> keep =
       mode == MirrorMode::kAll ? std::vector<bool>(others.size(), true) : transport.coupled(played, others);
   size_t next = 0;
-  keep_selected(collectives_, &Mirrored<Gpus>::others, keep, next);
-  keep_selected(sends_, &Mirrored<GpuPair>::others, keep, next);
-  keep_selected(copies_, &Mirrored<int64_t>::others, keep, next);
+  keep_selected_others(collectives_, keep, next);
+  keep_selected_others(sends_, keep, next);
+  keep_selected_others(copies_, keep, next);
   played_ = in_step.size() + static_cast<size_t>(std::count(keep.begin(), keep.end(), true));
 }
 
@@ -81,15 +81,16 @@ void MirrorTraffic::collect(size_t j, const Job& job, std::vector<Traffic>& simu
         const workload::GroupId g = op.collective.group;
         const CollectiveKey key{j, static_cast<int>(g.kind), g.index, static_cast<int>(op.collective.kind),
                                 op.bytes};
-        if (collectives_.count(key) != 0) continue;
+        if (collectives_.contains(key)) continue;
         Mirrored<Gpus>& entry = collectives_[key];
         simulated.push_back(
             {Traffic::Kind::kCollective, op.collective.kind, {}, gpus_of(plan.members(g)), op.bytes});
-        for (const auto& twin : mirrors.groups(rank, g.kind))
+        for (const auto& twin : mirrors.groups(rank, g.kind)) {
           add(entry, twin, gpus_of(plan.members(twin.of)));
+        }
       } else if (op.kind == OpKind::kSend) {
         const SendKey key{j, rank, op.p2p.peer, op.bytes};
-        if (sends_.count(key) != 0) continue;
+        if (sends_.contains(key)) continue;
         Mirrored<GpuPair>& entry = sends_[key];
         simulated.push_back(
             {Traffic::Kind::kSend, {}, {}, {job.gpu_of(rank), job.gpu_of(op.p2p.peer)}, op.bytes});
@@ -98,7 +99,7 @@ void MirrorTraffic::collect(size_t j, const Job& job, std::vector<Traffic>& simu
         }
       } else if (op.kind == OpKind::kCopy) {
         const CopyKey key{j, rank, static_cast<int>(op.copy.direction), op.bytes};
-        if (copies_.count(key) != 0) continue;
+        if (copies_.contains(key)) continue;
         Mirrored<int64_t>& entry = copies_[key];
         simulated.push_back({Traffic::Kind::kCopy, {}, op.copy.direction, {job.gpu_of(rank)}, op.bytes});
         for (const auto& twin : mirrors.ranks(rank)) add(entry, twin, job.gpu_of(twin.of));
@@ -125,8 +126,9 @@ std::vector<Traffic> MirrorTraffic::traffic(bool in_step) const {
   }
   for (const auto& [key, mirrored] : copies_) {
     const auto direction = static_cast<workload::CopyDirection>(std::get<2>(key));
-    for (const int64_t gpu : list_of(mirrored))
+    for (const int64_t gpu : list_of(mirrored)) {
       out.push_back({Traffic::Kind::kCopy, {}, direction, {gpu}, std::get<3>(key)});
+    }
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #include "sim/engine/simgrid_transport.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include <simgrid/s4u.hpp>
@@ -85,14 +86,31 @@ void SimGridTransport::copy(int64_t rank, workload::CopyDirection direction, dou
 }
 
 void SimGridTransport::sends(const std::vector<std::pair<int64_t, int64_t>>& pairs, double bytes) {
-  std::vector<cost::CollectiveSchedule> schedules;
+  // The transfers with the same latency start together: one phase each, played as one schedule (on
+  // member side when it is large, which scales where thousands of lone transfers would not).
+  std::map<double, cost::CollectiveSchedule> by_latency;
   for (const auto& [src, dst] : pairs) {
     if (src == dst) continue;
-    schedules.push_back(
-        cost::plan_point_to_point(static_cast<int>(src), static_cast<int>(dst), bytes, model_));
+    cost::CollectiveSchedule one =
+        cost::plan_point_to_point(static_cast<int>(src), static_cast<int>(dst), bytes, model_);
+    auto [it, first] = by_latency.try_emplace(one.phases.front().latency_s, one);
+    if (first) continue;
+    cost::CollectiveSchedule& merged = it->second;
+    merged.phases.front().flows.push_back(one.phases.front().flows.front());
+    merged.members.insert(merged.members.end(), one.members.begin(), one.members.end());
   }
-  flows_ += schedules.size();
-  runner_->run_together(schedules);
+  std::vector<sg4::ActorPtr> groups;
+  for (auto& entry : by_latency) {
+    cost::CollectiveSchedule& schedule = entry.second;
+    std::sort(schedule.members.begin(), schedule.members.end());
+    schedule.members.erase(std::unique(schedule.members.begin(), schedule.members.end()),
+                           schedule.members.end());
+    flows_ += schedule.phases.front().flows.size();
+    groups.push_back(
+        sg4::Actor::create("sends", sg4::this_actor::get_host(),
+                           [this, &schedule, tag = next_tag_++] { runner_->run(schedule, tag); }));
+  }
+  for (const sg4::ActorPtr& group : groups) group->join();
 }
 
 void SimGridTransport::copies(const std::vector<int64_t>& gpus, workload::CopyDirection direction,

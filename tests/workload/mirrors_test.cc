@@ -2,6 +2,7 @@
 // simulated ranks' own communication, the mirrors are exactly the whole job's.
 #include "sim/workload/mirrors.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -9,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "sim/workload/builder.h"
 #include "sim/workload/simulated_ranks.h"
 #include "tests/workload/workload_test_util.h"
 
@@ -78,8 +80,9 @@ void expect_mirrors_complete(const config::Scenario& s) {
   for (const auto& [call, count] : collapsed.sends) {
     const auto [src, dst, bytes] = call;
     played_sends.push_back(call);
-    for (const Mirror<RankPair>& twin : mirrors.sends(src, dst))
+    for (const Mirror<RankPair>& twin : mirrors.sends(src, dst)) {
       played_sends.emplace_back(twin.of.src, twin.of.dst, bytes);
+    }
   }
   std::set<CollectiveCall> full_collectives;
   for (const auto& [call, count] : full.collectives) full_collectives.insert(call);

@@ -51,7 +51,8 @@ std::vector<CheckRow> check_analytic(const SweepFile& sweep, const std::vector<c
         ::signal(SIGTERM, SIG_DFL);
         const json analytic = evaluate_point(sweep, *points[i], {Mode::kAnalytic, simulation.network});
         const json simulated =
-            evaluate_point(sweep, *points[i], {Mode::kSimulate, simulation.network, simulation.full});
+            evaluate_point(sweep, *points[i],
+                           {Mode::kSimulate, simulation.network, simulation.full, simulation.all_traffic});
         return json{{"analytic", analytic}, {"simulated", simulated}};
       },
       [&](size_t i, IsolatedResult r) {

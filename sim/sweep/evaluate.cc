@@ -89,6 +89,7 @@ std::string run_command(const SweepFile& sweep, const Point& point, const Evalua
   for (const Setting& s : point.settings(sweep)) out += fmt::format(" --set {}={}", s.key, s.value);
   if (options.network == engine::NetworkModel::kIdeal) out += " --network ideal";
   if (options.full) out += " --full";
+  if (options.all_traffic) out += " --all-traffic";
   return out + " --format json";
 }
 
@@ -116,6 +117,8 @@ json evaluate_point(const SweepFile& sweep, const Point& point, const EvaluateOp
       engine::RunOptions run_options;
       run_options.network = options.network;
       run_options.engine.full = options.full;
+      run_options.engine.mirror =
+          options.all_traffic ? engine::MirrorMode::kCoupled : engine::MirrorMode::kNone;
       const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(scenario, run_options);
       result = report::make_run_report(scenario, *run,
                                        {command, engine::to_string(options.network), options.full, 1});

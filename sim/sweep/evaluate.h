@@ -33,6 +33,9 @@ struct EvaluateOptions {
   // Simulate every rank instead of one per symmetry class (kSimulate only): the traffic of every
   // replica then shares the fabric, which a what-if on it (tapering, ECMP) needs to show.
   bool full = false;
+  // One rank per symmetry class with every rank's traffic on the network (kSimulate only; `trainsim run
+  // --all-traffic`, engine::MirrorMode::kCoupled): the same what-ifs at a fraction of full's cost.
+  bool all_traffic = false;
 };
 
 // "simulated" / "analytic".

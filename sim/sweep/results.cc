@@ -27,12 +27,16 @@ json SweepManifest::to_json() const {
           {"mode", mode},
           {"network", network},
           {"full", full},
+          {"all_traffic", all_traffic},
           {"shard", {{"index", shard_index}, {"count", shard_count}}}};
 }
 
 std::string SweepManifest::evaluation() const {
   if (mode == "analytic") return mode;
-  return fmt::format("{} ({} network{})", mode, network, full ? ", every rank" : "");
+  return fmt::format("{} ({} network{})", mode, network,
+                     full          ? ", every rank"
+                     : all_traffic ? ", every rank's traffic"
+                                   : "");
 }
 
 SweepManifest SweepManifest::from_json(const json& j, const std::string& source) {
@@ -45,7 +49,8 @@ SweepManifest SweepManifest::from_json(const json& j, const std::string& source)
     m.points = j.at("points").get<size_t>();
     m.mode = j.at("mode").get<std::string>();
     m.network = j.at("network").get<std::string>();
-    m.full = j.value("full", false);  // absent from manifests written before sweep --full
+    m.full = j.value("full", false);                // absent from manifests written before sweep --full
+    m.all_traffic = j.value("all_traffic", false);  // and before sweep --all-traffic
     m.shard_index = j.at("shard").at("index").get<size_t>();
     m.shard_count = j.at("shard").at("count").get<size_t>();
     return m;

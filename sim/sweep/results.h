@@ -38,11 +38,13 @@ struct SweepManifest {
   size_t points = 0;  // in the whole sweep, every shard together
   std::string mode;   // "simulated" | "analytic"
   std::string network;
-  bool full = false;  // simulated with every rank (sweep --full)
+  bool full = false;         // simulated with every rank (sweep --full)
+  bool all_traffic = false;  // simulated with every rank's traffic (sweep --all-traffic)
   size_t shard_index = 0, shard_count = 1;
 
   // How the points were evaluated, as messages say it: "analytic", "simulated (simgrid network)",
-  // "simulated (simgrid network, every rank)". Results evaluated differently do not mix.
+  // "simulated (simgrid network, every rank)", "simulated (simgrid network, every rank's traffic)".
+  // Results evaluated differently do not mix.
   std::string evaluation() const;
 
   nlohmann::json to_json() const;

@@ -24,6 +24,7 @@ SweepManifest manifest_of(const SweepFile& sweep, const ExpandedSweep& expanded,
   m.mode = mode_name(o.evaluate.mode);
   m.network = o.evaluate.mode == Mode::kAnalytic ? "analytic" : engine::to_string(o.evaluate.network);
   m.full = o.evaluate.mode == Mode::kSimulate && o.evaluate.full;
+  m.all_traffic = o.evaluate.mode == Mode::kSimulate && o.evaluate.all_traffic;
   m.shard_index = o.shard_index;
   m.shard_count = o.shard_count;
   return m;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of `trainsim sweep` and `trainsim merge` on a small sweep file.
 #   sweep_cli_test.sh CHECK TRAINSIM SWEEP.yaml
-# CHECK: jobs | resume | kill | shards | statuses | refusals | same_as_run | check | full
+# CHECK: jobs | resume | kill | shards | statuses | refusals | same_as_run | check | full | all_traffic
 set -euo pipefail
 
 check=$1
@@ -197,6 +197,36 @@ EOF
     rc=$?
     set -e
     [[ $rc == 2 ]] || fail "--full beside --analytic was accepted (exit $rc)"
+    ;;
+
+  all_traffic)
+    # --all-traffic: one rank per class with every rank's traffic (SimGrid network), recorded like
+    # --full and never mixed with other results; refused beside --full and on the ideal network.
+    "$trainsim" sweep "$sweep" --out "$work/out" --jobs 2 --all-traffic -q
+    python3 - "$work/out" <<'EOF2'
+import json, sys
+manifest = json.load(open(sys.argv[1] + "/sweep.json"))
+assert manifest["all_traffic"] is True and manifest["full"] is False, manifest
+for line in open(sys.argv[1] + "/results.jsonl"):
+    r = json.loads(line)
+    if r["status"] not in ("ok", "infeasible"):
+        continue
+    assert r["provenance"]["command_line"].endswith(" --all-traffic --format json"), r["provenance"]
+EOF2
+    set +e
+    "$trainsim" sweep "$sweep" --out "$work/out" --resume -q 2>"$work/log"
+    rc=$?
+    set -e
+    [[ $rc == 3 ]] && grep -q "holds simulated (simgrid network, every rank's traffic) results, this run is simulated (simgrid network)" "$work/log" ||
+      fail "plain collapsed results were mixed with --all-traffic ones (exit $rc): $(cat "$work/log")"
+    for refused in "--full" "--network ideal"; do
+      set +e
+      # shellcheck disable=SC2086
+      "$trainsim" sweep "$sweep" --out "$work/never" --all-traffic $refused -q 2>"$work/log"
+      rc=$?
+      set -e
+      [[ $rc == 2 ]] || fail "--all-traffic beside $refused was accepted (exit $rc)"
+    done
     ;;
 
   *)

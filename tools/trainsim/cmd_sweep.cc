@@ -50,6 +50,7 @@ struct SweepArgs {
   int jobs = 1;
   bool analytic = false;
   bool full = false;
+  bool all_traffic = false;
   size_t check_analytic = 0;
   uint64_t seed = 1;
   bool resume = false;
@@ -90,6 +91,12 @@ void list_points(const sweep::ExpandedSweep& expanded) {
 }
 
 int run(const SweepArgs& args, const Context& context) {
+  if (args.all_traffic && args.network == "ideal") {
+    spdlog::error(
+        "--all-traffic: the ideal network has no contention, so other ranks' traffic changes "
+        "nothing there; use --network simgrid");
+    return kExitUsage;
+  }
   const sweep::SweepFile file = sweep::load_sweep(args.file);
   const sweep::ExpandedSweep expanded = sweep::expand(file);
   if (args.list) {
@@ -102,6 +109,7 @@ int run(const SweepArgs& args, const Context& context) {
   options.evaluate.mode = args.analytic ? sweep::Mode::kAnalytic : sweep::Mode::kSimulate;
   options.evaluate.network = engine::network_model(args.network);
   options.evaluate.full = args.full;
+  options.evaluate.all_traffic = args.all_traffic;
   options.resume = args.resume;
   if (!args.shard.empty()) std::tie(options.shard_index, options.shard_count) = parse_shard(args.shard);
   options.time_limit_per_point_s = args.time_limit_per_point_s;
@@ -111,7 +119,10 @@ int run(const SweepArgs& args, const Context& context) {
       expanded.points.size(), expanded.combinations, expanded.combinations - expanded.points.size(),
       options.shard_count > 1 ? fmt::format(", shard {}/{}", options.shard_index, options.shard_count) : "",
       args.analytic ? "closed form"
-                    : fmt::format("simulated ({} network{})", args.network, args.full ? ", every rank" : ""),
+                    : fmt::format("simulated ({} network{})", args.network,
+                                  args.full          ? ", every rank"
+                                  : args.all_traffic ? ", every rank's traffic"
+                                                     : ""),
       options.jobs);
 
   const StopOnSignal stop_on_signal;
@@ -166,6 +177,11 @@ void register_sweep(CLI::App& app, Context& context) {
          "--full", args->full,
          "Simulate every rank instead of one per symmetry class (every replica's traffic on the fabric)")
       ->excludes("--analytic");
+  cmd->add_flag("--all-traffic", args->all_traffic,
+                "Simulate one rank per symmetry class with every rank's traffic on the network (as trainsim "
+                "run --all-traffic: what --full shows of a contended fabric, at a fraction of its time)")
+      ->excludes("--analytic")
+      ->excludes("--full");
   cmd->add_option("--check-analytic", args->check_analytic,
                   "Afterwards, estimate and simulate K drawn points and print how far apart they are")
       ->type_name("K");

@@ -114,18 +114,20 @@ class Simulation {
   void transfer_async(RankState* sender, OpId send, double send_issued, RankState* receiver, OpId recv,
                       double recv_issued, int64_t src, int64_t dst, double bytes, int iteration);
   const GroupInfo& group(JobState& job, workload::GroupId id);
-  // Starts an actor for each non-empty list of `mirrored`, on `host`, that runs play(list), and
-  // returns the in-step list's.
+  // Mirrored traffic (MirrorTraffic): an op ends for the simulated rank once its mirrors in step
+  // have ended too (those ranks meet it in every layer, so the slowest of them holds it back there,
+  // as a straggler holds back its stage); the other mirrors run on an actor of their own.
+  //
+  // Starts the other mirrors of an op: an actor on `host` that runs play(others), if any.
   template <class T, class Play>
-  std::vector<sg4::ActorPtr> start_mirrored(const Mirrored<T>& mirrored, sg4::Host* host, Play play);
-  // Starts what mirrors op `op` of `rs`, a collective or a copy (MirrorTraffic), and returns the
-  // actors to wait for: those of the mirrors in step with it; none without mirrors.
-  std::vector<sg4::ActorPtr> start_mirrors(const RankState& rs, const Op& op);
-  // The same for the sends that mirror a send of `bytes` from rank `src` to `dst` of `job`.
-  std::vector<sg4::ActorPtr> start_mirrored_sends(const JobState& job, int64_t src, int64_t dst,
-                                                  double bytes);
-  // An op ends for the simulated rank once its mirrors in step have ended too: those ranks meet it in
-  // every layer, so the slowest of them holds it back there, as a straggler holds back its stage.
+  void start_others(const Mirrored<T>& mirrored, sg4::Host* host, Play play);
+  // Starts the mirrors of collective `op` of `rs`, an actor per group, and returns the in-step
+  // groups' actors.
+  std::vector<sg4::ActorPtr> start_mirrored_collectives(const RankState& rs, const Op& op);
+  // Blocking: `rs`'s copy `op` together with its mirrors in step (one call).
+  void copy_with_mirrors(const RankState& rs, const Op& op);
+  // Blocking: job's send of `bytes` from rank `src` to `dst` together with its mirrors in step.
+  void send_with_mirrors(const JobState& job, int64_t src, int64_t dst, double bytes);
   static void join(const std::vector<sg4::ActorPtr>& actors) {
     for (const sg4::ActorPtr& actor : actors) actor->join();
   }
@@ -168,47 +170,63 @@ const GroupInfo& Simulation::group(JobState& job, workload::GroupId id) {
 }
 
 template <class T, class Play>
-std::vector<sg4::ActorPtr> Simulation::start_mirrored(const Mirrored<T>& mirrored, sg4::Host* host,
-                                                      Play play) {
-  std::vector<sg4::ActorPtr> in_step;
-  for (const std::vector<T>* list : {&mirrored.in_step, &mirrored.others}) {
-    if (list->empty()) continue;
-    sg4::ActorPtr actor = sg4::Actor::create("mirror", host, [list, play] { play(*list); });
-    if (list == &mirrored.in_step) in_step.push_back(std::move(actor));
-  }
-  return in_step;
+void Simulation::start_others(const Mirrored<T>& mirrored, sg4::Host* host, Play play) {
+  if (mirrored.others.empty()) return;
+  sg4::Actor::create("mirror", host, [list = &mirrored.others, play] { play(*list); });
 }
 
-std::vector<sg4::ActorPtr> Simulation::start_mirrors(const RankState& rs, const Op& op) {
+std::vector<sg4::ActorPtr> Simulation::start_mirrored_collectives(const RankState& rs, const Op& op) {
   if (!mirrors_) return {};
   sg4::Host* host = transport_.host_of(rs.gpu);
-  const double bytes = op.bytes;
-  if (op.kind == OpKind::kCopy) {
-    return start_mirrored(mirrors_->copies(rs.job->index, rs.rank, op), host,
-                          [this, direction = op.copy.direction, bytes](const std::vector<int64_t>& gpus) {
-                            transport_.copies(gpus, direction, bytes);
-                          });
-  }
-  // A collective per group, all at once.
-  return start_mirrored(
-      mirrors_->collectives(rs.job->index, op), host,
-      [this, host, kind = op.collective.kind, bytes](const std::vector<MirrorTraffic::Gpus>& groups) {
-        std::vector<sg4::ActorPtr> each;
-        each.reserve(groups.size());
-        for (const MirrorTraffic::Gpus& gpus : groups) {
-          each.push_back(sg4::Actor::create(
-              "mirror", host, [this, kind, &gpus, bytes] { transport_.collective(kind, gpus, bytes); }));
-        }
-        join(each);
-      });
+  const auto start_each = [this, host, kind = op.collective.kind,
+                           bytes = op.bytes](const std::vector<MirrorTraffic::Gpus>& groups) {
+    std::vector<sg4::ActorPtr> each;
+    each.reserve(groups.size());
+    for (const MirrorTraffic::Gpus& gpus : groups) {
+      each.push_back(sg4::Actor::create(
+          "mirror", host, [this, kind, &gpus, bytes] { transport_.collective(kind, gpus, bytes); }));
+    }
+    return each;
+  };
+  const Mirrored<MirrorTraffic::Gpus>& mirrored = mirrors_->collectives(rs.job->index, op);
+  start_others(mirrored, host,
+               [start_each](const std::vector<MirrorTraffic::Gpus>& groups) { join(start_each(groups)); });
+  return start_each(mirrored.in_step);
 }
 
-std::vector<sg4::ActorPtr> Simulation::start_mirrored_sends(const JobState& job, int64_t src, int64_t dst,
-                                                            double bytes) {
-  if (!mirrors_) return {};
-  return start_mirrored(
-      mirrors_->sends(job.index, src, dst, bytes), transport_.host_of(job.gpu_of(src)),
+void Simulation::copy_with_mirrors(const RankState& rs, const Op& op) {
+  if (!mirrors_) {
+    transport_.copy(rs.gpu, op.copy.direction, op.bytes);
+    return;
+  }
+  const Mirrored<int64_t>& mirrored = mirrors_->copies(rs.job->index, rs.rank, op);
+  start_others(mirrored, transport_.host_of(rs.gpu),
+               [this, direction = op.copy.direction, bytes = op.bytes](const std::vector<int64_t>& gpus) {
+                 transport_.copies(gpus, direction, bytes);
+               });
+  std::vector<int64_t> gpus{rs.gpu};
+  gpus.insert(gpus.end(), mirrored.in_step.begin(), mirrored.in_step.end());
+  transport_.copies(gpus, op.copy.direction, op.bytes);
+}
+
+void Simulation::send_with_mirrors(const JobState& job, int64_t src, int64_t dst, double bytes) {
+  const int64_t src_gpu = job.gpu_of(src);
+  const int64_t dst_gpu = job.gpu_of(dst);
+  if (!mirrors_) {
+    transport_.send(src_gpu, dst_gpu, bytes);
+    return;
+  }
+  const Mirrored<MirrorTraffic::GpuPair>& mirrored = mirrors_->sends(job.index, src, dst, bytes);
+  start_others(
+      mirrored, transport_.host_of(src_gpu),
       [this, bytes](const std::vector<MirrorTraffic::GpuPair>& pairs) { transport_.sends(pairs, bytes); });
+  if (mirrored.in_step.empty()) {
+    transport_.send(src_gpu, dst_gpu, bytes);
+    return;
+  }
+  std::vector<MirrorTraffic::GpuPair> pairs{{src_gpu, dst_gpu}};
+  pairs.insert(pairs.end(), mirrored.in_step.begin(), mirrored.in_step.end());
+  transport_.sends(pairs, bytes);
 }
 
 void Simulation::end_iteration(RankState& rs, int iteration, double now) {
@@ -287,7 +305,7 @@ double Simulation::run_collective(RankState& rs, const Op& op, int iteration) {
   rs.collectives_in_flight.change(1, sg4::Engine::get_clock());
   if (static_cast<int>(instance.members.size()) == instance.expected) {
     instance.launch_s = sg4::Engine::get_clock();
-    const std::vector<sg4::ActorPtr> mirrors = start_mirrors(rs, op);
+    const std::vector<sg4::ActorPtr> mirrors = start_mirrored_collectives(rs, op);
     transport_.collective(op.collective.kind, info.gpus, op.bytes);
     join(mirrors);
     for (RankState* member : instance.members)
@@ -307,13 +325,9 @@ void Simulation::transfer_async(RankState* sender, OpId send, double send_issued
                                 OpId recv, double recv_issued, int64_t src, int64_t dst, double bytes,
                                 int iteration) {
   const JobState& job = sender != nullptr ? *sender->job : *receiver->job;
-  const int64_t src_gpu = job.gpu_of(src);
-  const int64_t dst_gpu = job.gpu_of(dst);
-  sg4::Actor::create("p2p", transport_.host_of(src_gpu), [=, this, &job] {
+  sg4::Actor::create("p2p", transport_.host_of(job.gpu_of(src)), [=, this, &job] {
     const double launch = sg4::Engine::get_clock();
-    const std::vector<sg4::ActorPtr> mirrors = start_mirrored_sends(job, src, dst, bytes);
-    transport_.send(src_gpu, dst_gpu, bytes);
-    join(mirrors);
+    send_with_mirrors(job, src, dst, bytes);
     if (sender != nullptr) finish(*sender, send, iteration, send_issued, launch);
     if (receiver != nullptr) finish(*receiver, recv, iteration, recv_issued, launch);
     // A mirrored receive waiting for this (unsimulated peer's) send.
@@ -397,12 +411,9 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
       break;
     case OpKind::kStreamWait:  // ordering only: its predecessors are done
       break;
-    case OpKind::kCopy: {
-      const std::vector<sg4::ActorPtr> mirrors = start_mirrors(rs, op);
-      transport_.copy(rs.gpu, op.copy.direction, op.bytes);
-      join(mirrors);
+    case OpKind::kCopy:
+      copy_with_mirrors(rs, op);
       break;
-    }
     case OpKind::kCollective:
       launch = run_collective(rs, op, iteration);
       break;

@@ -99,16 +99,21 @@ void SimGridTransport::sends(const std::vector<std::pair<int64_t, int64_t>>& pai
     merged.phases.front().flows.push_back(one.phases.front().flows.front());
     merged.members.insert(merged.members.end(), one.members.begin(), one.members.end());
   }
-  std::vector<sg4::ActorPtr> groups;
   for (auto& entry : by_latency) {
-    cost::CollectiveSchedule& schedule = entry.second;
-    std::sort(schedule.members.begin(), schedule.members.end());
-    schedule.members.erase(std::unique(schedule.members.begin(), schedule.members.end()),
-                           schedule.members.end());
-    flows_ += schedule.phases.front().flows.size();
-    groups.push_back(
-        sg4::Actor::create("sends", sg4::this_actor::get_host(),
-                           [this, &schedule, tag = next_tag_++] { runner_->run(schedule, tag); }));
+    std::vector<int>& members = entry.second.members;
+    std::sort(members.begin(), members.end());
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    flows_ += entry.second.phases.front().flows.size();
+  }
+  if (by_latency.size() == 1) {
+    runner_->run(by_latency.begin()->second, next_tag_++);
+    return;
+  }
+  std::vector<sg4::ActorPtr> groups;
+  for (const auto& entry : by_latency) {
+    groups.push_back(sg4::Actor::create(
+        "sends", sg4::this_actor::get_host(),
+        [this, &schedule = entry.second, tag = next_tag_++] { runner_->run(schedule, tag); }));
   }
   for (const sg4::ActorPtr& group : groups) group->join();
 }

@@ -2,6 +2,7 @@
 # (relative) on a contended fabric, where a plain collapsed run, whose links carry the simulated
 # ranks' traffic only, must miss it by more than MISS (so the fabric does make the other ranks'
 # traffic matter). SETS: the --set overrides, separated by ';'.
+include(${CMAKE_CURRENT_LIST_DIR}/microseconds.cmake)
 set(args)
 foreach(s IN LISTS SETS)
   list(APPEND args --set ${s})
@@ -23,11 +24,7 @@ foreach(mode collapsed all full)
 endforeach()
 # CMake has no floating-point arithmetic: compare in micro-seconds as integers.
 foreach(mode collapsed all full)
-  string(REGEX REPLACE "^([0-9]+)\\.([0-9]*)$" "\\1;\\2" parts "${${mode}}")
-  list(GET parts 0 whole)
-  list(GET parts 1 fraction)
-  string(SUBSTRING "${fraction}000000" 0 6 fraction)
-  math(EXPR ${mode}_us "${whole} * 1000000 + 1${fraction} - 1000000")
+  microseconds(${mode}_us "${${mode}}")
 endforeach()
 math(EXPR allowed "${full_us} * ${TOLERANCE_PERMILLE} / 1000")
 math(EXPR missing "${full_us} * ${MISS_PERMILLE} / 1000")

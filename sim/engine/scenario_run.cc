@@ -42,14 +42,15 @@ Prepared prepare(const config::Scenario& scenario, const RunOptions& options) {
   }
   p.compute = std::make_unique<cost::ComputeModel>(scenario.cluster.hardware, &run.warnings);
   workload::warn_without_runtime_memory(scenario.cluster.hardware, run.warnings);
-  // Some ranks stand for others.
+  // Some ranks stand for others; without mirrored traffic, their traffic is missing too.
   const bool collapsed = plan.world_size() > static_cast<int64_t>(run.ranks.size());
+  const bool partial_traffic = collapsed && options.engine.mirror == MirrorMode::kNone;
   if (options.network == NetworkModel::kIdeal) {
     run.warnings.add(
         "network-ideal",
         "network model: ideal (contention-free alpha-beta per tier; no congestion, no NIC or PCIe "
         "sharing)");
-  } else if (collapsed && options.engine.mirror == MirrorMode::kNone) {
+  } else if (partial_traffic) {
     run.warnings.add(
         "network-collapsed",
         "collapsed run: only the simulated ranks' collectives load the network; traffic of other "
@@ -72,7 +73,7 @@ Prepared prepare(const config::Scenario& scenario, const RunOptions& options) {
           fmt::format("fabric.routing {} has no effect on the ideal network (no links are shared, "
                       "so no flows collide); --network simgrid models the collisions",
                       to_string(routing)));
-    } else if (collapsed && options.engine.mirror == MirrorMode::kNone) {
+    } else if (partial_traffic) {
       run.warnings.add(
           "routing-collapsed",
           fmt::format("collapsed run with routing {}: flows collide only with the simulated ranks' "
@@ -81,7 +82,7 @@ Prepared prepare(const config::Scenario& scenario, const RunOptions& options) {
                       to_string(routing)));
     }
   }
-  if (collapsed && options.engine.mirror == MirrorMode::kNone && !scenario.stragglers.slow_nics.empty()) {
+  if (partial_traffic && !scenario.stragglers.slow_nics.empty()) {
     run.warnings.add("slow-nics-collapsed",
                      "collapsed run with slow NICs: the simulated ranks are the replica through the slowest "
                      "node's NICs, and other slow nodes carry only the simulated ranks' traffic; "

@@ -44,18 +44,18 @@ class Transport {
   virtual void copy(int64_t rank, workload::CopyDirection direction, double bytes) = 0;
 
   // Mirrored traffic (engine.h, EngineOptions::mirror): what a collapsed run plays for the ranks it
-  // does not simulate. These default to a contention-free network, where such traffic changes nothing.
+  // does not simulate, and the simulated rank's own send or copy with it.
   //
   // Which of `candidates` may share a link with `anchors`, directly or through other candidates: the
   // only ones whose flows can change the anchors' rates (max-min sharing couples flows through
-  // common links alone). Call after build_platform. Default: none.
+  // common links alone). Call after build_platform. Default (a contention-free network): none.
   virtual std::vector<bool> coupled(const std::vector<Traffic>& anchors,
                                     const std::vector<Traffic>& candidates);
   // The sends of `bytes` from first to second of each pair, all at once, as send() plays one;
-  // returns when every one has arrived. Blocks the caller. Default: returns at once.
+  // returns when every one has arrived. Blocks the caller. Default: send() on an actor per pair.
   virtual void sends(const std::vector<std::pair<int64_t, int64_t>>& pairs, double bytes);
   // The copies of `bytes` of every GPU of `gpus` at once, as copy() plays one. Blocks the caller.
-  // Default: returns at once.
+  // Default: copy() on an actor per GPU.
   virtual void copies(const std::vector<int64_t>& gpus, workload::CopyDirection direction, double bytes);
 };
 

@@ -54,8 +54,8 @@ class Mirrors {
   // The number of translations (tp x sp x dp), and where translation `t` takes `rank`.
   int64_t translations() const;
   int64_t translate(int64_t rank, int64_t t) const;
-  // Whether translation `t` keeps `rank` in step with itself.
-  bool in_step(int64_t rank, int64_t t) const;
+  // Per dp coordinate, whether the ranks there are in step with `rank` (its expert group's).
+  std::vector<bool> in_step_dps(int64_t rank) const;
 
   const ParallelPlan& plan_;
 };

@@ -22,7 +22,6 @@ foreach(mode collapsed all full)
   string(REGEX MATCH "\n[^,]*,[^,]*,([^,]*)," row "${out}")
   set(${mode} ${CMAKE_MATCH_1})
 endforeach()
-# CMake has no floating-point arithmetic: compare in micro-seconds as integers.
 foreach(mode collapsed all full)
   microseconds(${mode}_us "${${mode}}")
 endforeach()

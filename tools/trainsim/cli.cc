@@ -51,6 +51,14 @@ void add_jobs_option(CLI::App* cmd, int& jobs, std::string_view what) {
       ->check(CLI::Range(1, 4096));
 }
 
+bool refuse_all_traffic(bool all_traffic, const std::string& network) {
+  if (!all_traffic || network != "ideal") return false;
+  spdlog::error(
+      "--all-traffic: the ideal network has no contention, so other ranks' traffic changes nothing there; "
+      "use --network simgrid");
+  return true;
+}
+
 void ScenarioArgs::add_to(CLI::App* cmd) {
   cmd->add_option("SCENARIO", file, "Scenario YAML file")->required();
   cmd->add_option("--set", overrides, "Override a scenario key: --set parallelism.tp=4 (repeatable)")

@@ -57,6 +57,9 @@ int all_cores();
 // -j,--jobs on `cmd`: how many `what` run at once, each in its own process (1 to 4096; default all
 // cores).
 void add_jobs_option(CLI::App* cmd, int& jobs, std::string_view what);
+// Whether --all-traffic is asked for on the ideal network, where it would change nothing; logs why
+// it is refused.
+bool refuse_all_traffic(bool all_traffic, const std::string& network);
 
 // Configures the stderr logger: -1 errors only, 0 warnings and info, 1 debug, 2+ trace. The level
 // can also come from SPDLOG_LEVEL.

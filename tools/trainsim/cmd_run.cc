@@ -102,12 +102,7 @@ int run(const RunArgs& args, const Context& context) {
     spdlog::error("--trace-ranks: {}", why);
     return kExitUsage;
   }
-  if (args.all_traffic && args.network == "ideal") {
-    spdlog::error(
-        "--all-traffic: the ideal network has no contention, so other ranks' traffic changes "
-        "nothing there; use --network simgrid");
-    return kExitUsage;
-  }
+  if (refuse_all_traffic(args.all_traffic, args.network)) return kExitUsage;
   if (const std::string why = unrecordable_links(s, args); !why.empty()) {
     spdlog::error("--links: {}", why);
     return kExitUsage;

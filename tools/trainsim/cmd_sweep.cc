@@ -91,12 +91,7 @@ void list_points(const sweep::ExpandedSweep& expanded) {
 }
 
 int run(const SweepArgs& args, const Context& context) {
-  if (args.all_traffic && args.network == "ideal") {
-    spdlog::error(
-        "--all-traffic: the ideal network has no contention, so other ranks' traffic changes "
-        "nothing there; use --network simgrid");
-    return kExitUsage;
-  }
+  if (refuse_all_traffic(args.all_traffic, args.network)) return kExitUsage;
   const sweep::SweepFile file = sweep::load_sweep(args.file);
   const sweep::ExpandedSweep expanded = sweep::expand(file);
   if (args.list) {

@@ -87,7 +87,7 @@ void tensor_parallel(const StageView& v, Collector& c) {
     }
     const double norms = static_cast<double>(workload::stage_layer_sum(s, v.layout, v.stage,
                                                                        &workload::LayerParams::replicated)) +
-                         (v.head ? static_cast<double>(s.hidden * (s.norm_bias ? 2 : 1)) : 0.0);
+                         (v.head ? static_cast<double>(workload::norm_params(s)) : 0.0);
     c.add(CommKind::kAllReduce, GroupKind::kTp, 1, norms * s.grad_bytes, "sequence-parallel norm gradients");
   } else {
     // Two all-reduces per block (one more with full recompute); an MLA block with a query latent
@@ -237,7 +237,8 @@ void data_parallel(const StageView& v, Collector& c) {
       break;
     case 3: {
       const bool regather = s.tied_embeddings && s.pp == 1;  // the LM head gathers the embedding again
-      const double gathered = params + (regather ? static_cast<double>(s.vocab_local) * s.hidden : 0.0);
+      const double gathered = params + (regather ? static_cast<double>(s.vocab_local) * s.hidden : 0.0) -
+                              static_cast<double>(workload::zero3_persistent_params(s, v.layout, v.stage));
       // Gathers per iteration (zero3.h): once under pipelining, else per micro-batch for the forward
       // and, when resharded after it, again for the backward; gradients reduced once or per micro-batch.
       const double gathers = s.zero3_per_iteration() ? 1 : (s.reshard_after_forward ? 2 : 1) * v.g;

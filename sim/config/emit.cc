@@ -115,6 +115,12 @@ void emit_parallelism(YAML::Emitter& out, const Scenario& s, Defaults defaults) 
   if (p.zero_stage == 3) {
     framework_key(out, s, defaults, "reshard_after_forward", p.reshard_after_forward.has_value(),
                   s.reshard_after_forward() ? "true" : "false");
+    framework_key(out, s, defaults, "zero3_gather_bucket", p.zero3_gather_bucket_bytes.has_value(),
+                  std::isinf(s.zero3_gather_bucket_bytes())
+                      ? std::string("one per unit")
+                      : format_quantity(s.zero3_gather_bucket_bytes(), QuantityKind::kBytes));
+    framework_key(out, s, defaults, "zero3_persistence_threshold", p.zero3_persistence_threshold.has_value(),
+                  format_count(s.zero3_persistence_threshold()));
   }
   out << YAML::Key << "tp_comm_overlap" << YAML::Value << p.tp_comm_overlap;
   if (p.tp > 1) out << YAML::Key << "async_tp_reduce" << YAML::Value << p.async_tp_reduce;

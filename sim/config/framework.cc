@@ -78,6 +78,40 @@ double Scenario::dp_bucket_bytes() const {
   return 25 * kMiB;
 }
 
+double Scenario::zero3_gather_bucket_bytes() const {
+  if (parallelism.zero3_gather_bucket_bytes) return *parallelism.zero3_gather_bucket_bytes;
+  switch (framework) {
+    case Framework::kDeepSpeed:
+    case Framework::kMegatronDeepSpeed:
+      // Stage 3 all-gathers the parameters of the submodule in use, then prefetches the next ones in
+      // the trace until stage3_prefetch_bucket_size elements (5e7) are in flight, each batch one
+      // coalesced all-gather (deepspeed/runtime/zero/config.py; partitioned_param_coordinator.py,
+      // fetch_sub_module).
+      return 5e7 * dtype_bytes(storage_dtype(training.dtype));
+    case Framework::kTorchtitan:  // fully_shard per transformer block: one all-gather per unit
+    case Framework::kGeneric:
+    case Framework::kMegatronLm:
+    case Framework::kNemo:
+      return std::numeric_limits<double>::infinity();
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+int64_t Scenario::zero3_persistence_threshold() const {
+  if (parallelism.zero3_persistence_threshold) return *parallelism.zero3_persistence_threshold;
+  // DeepSpeed keeps parameters of fewer than stage3_param_persistence_threshold elements (1e5) whole
+  // on every rank (deepspeed/runtime/zero/config.py); FSDP shards every parameter of a unit.
+  return zero3_bucketed_reduce() ? 100000 : 0;
+}
+
+bool Scenario::zero3_bucketed_reduce() const {
+  // DeepSpeed stage 3 adds each gradient to its ipg bucket and reduce-scatters the bucket once the
+  // next gradient would take it past reduce_bucket_size, and at the end of every backward
+  // (deepspeed/runtime/zero/stage3.py, reduce_independent_p_g_buckets_and_remove_grads and
+  // independent_gradient_partition_epilogue); FSDP reduce-scatters each unit in its post-backward.
+  return framework == Framework::kDeepSpeed || framework == Framework::kMegatronDeepSpeed;
+}
+
 bool Scenario::reshard_after_forward() const {
   if (parallelism.reshard_after_forward) return *parallelism.reshard_after_forward;
   // torchtitan's fsdp_reshard_after_forward "default": "For PP, by default do not reshard after

@@ -139,6 +139,12 @@ struct Parallelism {
   // backward (FSDP's reshard_after_forward, DeepSpeed stage 3's release after each module), or keep
   // them from the forward to the backward.
   std::optional<bool> reshard_after_forward;
+  // ZeRO-3: the most parameter bytes one all-gather collects: a unit's parameter tensors, in the order
+  // of use, are coalesced into a call until it holds this many (DeepSpeed's prefetch bucket).
+  std::optional<double> zero3_gather_bucket_bytes;
+  // ZeRO-3: parameter tensors of fewer elements stay whole on every rank, never gathered (DeepSpeed's
+  // stage3_param_persistence_threshold).
+  std::optional<int64_t> zero3_persistence_threshold;
   // Tensor-parallel collectives overlap the GEMMs that consume or produce them (Transformer Engine's
   // userbuffers, `--tp-comm-overlap`; needs Megatron sequence parallelism when tp > 1).
   bool tp_comm_overlap = false;
@@ -282,6 +288,14 @@ struct Scenario {
   double dp_bucket_bytes() const;
   bool overlap_grad_reduce() const;
   bool reshard_after_forward() const;
+  // ZeRO-3's collective granularity. zero3_gather_bucket_bytes: the most parameter bytes one all-gather
+  // collects (+infinity: a whole unit per all-gather, as FSDP's fully_shard units); the tensors too
+  // small to be sharded (zero3_persistence_threshold elements; 0: none). Whether a unit's
+  // gradients join a reduction bucket of dp_bucket_bytes() (DeepSpeed stage 3's ipg bucket) rather than
+  // being reduce-scattered on their own (FSDP's post-backward per unit).
+  double zero3_gather_bucket_bytes() const;
+  int64_t zero3_persistence_threshold() const;
+  bool zero3_bucketed_reduce() const;
   // The attention kernel: model.attention, or for auto the framework's (never the parallel plan's, so
   // that plans are compared on one kernel).
   AttentionKernel attention_kernel() const;

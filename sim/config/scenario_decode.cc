@@ -285,6 +285,10 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   m.read("dp_bucket", out.dp_bucket_bytes, QuantityKind::kBytes, kPositiveReal);
   m.read("overlap_grad_reduce", out.overlap_grad_reduce);
   m.read("reshard_after_forward", out.reshard_after_forward);
+  m.read("zero3_gather_bucket", out.zero3_gather_bucket_bytes, QuantityKind::kBytes, kPositiveReal);
+  if (int64_t threshold = 0; m.read_count("zero3_persistence_threshold", threshold, kNonNegative)) {
+    out.zero3_persistence_threshold = threshold;
+  }
   m.read("tp_comm_overlap", out.tp_comm_overlap);
   m.read("async_tp_reduce", out.async_tp_reduce);
   m.read("ep_comm_overlap", out.ep_comm_overlap);

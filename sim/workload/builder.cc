@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <iterator>
+#include <numeric>
 #include <optional>
+#include <utility>
 
 #include "sim/workload/context.h"
 #include "sim/workload/errors.h"
@@ -36,24 +38,48 @@ OpId gather_pipeline_message(BuildContext& ctx, OpId received) {
                           ctx.shapes.hidden_norm_bytes(), Stream::kComm, {received});
 }
 
+// The all-gathers of a unit's tensors taken in order: each call adds the tensors that are sharded
+// until it holds the gather bucket (zero3.h).
+std::vector<int64_t> gather_calls(const RankShapes& s, const std::vector<int64_t>& tensors, bool backward) {
+  const double bucket_elements = s.zero3_gather_bucket_elements;
+  std::vector<int64_t> calls;
+  int64_t call = 0;
+  const auto add = [&](int64_t tensor) {
+    if (tensor < s.zero3_persistence_threshold) return;
+    call += tensor;
+    if (static_cast<double>(call) >= bucket_elements) calls.push_back(std::exchange(call, 0));
+  };
+  if (backward) {
+    std::for_each(tensors.rbegin(), tensors.rend(), add);
+  } else {
+    std::for_each(tensors.begin(), tensors.end(), add);
+  }
+  if (call > 0) calls.push_back(call);
+  return calls;
+}
+
 // The parameter uses ZeRO-3 will see, in the order the schedule runs them, with what each gathers,
 // frees and reduces (the policies of zero3.h).
 std::vector<ParamGatherer::Use> zero3_uses(const RankShapes& s, const StageLayout& layout, int64_t stage,
                                            const std::vector<PipelineStep>& steps) {
-  // The units of each model chunk in forward order (embedding, layers, head) and their sizes.
-  const int64_t per_layer = layer_params(s).total();  // ZeRO-3 is not modelled with experts
+  // The units of each model chunk in forward order (embedding, layers, head) and their tensors.
+  const std::vector<int64_t> per_layer = layer_tensors(s);
+  const int64_t final_norm = norm_params(s);
   std::vector<std::vector<int64_t>> chunk_units(layout.vpp);
-  std::vector<int64_t> elements;
+  std::vector<std::vector<int64_t>> tensors;
   for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
     const int64_t v = layout.virtual_stage(stage, chunk);
-    const auto add = [&](int64_t n) {
-      chunk_units[chunk].push_back(static_cast<int64_t>(elements.size()));
-      elements.push_back(n);
+    const auto add = [&](std::vector<int64_t> unit) {
+      chunk_units[chunk].push_back(static_cast<int64_t>(tensors.size()));
+      tensors.push_back(std::move(unit));
     };
-    if (layout.has_embedding(v)) add(embedding_unit_elements(s));
+    if (layout.has_embedding(v)) add({embedding_unit_elements(s)});
     for (int64_t l = 0; l < layout.layer_count[v]; ++l) add(per_layer);
-    if (layout.has_head(v)) add(head_unit_elements(s));
+    if (layout.has_head(v)) add({final_norm, head_unit_elements(s) - final_norm});
   }
+  std::vector<int64_t> elements;
+  for (const std::vector<int64_t>& unit : tensors) elements.push_back(std::reduce(unit.begin(), unit.end()));
+  const auto calls = [&](int64_t unit, bool backward) { return gather_calls(s, tensors[unit], backward); };
   std::vector<size_t> last_backward(layout.vpp, 0);
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].pass == Pass::kBackward || steps[i].pass == Pass::kInputGrad)
@@ -69,26 +95,37 @@ std::vector<ParamGatherer::Use> zero3_uses(const RankShapes& s, const StageLayou
     const std::vector<int64_t>& units = chunk_units[step.chunk];
     if (step.pass == Pass::kForward) {
       for (const int64_t u : units) {
-        uses.push_back({elements[u],
-                        false,
-                        u,
-                        !per_iteration || !held[u],
-                        !per_iteration && s.reshard_after_forward,
-                        {}});
+        const bool gather = !per_iteration || !held[u];
+        uses.push_back({.elements = elements[u],
+                        .backward = false,
+                        .unit = u,
+                        .gather = gather,
+                        .free_after = !per_iteration && s.reshard_after_forward,
+                        .reduce = {},
+                        .calls = gather ? calls(u, false) : std::vector<int64_t>{},
+                        .end_of_backward = false});
         held[u] = true;
       }
       continue;
     }
     for (auto it = units.rbegin(); it != units.rend(); ++it) {
-      ParamGatherer::Use use{elements[*it], true, *it, true, true, {}};
+      ParamGatherer::Use use{.elements = elements[*it],
+                             .backward = true,
+                             .unit = *it,
+                             .gather = true,
+                             .free_after = true,
+                             .reduce = {},
+                             .calls = {},
+                             .end_of_backward = std::next(it) == units.rend()};
       if (per_iteration) {
         use.gather = false;
         use.free_after = false;
-        if (i == last_backward[step.chunk] && std::next(it) == units.rend()) use.reduce = units;
+        if (i == last_backward[step.chunk] && use.end_of_backward) use.reduce = units;
       } else {
         use.gather = s.reshard_after_forward;
         use.reduce = {*it};
       }
+      if (use.gather) use.calls = calls(*it, true);
       uses.push_back(use);
     }
   }
@@ -208,7 +245,7 @@ void backward_step(BuildContext& ctx, const PipelineStep& step, StepInput in) {
 int64_t sequence_parallel_grad_elements(const RankShapes& s, const StageLayout& layout, int64_t stage) {
   int64_t elements = stage_layer_sum(s, layout, stage, &LayerParams::replicated);
   for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
-    if (layout.has_head(layout.virtual_stage(stage, chunk))) elements += s.hidden * (s.norm_bias ? 2 : 1);
+    if (layout.has_head(layout.virtual_stage(stage, chunk))) elements += norm_params(s);
   }
   return elements;
 }
@@ -398,7 +435,7 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
   std::optional<ParamGatherer> zero3;
   if (s.zero_stage == 3) {
     zero3.emplace(w, grad_group, s.act_bytes, s.grad_bytes, zero3_uses(s, layout, stage, steps),
-                  s.zero3_per_iteration());
+                  s.zero3_per_iteration(), s.zero3_reduce_bucket_elements);
   }
   const bool ring = s.scheme == config::SequenceParallel::kRing;
   BuildContext ctx{

@@ -131,7 +131,7 @@ OpId head_backward(BuildContext& ctx, int64_t micro_batch) {
   const OpId r = w.collective(OpLabel::kTpComm, reduce, GroupKind::kTp, s.hidden_bytes(), Stream::kComm,
                               {w.last(Stream::kCompute)});
   const OpId done = w.memory(OpLabel::kFinalNorm, 3 * s.hidden_norm_bytes(), {r});
-  gradients_done(ctx, done, s.hidden * (s.norm_bias ? 2 : 1));
+  gradients_done(ctx, done, norm_params(s));
   w.release(state.input, Stream::kCompute);
   if (ctx.zero3) ctx.zero3->release(done);
   return done;

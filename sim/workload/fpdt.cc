@@ -745,7 +745,7 @@ OpId fpdt_head_backward(BuildContext& ctx, int64_t micro_batch) {
   ctx.grads.produced(wgrad, owns_matrix ? s.vocab * s.hidden : 0);
   w.release(grad_weight, Stream::kCompute);
   const OpId done = w.memory(OpLabel::kFinalNorm, 3 * s.hidden_bytes());
-  ctx.grads.produced(done, s.hidden * (s.norm_bias ? 2 : 1));
+  ctx.grads.produced(done, norm_params(s));
   w.release(state.host_input, Stream::kCompute);
   w.release(state.input, Stream::kCompute);
   if (ctx.zero3) ctx.zero3->release(done);

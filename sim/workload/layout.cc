@@ -92,8 +92,39 @@ LayerParams layer_params(const RankShapes& s, bool moe) {
       p.fc2_bias = s.hidden;
     }
   }
-  p.norms = 2 * s.hidden * (s.norm_bias ? 2 : 1) + s.q_lora_rank + s.kv_lora_rank;
+  p.norms = 2 * norm_params(s) + s.q_lora_rank + s.kv_lora_rank;
   return p;
+}
+
+int64_t norm_params(const RankShapes& s) { return s.hidden * (s.norm_bias ? 2 : 1); }
+
+std::vector<int64_t> layer_tensors(const RankShapes& s) {
+  const LayerParams p = layer_params(s);
+  const int64_t first_norm = p.norms / 2;
+  std::vector<int64_t> tensors = {first_norm,
+                                  p.latent,
+                                  p.qkv_weight + p.qkv_bias,
+                                  p.proj_weight + p.proj_bias,
+                                  p.norms - first_norm,
+                                  p.fc1_weight + p.fc1_bias,
+                                  p.fc2_weight + p.fc2_bias};
+  std::erase(tensors, 0);
+  return tensors;
+}
+
+int64_t zero3_persistent_params(const RankShapes& s, const StageLayout& layout, int64_t stage) {
+  const auto persistent = [&](int64_t tensor) { return tensor < s.zero3_persistence_threshold ? tensor : 0; };
+  int64_t per_layer = 0;
+  for (const int64_t tensor : layer_tensors(s)) per_layer += persistent(tensor);
+  const int64_t final_norm = norm_params(s);
+  int64_t total = 0;
+  for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
+    const int64_t v = layout.virtual_stage(stage, chunk);
+    total += layout.layer_count[v] * per_layer;
+    if (layout.has_embedding(v)) total += persistent(embedding_params(s));
+    if (layout.has_head(v)) total += persistent(final_norm) + persistent(head_params(s) - final_norm);
+  }
+  return total;
 }
 
 int64_t moe_layer_count(const RankShapes& s, const StageLayout& layout, int64_t v) {
@@ -107,7 +138,7 @@ int64_t embedding_params(const RankShapes& s) {
 }
 
 int64_t head_params(const RankShapes& s) {
-  const int64_t final_norm = s.hidden * (s.norm_bias ? 2 : 1);
+  const int64_t final_norm = norm_params(s);
   const bool owns_matrix = !s.tied_embeddings || !s.head_beside_embedding();
   return final_norm + (owns_matrix ? s.vocab_local * s.hidden : 0);
 }
@@ -152,8 +183,7 @@ int64_t model_params(const RankShapes& s, const StageLayout& layout) {
   }
   const int64_t word = s.vocab_local * s.tp * s.hidden;
   return (layers - moe_layers) * whole(layer_params(s)) + moe_layers * whole(layer_params(s, true)) + word +
-         (s.learned_positions ? s.seq * s.hidden : 0) + s.hidden * (s.norm_bias ? 2 : 1) +
-         (s.tied_embeddings ? 0 : word);
+         (s.learned_positions ? s.seq * s.hidden : 0) + norm_params(s) + (s.tied_embeddings ? 0 : word);
 }
 
 }  // namespace trainsim::workload

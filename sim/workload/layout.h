@@ -82,6 +82,14 @@ struct LayerParams {
 };
 // The parameters of a dense layer, or of an MoE layer when `moe`.
 LayerParams layer_params(const RankShapes& shapes, bool moe = false);
+// One norm's parameters: its weight, and its bias for LayerNorm.
+int64_t norm_params(const RankShapes& shapes);
+// A dense layer's parameter tensors in forward order, each linear layer's weight with its bias: what
+// ZeRO-3 gathers one by one (workload/zero3.h).
+std::vector<int64_t> layer_tensors(const RankShapes& shapes);
+// Parameters of the stage's ZeRO-3 units kept whole on every rank, never gathered: the tensors under
+// RankShapes::zero3_persistence_threshold.
+int64_t zero3_persistent_params(const RankShapes& shapes, const StageLayout& layout, int64_t stage);
 
 // Word embedding shard (vocab/tp x hidden) plus learned positions (seq x hidden, replicated).
 int64_t embedding_params(const RankShapes& shapes);

@@ -76,6 +76,10 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
 
   s.micro_batches = scenario.training.global_batch / (s.batch * s.dp);
   s.reshard_after_forward = scenario.reshard_after_forward();
+  s.zero3_gather_bucket_elements = scenario.zero3_gather_bucket_bytes() / s.act_bytes;
+  s.zero3_reduce_bucket_elements =
+      scenario.zero3_bucketed_reduce() ? scenario.dp_bucket_bytes() / s.grad_bytes : 0;
+  s.zero3_persistence_threshold = scenario.zero3_persistence_threshold();
   s.master_weight_shards = scenario.master_weight_shards();
   s.ffn_local = m.ffn_hidden / s.tp;
   s.vocab_local = (m.vocab + s.tp - 1) / s.tp;

@@ -64,6 +64,13 @@ struct RankShapes {
   // unit's parameters are gathered once per iteration and its gradients accumulated unsharded, then
   // reduce-scattered after the chunk's last backward.
   bool zero3_per_iteration() const { return zero_stage == 3 && pp > 1; }
+  // ZeRO-3's collective granularity (config::Scenario::zero3_gather_bucket_bytes): the most elements
+  // one all-gather collects (+infinity: one all-gather per unit), the reduction bucket gradients join
+  // in elements (0: each unit reduce-scattered on its own), and the size under which a tensor stays
+  // whole on every rank.
+  double zero3_gather_bucket_elements = 0;
+  double zero3_reduce_bucket_elements = 0;
+  int64_t zero3_persistence_threshold = 0;  // tensors of fewer elements are never gathered
   // ZeRO-3's weight shards are the fp32 master weights (FSDP2 in mixed precision; model_state.h).
   bool master_weight_shards = false;
   config::Recompute recompute = config::Recompute::kNone;

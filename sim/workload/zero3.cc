@@ -7,19 +7,26 @@
 namespace trainsim::workload {
 
 ParamGatherer::ParamGatherer(GraphWriter& writer, GroupKind group, int weight_bytes, int grad_bytes,
-                             std::vector<Use> uses, bool per_iteration)
+                             std::vector<Use> uses, bool per_iteration, double reduce_bucket_elements)
     : w_(writer),
       group_(group),
       weight_bytes_(weight_bytes),
       grad_bytes_(grad_bytes),
       uses_(std::move(uses)),
       per_iteration_(per_iteration),
+      reduce_bucket_elements_(reduce_bucket_elements),
       gather_(uses_.size(), kNoOp),
       gathered_(uses_.size(), -1),
       freed_(uses_.size(), kNoOp) {
   for (size_t k = 0; k < uses_.size(); ++k) {
     const Use& use = uses_[k];
-    if (use.gather) gathering_.push_back(k);
+    if (use.gather) {
+      int64_t gathered = 0;
+      for (const int64_t call : use.calls) gathered += call;
+      TRAINSIM_WORKLOAD_CHECK(gathered <= use.elements)
+          << "use " << k << " gathers " << gathered << " of its " << use.elements << " elements";
+      gathering_.push_back(k);
+    }
     if (use.unit >= static_cast<int64_t>(unit_elements_.size())) unit_elements_.resize(use.unit + 1, 0);
     unit_elements_[use.unit] = use.elements;
   }
@@ -36,13 +43,16 @@ void ParamGatherer::issue(size_t k) {
     const size_t earlier = gathering_[position - 2];
     if (uses_[earlier].free_after) two_back_freed = freed_[earlier];
   }
-  const double bytes = static_cast<double>(uses_[k].elements) * weight_bytes_;
+  double bytes = 0;
+  for (const int64_t call : uses_[k].calls) bytes += static_cast<double>(call) * weight_bytes_;
   gathered_[k] =
       w_.alloc(OpLabel::kGatheredParams, per_iteration_ ? MemoryCategory::kWeights : MemoryCategory::kBuffers,
                MemorySpace::kHbm, bytes, Stream::kDpComm, {two_back_freed})
           .buffer;
-  gather_[k] =
-      w_.collective(OpLabel::kParamGather, CollectiveKind::kAllGather, group_, bytes, Stream::kDpComm);
+  for (const int64_t call : uses_[k].calls) {
+    gather_[k] = w_.collective(OpLabel::kParamGather, CollectiveKind::kAllGather, group_,
+                               static_cast<double>(call) * weight_bytes_, Stream::kDpComm);
+  }
 }
 
 OpId ParamGatherer::acquire(int64_t elements, bool backward) {
@@ -74,18 +84,31 @@ void ParamGatherer::free_params(int64_t unit) {
   holder_[unit] = -1;
 }
 
+void ParamGatherer::reduce_bucket(OpId after) {
+  if (bucket_.empty()) return;
+  w_.collective(OpLabel::kGradSync, CollectiveKind::kReduceScatter, group_, bucket_elements_ * grad_bytes_,
+                Stream::kDpComm, {after});
+  for (const int64_t unit : bucket_) {
+    w_.release(grads_[unit], Stream::kDpComm);
+    grads_[unit] = -1;
+    if (holder_[unit] >= 0) free_params(unit);
+  }
+  bucket_.clear();
+  bucket_elements_ = 0;
+}
+
 void ParamGatherer::release(OpId last_grad) {
   TRAINSIM_WORKLOAD_CHECK(active_) << "release without acquire";
   const Use& use = uses_[next_];
   if (use.free_after) free_params(use.unit);
   for (const int64_t unit : use.reduce) {
     TRAINSIM_WORKLOAD_CHECK(grads_[unit] >= 0) << "unit " << unit << " reduced before any backward";
-    w_.collective(OpLabel::kGradSync, CollectiveKind::kReduceScatter, group_,
-                  static_cast<double>(unit_elements_[unit]) * grad_bytes_, Stream::kDpComm, {last_grad});
-    w_.release(grads_[unit], Stream::kDpComm);
-    grads_[unit] = -1;
-    if (holder_[unit] >= 0) free_params(unit);
+    const auto elements = static_cast<double>(unit_elements_[unit]);
+    if (bucket_elements_ + elements > reduce_bucket_elements_) reduce_bucket(last_grad);
+    bucket_.push_back(unit);
+    bucket_elements_ += elements;
   }
+  if (reduce_bucket_elements_ <= 0 || use.end_of_backward) reduce_bucket(last_grad);
   active_ = false;
   ++next_;
 }

@@ -23,6 +23,16 @@
 //                                    its first forward, and held, its gradients accumulate unsharded
 //                                    in the reduce dtype (FSDPParam.to_accumulated_grad_if_needed) and
 //                                    are reduce-scattered once per iteration
+// Granularity. A unit's all-gather is one collective per call of `Use::calls`: its parameter tensors in
+// the order of use, coalesced until a call holds the gather bucket (RankShapes::
+// zero3_gather_bucket_elements: DeepSpeed stage 3 gathers the submodule in use and prefetches the next
+// tensors in its trace up to stage3_prefetch_bucket_size elements, one coalesced all-gather per batch;
+// FSDP one per unit); tensors under its persistence threshold stay whole on every rank and are not
+// gathered; the calls run one after the other on the data-parallel stream. Gradients are
+// reduce-scattered per unit, or, with a reduction bucket (RankShapes::zero3_reduce_bucket_elements,
+// DeepSpeed's ipg bucket of reduce_bucket_size elements), collected until the next unit would take
+// the bucket past its size and at the end of every backward (`Use::end_of_backward`), one
+// reduce-scatter per bucket, their unsharded gradients held until then.
 // Prefetch is one use ahead: when use k is acquired, the all-gather of use k+1 is issued too (FSDP
 // forward/backward prefetch, DeepSpeed's prefetch bucket); Stream::kDpComm's order makes it start
 // after the all-gather of use k, and a buffer freed after its own use is allocated only once the
@@ -51,13 +61,17 @@ class ParamGatherer {
     // Units whose gradients are reduce-scattered after this use (their unsharded gradient buffers,
     // allocated at their first backward use, then freed, and their parameters too if still held).
     std::vector<int64_t> reduce;
+    // Elements of each all-gather that gathers the unit for this use, in order: `elements` less the
+    // tensors kept whole on every rank (RankShapes::zero3_persistence_threshold).
+    std::vector<int64_t> calls;
+    bool end_of_backward = false;  // the micro-batch's backward ends with this use: flush the bucket
   };
 
   // `uses` lists every use in the order the graph will acquire them. `per_iteration`: parameters
   // and gradient accumulators held across micro-batches count as weights and gradients (pp > 1),
-  // not as transient buffers.
+  // not as transient buffers. `reduce_bucket_elements`: the reduction bucket (0: per unit).
   ParamGatherer(GraphWriter& writer, GroupKind group, int weight_bytes, int grad_bytes, std::vector<Use> uses,
-                bool per_iteration);
+                bool per_iteration, double reduce_bucket_elements);
 
   // Acquires the next use (aborts if its size or direction differs from the announced sequence)
   // and prefetches the one after. Returns the all-gather the use's compute must wait for.
@@ -65,11 +79,13 @@ class ParamGatherer {
   // Ends the current use: frees its gathered parameters after the compute stream's last op when the
   // use says so; reduce-scatters the gradients of the units it names once `last_grad` has run.
   void release(OpId last_grad);
-  bool done() const { return next_ == uses_.size() && !active_; }
+  bool done() const { return next_ == uses_.size() && !active_ && bucket_.empty(); }
 
  private:
   void issue(size_t k);
   void free_params(int64_t unit);
+  // Reduce-scatters the gradients of the bucket's units in one collective after `after`.
+  void reduce_bucket(OpId after);
 
   GraphWriter& w_;
   GroupKind group_;
@@ -77,6 +93,7 @@ class ParamGatherer {
   int grad_bytes_;
   std::vector<Use> uses_;
   bool per_iteration_;
+  double reduce_bucket_elements_;
   std::vector<OpId> gather_;            // per use: its all-gather (kNoOp when it gathers nothing)
   std::vector<BufferId> gathered_;      // per use: the buffer it gathered into
   std::vector<OpId> freed_;             // per use: the release of its buffer, once released
@@ -84,6 +101,8 @@ class ParamGatherer {
   std::vector<int64_t> unit_elements_;  // per unit: its parameters on this rank before sharding
   std::vector<int64_t> holder_;         // per unit: the use whose gathered parameters it holds, or -1
   std::vector<BufferId> grads_;         // per unit: its unsharded gradient buffer, or -1
+  std::vector<int64_t> bucket_;         // units whose gradients wait in the reduction bucket
+  double bucket_elements_ = 0;
   size_t next_ = 0;
   bool active_ = false;
 };

@@ -109,6 +109,13 @@ TEST(ExpectedComm, MatchesTheGraphsForEveryScheme) {
       {"fsdp kept to backward, tied", "gpt-neox-125m", 1024, 2, 24,
        plan(1, 1, 4, 1, SequenceParallel::kNone, 3, Recompute::kSelective), 0, true, false,
        config::CpComm::kP2p, config::Framework::kTorchtitan, false},
+      // DeepSpeed stage 3: norms and biases under the persistence threshold are never gathered.
+      {"deepspeed zero3, tied", "gpt-neox-125m", 1024, 2, 24,
+       plan(1, 1, 4, 1, SequenceParallel::kNone, 3, Recompute::kSelective), 0, true, false,
+       config::CpComm::kP2p, config::Framework::kDeepSpeed},
+      {"deepspeed zero3 ulysses", "llama3-8b", 4096, 2, 8,
+       plan(1, 1, 2, 4, SequenceParallel::kUlysses, 3, Recompute::kFull), 0, true, false,
+       config::CpComm::kP2p, config::Framework::kMegatronDeepSpeed},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

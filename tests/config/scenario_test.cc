@@ -259,11 +259,23 @@ TEST_F(ScenarioRules, FrameworkDefaults) {
   EXPECT_EQ(deepspeed.gradient_dtype(), Dtype::kBf16);
   EXPECT_FALSE(deepspeed.overlap_grad_reduce());
   EXPECT_EQ(deepspeed.dp_bucket_bytes(), 5e8 * 2);
-  EXPECT_TRUE(with("deepspeed", "{dp: 32, zero_stage: 3}").overlap_grad_reduce());
+  const Scenario stage3 = with("deepspeed", "{dp: 32, zero_stage: 3}");
+  EXPECT_TRUE(stage3.overlap_grad_reduce());
+  EXPECT_EQ(stage3.zero3_gather_bucket_bytes(), 5e7 * 2);  // stage3_prefetch_bucket_size, bf16
+  EXPECT_EQ(stage3.zero3_persistence_threshold(), 100000);
+  EXPECT_TRUE(stage3.zero3_bucketed_reduce());
+  const Scenario stage3_set =
+      with("megatron-deepspeed",
+           "{dp: 32, zero_stage: 3, zero3_gather_bucket: 1GB, zero3_persistence_threshold: 0}");
+  EXPECT_EQ(stage3_set.zero3_gather_bucket_bytes(), 1e9);
+  EXPECT_EQ(stage3_set.zero3_persistence_threshold(), 0);
   const Scenario titan = with("torchtitan", "{dp: 32, zero_stage: 3}");
   EXPECT_EQ(titan.gradient_dtype(), Dtype::kFp32);
   EXPECT_EQ(titan.dp_bucket_bytes(), 100 * MiB);
   EXPECT_TRUE(titan.reshard_after_forward());
+  EXPECT_TRUE(std::isinf(titan.zero3_gather_bucket_bytes()));  // one all-gather per unit
+  EXPECT_EQ(titan.zero3_persistence_threshold(), 0);
+  EXPECT_FALSE(titan.zero3_bucketed_reduce());
   EXPECT_FALSE(with("torchtitan", "{dp: 16, pp: 2, zero_stage: 3}").reshard_after_forward());
   const Scenario set =
       with("torchtitan", "{dp: 32, zero_stage: 3, reshard_after_forward: false, dp_bucket: 1MiB}",

@@ -1,5 +1,8 @@
 // Communication in the graphs against the seed paper's formulas (seed-papers.md B4, A8;
 // ground-truth.md A.7, A.9, B.4, B.11).
+#include <map>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "sim/analytic/comm_volume.h"
@@ -112,6 +115,42 @@ TEST(CommVolume, FsdpGathersOncePerMicroBatchOrPerIteration) {
       EXPECT_EQ(rs_calls, units * (c.pp > 1 ? 1 : 4));
     }
   }
+}
+
+// DeepSpeed stage 3 (zero3.h): a layer's all-gathers follow its tensors in the order of use,
+// coalesced up to the prefetch bucket (5e7 elements); norms (under the persistence threshold of 1e5
+// elements) are never gathered; gradients go through the 5e8-element ipg bucket, flushed when the next
+// unit would overflow it and at the end of each backward. Llama-2 7B, 4 layers: a layer's tensors are
+// QKV 50.3M, projection 16.8M, FC1 90.2M, FC2 45.1M elements, the head's matrix 131M.
+TEST(CommVolume, DeepSpeedGathersByPrefetchBucketAndReducesByIpgBucket) {
+  testing::PlanSpec spec;
+  spec.dp = 4;
+  spec.zero = 3;
+  config::Scenario sc = testing::make_scenario("llama2-7b", 16, 1, spec);  // 4 micro-batches
+  sc.model.layers = 4;
+  sc.framework = config::Framework::kDeepSpeed;
+  const ParallelPlan plan = make_plan(sc);
+  const RankShapes shapes = derive_shapes(sc, plan);
+  std::map<double, int64_t> gathers, reductions;  // calls by elements
+  for (const CommLogEntry& e : comm_log(plan, build_rank_graph(sc, plan, 0))) {
+    if (e.group != GroupKind::kDp) continue;
+    const double elements = e.total_bytes / e.calls / 2;
+    if (e.kind == CommKind::kAllGather) gathers[elements] += e.calls;
+    if (e.kind == CommKind::kReduceScatter) reductions[elements] += e.calls;
+  }
+  const LayerParams p = layer_params(shapes);
+  const double qkv = p.qkv_weight, proj = p.proj_weight, fc1 = p.fc1_weight, fc2 = p.fc2_weight;
+  const double embedding = embedding_params(shapes), head = shapes.vocab_local * shapes.hidden;
+  // Forward per layer: [QKV], [projection + FC1], [FC2]; backward: [FC2 + FC1], [projection + QKV].
+  std::map<double, int64_t> expected = {{qkv, 4 * 4},       {proj + fc1, 4 * 4}, {fc2, 4 * 4},
+                                        {fc2 + fc1, 4 * 4}, {proj + qkv, 4 * 4}, {embedding, 2 * 4}};
+  expected[head] += 2 * 4;  // the untied head's matrix, forward and backward (it equals the embedding)
+  EXPECT_EQ(gathers, expected);
+  // Per micro-batch, in backward order: head + layer 3 | layers 2 and 1 | layer 0 + embedding.
+  const double layer = p.total();
+  const double final_norm = shapes.hidden;
+  EXPECT_EQ(reductions, (std::map<double, int64_t>{
+                            {head + final_norm + layer, 4}, {2 * layer, 4}, {layer + embedding, 4}}));
 }
 
 // Megatron TP: 2 all-reduces of bsh forward and 2 backward per layer and micro-batch, a volume per

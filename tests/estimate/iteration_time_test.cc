@@ -292,6 +292,23 @@ TEST(IterationTime, ZeroThreeAloneStopsScalingAtThousandsOfGpus) {
   EXPECT_GT(large.iteration_s, 2 * medium.iteration_s / 16);
 }
 
+// The same plans as DeepSpeed runs them (sim/README.md, "Frameworks"): its stage 3 splits a layer's
+// gather into prefetch buckets, each paying the ring's latency, which costs nothing on 64 GPUs and
+// much on 4,096, where the latency of a 4,095-step ring dominates each all-gather.
+TEST(IterationTime, DeepSpeedsSmallerGathersCostLatencyAtThousandsOfGpus) {
+  const auto run = [](int gpus, const char* framework) {
+    return estimate(
+        load("04-llama3-8b-ulysses-8xh100.yaml",
+             {"model.seq_len=4Ki", "training.global_batch=4096", "parallelism.sp=1",
+              "parallelism.sequence_parallel=none", "parallelism.recompute=none",
+              std::string("cluster.topology=") + TRAINSIM_SOURCE_DIR + "/topologies/h100-rail-16k.yaml",
+              fmt::format("cluster.gpus={}", gpus), fmt::format("parallelism.dp={}", gpus),
+              std::string("framework=") + framework}));
+  };
+  EXPECT_NEAR(run(64, "deepspeed").iteration_s / run(64, "generic").iteration_s, 1, 0.02);
+  EXPECT_GT(run(4096, "deepspeed").iteration_s, 1.3 * run(4096, "generic").iteration_s);
+}
+
 TEST(IterationTime, OverflowingPlansDoNotFit) {
   const IterationTimeEstimate e =
       estimate(load("01-gpt3-1.3b-dp8.yaml", {"training.micro_batch=64", "training.global_batch=512"}));

@@ -76,7 +76,7 @@ TEST(StackFit, FindsTheParametersTheCasesWereMadeWithAndWritesAProfileThatLoads)
   ASSERT_EQ(result.targets.size(), 4u);
   ASSERT_EQ(result.left_out.size(), 1u);
   EXPECT_THAT(result.left_out[0], HasSubstr("fixture-fit-16gpu: a validation case (16 GPUs on nodes of 8)"));
-  for (const double r0 : result.residuals_before) EXPECT_LT(r0, -0.2);  // the hardware alone is too fast
+  for (const double r0 : result.residuals_before) EXPECT_LT(r0, -0.15);  // the hardware alone is too fast
 
   const std::string text = render_stack_profile(r, result);
   const config::HardwareProfile loaded = config::load_hardware_text(text, r.stack_file);

@@ -216,11 +216,12 @@ class Builder {
     } else if (peak != g.peak_flops_per_s.end()) {
       const BestRate& best = best_gemm_[primary];
       c.gemm_efficiency = fraction(best.flops_per_s, peak->second, "gemm_efficiency");
-      source(
-          "compute.gemm_efficiency",
-          fmt::format("measured: best {} GEMM rate {} ({}) / gpu.peak_flops.{}", config::to_string(primary),
-                      quantity(round_significant(best.flops_per_s), QuantityKind::kFlopRate), best.where,
-                      config::to_string(primary)));
+      source("compute.gemm_efficiency",
+             fmt::format("measured: best {} GEMM rate {} ({}) / gpu.peak_flops.{}; random inputs, each shape "
+                         "timed after 250 ms back to back on a GPU: the sustained rate under its power limit",
+                         config::to_string(primary),
+                         quantity(round_significant(best.flops_per_s), QuantityKind::kFlopRate), best.where,
+                         config::to_string(primary)));
     }
     const auto fp8_peak = g.peak_flops_per_s.find(Dtype::kFp8);
     if (primary != Dtype::kFp8 && best_gemm_.count(Dtype::kFp8) != 0 &&

@@ -142,6 +142,43 @@ AttentionKernel Scenario::attention_kernel() const {
                                                                  : AttentionKernel::kFused;
 }
 
+Scenario::OptimizerPasses Scenario::optimizer_passes() const {
+  const bool mixed = dtype_bytes(storage_dtype(training.dtype)) < 4;
+  const bool fp16 = training.dtype == Dtype::kFp16;
+  switch (framework) {
+    case Framework::kMegatronLm:
+    case Framework::kNemo:
+    case Framework::kDeepSpeed:
+    case Framework::kMegatronDeepSpeed:
+      // Megatron's MixedPrecisionOptimizer.step (megatron/core/optimizer/optimizer.py): the model
+      // gradients copied into fp32 main gradients (.float(), a no-op when they accumulate in fp32),
+      // unscaled and checked for inf under fp16's grad scaler, their norm for --clip-grad (default
+      // 1.0; the scaling itself only when the norm exceeds it), the fused Adam update, then the fp32
+      // main parameters copied into the model's (_copy_main_params_to_model_params). ZeRO's optimizers
+      // make the same passes over their fp32 partitions: the gradient converted to fp32, its norm
+      // always computed (overflow check, logging), unscaled in unscale_and_clip_grads, the update, the
+      // fp32 partition copied into the 16-bit one (deepspeed/runtime/zero/stage_1_and_2.py, step).
+      return {.fp32_main_grads = mixed,
+              .unscale = fp16,
+              .grad_norm = true,
+              .clip = false,
+              .copy_to_model = mixed};
+    case Framework::kTorchtitan:
+      // clip_grad_norm_ with training.max_norm 1.0: a foreach norm over the gradients, then every
+      // gradient multiplied by the clamped coefficient (torch.nn.utils.clip_grad_norm_, which scales
+      // unconditionally to avoid a host synchronisation); the fused AdamW updates FSDP2's fp32 shards,
+      // which are the weights.
+      return {.fp32_main_grads = false,
+              .unscale = false,
+              .grad_norm = true,
+              .clip = true,
+              .copy_to_model = false};
+    case Framework::kGeneric:
+      break;
+  }
+  return {};
+}
+
 bool Scenario::master_weight_shards() const {
   // FSDP2 keeps the sharded parameters in their original fp32 and casts them to MixedPrecisionPolicy's
   // param_dtype for each all-gather; the optimizer steps on those shards (_fsdp_api.py).

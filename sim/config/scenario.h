@@ -302,6 +302,16 @@ struct Scenario {
   // Whether ZeRO-3's weight shards are the fp32 master weights rather than a training-dtype copy beside
   // them: FSDP2 (torchtitan) in mixed precision.
   bool master_weight_shards() const;
+  // The passes over the gradients and weights a framework's optimizer step makes besides the update
+  // itself (sim/config/framework.cc cites each; all false: one fused pass, the generic step).
+  struct OptimizerPasses {
+    bool fp32_main_grads = false;  // the update reads fp32 gradients, copied from lower ones first
+    bool unscale = false;          // fp16 loss scaling: the gradients unscaled and checked in place
+    bool grad_norm = false;        // the gradients' norm read for clipping
+    bool clip = false;             // every gradient multiplied by the clipping coefficient
+    bool copy_to_model = false;    // the fp32 master weights copied into the training-dtype weights
+  };
+  OptimizerPasses optimizer_passes() const;
   // Whether a plan whose fullest rank peaks at `peak_hbm_bytes` and whose busiest node holds
   // `peak_host_bytes_per_node` of host memory fits: within the usable HBM and the node's host memory.
   bool memory_fits(double peak_hbm_bytes, double peak_host_bytes_per_node) const;

@@ -33,8 +33,20 @@ ModelStateBytes model_state_bytes(const RankShapes& shapes, config::Optimizer op
   m.gradients = zero_stage >= 2 ? g * psi / n : g * psi;
   m.optimizer = (zero_stage >= 1 ? psi / n : psi) * (k - master);
   m.optimizer_params = zero_stage >= 1 ? psi / n : psi;
-  // The step writes the training-dtype weights unless the master shards are those weights.
-  m.step_bytes_per_param = 2 * k + g + (shapes.master_weight_shards ? 0 : shapes.act_bytes);
+  // The update reads and writes the states and reads the gradient (fp32 main gradients, converted
+  // from lower-precision ones first, where the framework keeps them); the framework's other passes
+  // each read the gradient, or read and write it; the training-dtype weights are written, from a
+  // separate read of the master copy where the framework copies it, unless the master shards are
+  // those weights.
+  const config::Scenario::OptimizerPasses& passes = shapes.optimizer_passes;
+  const double update_grad = passes.fp32_main_grads ? 4 : g;
+  double step = 2 * k + update_grad;
+  if (passes.fp32_main_grads && g < 4) step += g + 4;
+  if (passes.unscale) step += 2 * update_grad;
+  if (passes.grad_norm) step += update_grad;
+  if (passes.clip) step += 2 * update_grad;
+  if (!shapes.master_weight_shards) step += shapes.act_bytes + (passes.copy_to_model ? 4 : 0);
+  m.step_bytes_per_param = step;
   m.step_flops_per_param = optimizer == config::Optimizer::kSgd     ? 4
                            : optimizer == config::Optimizer::kAdamW ? 14
                                                                     : 12;

@@ -33,8 +33,10 @@ struct ModelStateBytes {
   double optimizer = 0;
   double optimizer_params = 0;  // parameters this rank updates (Ψ, or Ψ/N with ZeRO >= 1)
   // The optimizer step reads and writes the states (2K), reads the gradient and writes the weight:
-  // 2K + g + e bytes per updated parameter. FLOPs per parameter are an estimate: Adam's moment updates,
-  // bias corrections and the square-root update come to about 12; SGD with momentum to 4.
+  // 2K + g + e bytes per updated parameter, plus the framework's passes (RankShapes::
+  // optimizer_passes): Megatron-LM with bf16 and fp32 main gradients 2K + 4 + 4 (norm) + 4 + e (the
+  // master copy read for the weights), 38; with fp16 52. FLOPs per parameter are an estimate: Adam's moment
+  // updates, bias corrections and the square-root update come to about 12; SGD with momentum to 4.
   double step_bytes_per_param = 0;
   double step_flops_per_param = 0;
 };

@@ -81,6 +81,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
       scenario.zero3_bucketed_reduce() ? scenario.dp_bucket_bytes() / s.grad_bytes : 0;
   s.zero3_persistence_threshold = scenario.zero3_persistence_threshold();
   s.master_weight_shards = scenario.master_weight_shards();
+  s.optimizer_passes = scenario.optimizer_passes();
   s.ffn_local = m.ffn_hidden / s.tp;
   s.vocab_local = (m.vocab + s.tp - 1) / s.tp;
 

@@ -73,6 +73,7 @@ struct RankShapes {
   int64_t zero3_persistence_threshold = 0;  // tensors of fewer elements are never gathered
   // ZeRO-3's weight shards are the fp32 master weights (FSDP2 in mixed precision; model_state.h).
   bool master_weight_shards = false;
+  config::Scenario::OptimizerPasses optimizer_passes;  // the step's passes besides the update
   config::Recompute recompute = config::Recompute::kNone;
 
   // Per rank, per micro-batch.

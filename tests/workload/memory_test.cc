@@ -203,6 +203,32 @@ TEST(ModelStateBytes, Fsdp2ShardsAreTheMasterWeights) {
   EXPECT_FALSE(sc.master_weight_shards());
 }
 
+// The bytes the optimizer step moves per parameter, pass by pass (config/framework.cc): the generic
+// fused step 2K + g + e; Megatron-LM with bf16 adds the norm's read of the fp32 main gradients and
+// the master copy's read for the weights (38); with fp16 also the conversion of the fp16 gradients to
+// fp32 (2 + 4) and the unscale (4 + 4): 52; torchtitan reads the fp32 gradients for the norm and
+// scales them in place (2K + 4 + 4 + 8), writing no separate weights.
+TEST(ModelStateBytes, OptimizerStepPassesAsEachFrameworkMakesThem) {
+  testing::PlanSpec spec;
+  spec.dp = 8;
+  const auto step_bytes = [&](config::Framework framework, config::Dtype dtype, int zero) {
+    spec.zero = zero;
+    config::Scenario sc = testing::make_scenario("llama3-8b", 8, 1, spec);
+    sc.framework = framework;
+    sc.training.dtype = dtype;
+    const RankShapes s = derive_shapes(sc, make_plan(sc));
+    return model_state_bytes(s, config::Optimizer::kAdam, 1000, 8).step_bytes_per_param;
+  };
+  using config::Dtype;
+  using config::Framework;
+  EXPECT_EQ(step_bytes(Framework::kGeneric, Dtype::kBf16, 0), 24 + 2 + 2);
+  EXPECT_EQ(step_bytes(Framework::kMegatronLm, Dtype::kBf16, 0), 38);
+  EXPECT_EQ(step_bytes(Framework::kMegatronLm, Dtype::kFp16, 0), 52);
+  EXPECT_EQ(step_bytes(Framework::kDeepSpeed, Dtype::kFp16, 1), 52);
+  EXPECT_EQ(step_bytes(Framework::kDeepSpeed, Dtype::kBf16, 1), 24 + 4 + (2 + 4) + 4 + (4 + 2));
+  EXPECT_EQ(step_bytes(Framework::kTorchtitan, Dtype::kBf16, 3), 24 + 4 + 4 + 8);
+}
+
 // fp32 gradients (Megatron's main gradients): twice the gradient memory and twice the bytes the
 // data-parallel reduction moves, the weights and optimizer unchanged.
 TEST(ModelStateMemory, GradientDtypeSetsGradientMemoryAndReductionBytes) {

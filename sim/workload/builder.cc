@@ -78,6 +78,7 @@ std::vector<ParamGatherer::Use> zero3_uses(const RankShapes& s, const StageLayou
     if (layout.has_head(v)) add({final_norm, head_unit_elements(s) - final_norm});
   }
   std::vector<int64_t> elements;
+  elements.reserve(tensors.size());
   for (const std::vector<int64_t>& unit : tensors) elements.push_back(std::reduce(unit.begin(), unit.end()));
   const auto calls = [&](int64_t unit, bool backward) { return gather_calls(s, tensors[unit], backward); };
   std::vector<size_t> last_backward(layout.vpp, 0);

@@ -101,7 +101,7 @@ int64_t Scenario::zero3_persistence_threshold() const {
   if (parallelism.zero3_persistence_threshold) return *parallelism.zero3_persistence_threshold;
   // DeepSpeed keeps parameters of fewer than stage3_param_persistence_threshold elements (1e5) whole
   // on every rank (deepspeed/runtime/zero/config.py); FSDP shards every parameter of a unit.
-  return zero3_bucketed_reduce() ? 100000 : 0;
+  return deepspeed_framework(framework) ? 100000 : 0;
 }
 
 bool Scenario::zero3_bucketed_reduce() const {
@@ -109,7 +109,7 @@ bool Scenario::zero3_bucketed_reduce() const {
   // next gradient would take it past reduce_bucket_size, and at the end of every backward
   // (deepspeed/runtime/zero/stage3.py, reduce_independent_p_g_buckets_and_remove_grads and
   // independent_gradient_partition_epilogue); FSDP reduce-scatters each unit in its post-backward.
-  return framework == Framework::kDeepSpeed || framework == Framework::kMegatronDeepSpeed;
+  return deepspeed_framework(framework);
 }
 
 bool Scenario::reshard_after_forward() const {

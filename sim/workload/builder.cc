@@ -45,7 +45,7 @@ std::vector<int64_t> gather_calls(const RankShapes& s, const std::vector<int64_t
   std::vector<int64_t> calls;
   int64_t call = 0;
   const auto add = [&](int64_t tensor) {
-    if (tensor < s.zero3_persistence_threshold) return;
+    if (s.zero3_persistent(tensor)) return;
     call += tensor;
     if (static_cast<double>(call) >= bucket_elements) calls.push_back(std::exchange(call, 0));
   };

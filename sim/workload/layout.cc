@@ -113,7 +113,7 @@ std::vector<int64_t> layer_tensors(const RankShapes& s) {
 }
 
 int64_t zero3_persistent_params(const RankShapes& s, const StageLayout& layout, int64_t stage) {
-  const auto persistent = [&](int64_t tensor) { return tensor < s.zero3_persistence_threshold ? tensor : 0; };
+  const auto persistent = [&](int64_t tensor) { return s.zero3_persistent(tensor) ? tensor : 0; };
   int64_t per_layer = 0;
   for (const int64_t tensor : layer_tensors(s)) per_layer += persistent(tensor);
   const int64_t final_norm = norm_params(s);

@@ -88,7 +88,7 @@ int64_t norm_params(const RankShapes& shapes);
 // ZeRO-3 gathers one by one (workload/zero3.h).
 std::vector<int64_t> layer_tensors(const RankShapes& shapes);
 // Parameters of the stage's ZeRO-3 units kept whole on every rank, never gathered: the tensors under
-// RankShapes::zero3_persistence_threshold.
+// RankShapes::zero3_persistent.
 int64_t zero3_persistent_params(const RankShapes& shapes, const StageLayout& layout, int64_t stage);
 
 // Word embedding shard (vocab/tp x hidden) plus learned positions (seq x hidden, replicated).

@@ -70,7 +70,9 @@ struct RankShapes {
   // whole on every rank.
   double zero3_gather_bucket_elements = 0;
   double zero3_reduce_bucket_elements = 0;
-  int64_t zero3_persistence_threshold = 0;  // tensors of fewer elements are never gathered
+  int64_t zero3_persistence_threshold = 0;
+  // Whether ZeRO-3 keeps a parameter tensor of `elements` whole on every rank, never gathered.
+  bool zero3_persistent(int64_t elements) const { return elements < zero3_persistence_threshold; }
   // ZeRO-3's weight shards are the fp32 master weights (FSDP2 in mixed precision; model_state.h).
   bool master_weight_shards = false;
   config::Scenario::OptimizerPasses optimizer_passes;  // the step's passes besides the update

@@ -62,7 +62,7 @@ class ParamGatherer {
     // allocated at their first backward use, then freed, and their parameters too if still held).
     std::vector<int64_t> reduce;
     // Elements of each all-gather that gathers the unit for this use, in order: `elements` less the
-    // tensors kept whole on every rank (RankShapes::zero3_persistence_threshold).
+    // tensors kept whole on every rank (RankShapes::zero3_persistent).
     std::vector<int64_t> calls;
     bool end_of_backward = false;  // the micro-batch's backward ends with this use: flush the bucket
   };

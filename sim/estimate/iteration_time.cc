@@ -379,6 +379,44 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
   return e;
 }
 
+double iteration_lower_bound_s(const config::Scenario& scenario) {
+  const workload::ParallelPlan plan = workload::make_plan(scenario);
+  const workload::RankShapes shapes = workload::derive_shapes(scenario, plan);
+  const config::Schedule schedule = scenario.parallelism.schedule;
+  WarningLog warnings;
+  const cost::ComputeModel compute(scenario.cluster.hardware, &warnings);
+  const std::vector<int64_t> representatives = workload::simulated_ranks(scenario, plan);
+  std::vector<double> stage_speed =
+      workload::simulated_speeds(workload::gpu_speeds(scenario, plan), plan, representatives, false);
+  if (stage_speed.empty()) stage_speed.assign(static_cast<size_t>(shapes.pp), 1.0);
+  const int64_t built_micro_batches =
+      std::max(config::min_micro_batches(schedule, shapes.pp),
+               config::micro_batches_multiple_of_pp(schedule, shapes.vpp) ? shapes.pp : int64_t{1});
+  config::Scenario reduced = scenario;
+  reduced.training.global_batch = built_micro_batches * scenario.training.micro_batch * shapes.dp;
+  const double per_built =
+      static_cast<double>(shapes.micro_batches) / static_cast<double>(built_micro_batches);
+  double bound_s = 0;
+  for (const int64_t stage : stages_to_build(shapes, stage_speed)) {
+    const auto s = static_cast<size_t>(stage);
+    const workload::Graph graph = workload::build_rank_graph(reduced, plan, representatives[s]);
+    const std::vector<double> duration = cost::compute_durations(graph, compute, stage_speed[s]);
+    double once_s = 0;
+    double per_micro_batches_s = 0;
+    for (workload::OpId id = 0; id < graph.size(); ++id) {
+      const Op& op = graph.op(id);
+      if (!workload::is_kernel(op.kind) ||
+          (op.stream != workload::Stream::kCompute && op.stream != workload::Stream::kCompute2)) {
+        continue;
+      }
+      const bool once = op.phase == workload::Phase::kSetup || op.phase == workload::Phase::kOptimizer;
+      (once ? once_s : per_micro_batches_s) += duration[id];
+    }
+    bound_s = std::max(bound_s, once_s + per_micro_batches_s * per_built);
+  }
+  return bound_s;
+}
+
 nlohmann::json to_json(const IterationTimeEstimate& e) {
   return {{"iteration_time_s", e.iteration_s},
           {"tokens_per_s", e.tokens_per_s},

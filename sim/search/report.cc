@@ -81,6 +81,7 @@ json to_json(const SearchResult& r) {
         {"invalid", r.invalid_plans()},
         {"duplicates", r.duplicates},
         {"over_memory_bound", r.over_memory_bound},
+        {"kernel_time_bound", r.kernel_time_bound},
         {"slower_bound", r.slower_bound},
         {"simulated", r.simulated},
         {"refined", r.refined},
@@ -109,6 +110,9 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
   out += fmt::format("{:<34} {:>10}   (selective recompute with fused attention = none)\n",
                      "  the same as another plan", r.duplicates);
   out += fmt::format("{:<34} {:>10}\n", "  over the memory lower bound", r.over_memory_bound);
+  out +=
+      fmt::format("{:<34} {:>10}   (kernel time alone over {:.2f} x the closed form of fitting plan #{})\n",
+                  "  slower by the kernel-time bound", r.kernel_time_bound, 1 + r.margin, r.top);
   out += fmt::format("{:<34} {:>10}   (closed form over {:.2f} x that of fitting plan #{})\n",
                      "  slower by the closed-form bound", r.slower_bound, 1 + r.margin, r.top);
   out += fmt::format("{:<34} {:>10}   (ideal network; {} over memory, {} failed)\n", "  simulated",

@@ -6,23 +6,18 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
-#include <string_view>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "sim/analytic/memory_bound.h"
 #include "sim/common/isolated.h"
 #include "sim/config/diagnostics.h"
 #include "sim/config/loader.h"
-#include "sim/config/plan_rules.h"
 #include "sim/engine/scenario_run.h"
-#include "sim/estimate/iteration_time.h"
 #include "sim/report/run_report.h"
 #include "sim/search/candidate.h"
+#include "sim/search/screening.h"
 #include "sim/workload/pipeline_schedule.h"
-#include "sim/workload/plan.h"
-#include "sim/workload/shapes.h"
 
 namespace trainsim::search {
 namespace {
@@ -30,150 +25,11 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// Tasks per job (screening chunks, batches of simulations): enough to balance uneven ones and to
-// report progress.
-constexpr size_t kChunksPerJob = 16;
 // Most short simulations one child runs on the ideal network (simulate_short_runs).
 constexpr size_t kIdealBatch = 16;
 // Plans simulated per round while fewer than K fit (independent of --jobs, so the set of simulated
 // plans, and the output, is the same whatever the parallelism).
 constexpr size_t kMinRound = 8;
-// Seconds between progress lines while a round of simulations runs.
-constexpr double kProgressInterval_s = 10;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// A plan that survived screening.
-struct Survivor {
-  size_t index = 0;
-  double memory_bound_bytes = 0;
-  double closed_form_s = 0;
-};
-
-// What screening found, merged over chunks.
-struct Screening {
-  std::map<std::string, RuleCount> invalid;
-  std::map<std::string, size_t> invalid_first_index;  // of each rule's example
-  int64_t over_memory = 0;
-  int64_t duplicates = 0;
-  std::vector<Survivor> survivors;
-
-  void add_invalid(const std::string& rule, int64_t plans, const std::string& message, size_t index,
-                   const std::string& plan) {
-    RuleCount& r = invalid[rule];
-    r.rule = rule;
-    r.plans += plans;
-    const auto first = invalid_first_index.find(rule);
-    if (first == invalid_first_index.end() || index < first->second) {
-      invalid_first_index[rule] = index;
-      r.example = message;
-      r.example_plan = plan;
-    }
-  }
-};
-
-// Selective recompute re-runs the attention core whose scores it did not keep; a fused (flash)
-// attention kernel never stores scores, so the plan is the same as recompute none (workload/activations).
-bool selective_is_no_recompute(const config::Scenario& s) {
-  return workload::derive_shapes(s, workload::make_plan(s)).fused_attention;
-}
-
-// Screens layouts [begin, end) in the calling process; returns what Screening::merge reads. Each plan is
-// checked with its own ZeRO stage and recompute mode (rules such as ZeRO-2/3 under a pipeline reject some
-// variants of a layout and not others); the rejections of the chunk are counted per rule, with the first.
-json screen_chunk(const CandidateBuilder& builder, const PlanSpace& space, size_t begin, size_t end) {
-  const double capacity = builder.base().usable_hbm_bytes();
-  std::map<std::string_view, json> invalid_by_rule;  // [first index, plans, rule, message]
-  json survivors = json::array();
-  int64_t over_memory = 0;
-  int64_t duplicates = 0;
-  for (size_t layout = begin; layout < end; ++layout) {
-    for (size_t variant = 0; variant < space.variants(); ++variant) {
-      const size_t index = layout * space.variants() + variant;
-      const PlanChoice plan = space.at(index);
-      const config::Scenario s = builder.scenario(plan, space.gpus);
-      if (const std::optional<config::PlanViolation> broken = config::first_plan_violation(s)) {
-        json& row = invalid_by_rule[broken->rule];
-        if (row.is_null()) row = {index, 0, broken->rule, broken->text()};
-        row[1] = row[1].get<int64_t>() + 1;
-        continue;
-      }
-      if (plan.recompute == config::Recompute::kSelective && selective_is_no_recompute(s)) {
-        ++duplicates;
-        continue;
-      }
-      const double bound = analytic::memory_lower_bound(s).total();
-      if (bound > capacity) {
-        ++over_memory;
-        continue;
-      }
-      WarningLog warnings;
-      const estimate::IterationTimeEstimate estimate =
-          estimate::estimate_iteration_time(s, &warnings, estimate::EstimateDetail::kTimeAndMemory);
-      survivors.push_back({index, bound, estimate.iteration_s});
-    }
-  }
-  json invalid = json::array();
-  for (auto& [rule, row] : invalid_by_rule) invalid.push_back(std::move(row));
-  return {{"invalid", invalid},
-          {"over_memory", over_memory},
-          {"duplicates", duplicates},
-          {"survivors", survivors}};
-}
-
-Screening screen(const CandidateBuilder& builder, const PlanSpace& space, int jobs) {
-  const size_t layouts = space.layouts.size();
-  const size_t chunks = std::min(layouts, static_cast<size_t>(jobs) * kChunksPerJob);
-  const auto bounds = [&](size_t chunk) {
-    return std::make_pair(chunk * layouts / chunks, (chunk + 1) * layouts / chunks);
-  };
-  Screening out;
-  IsolatedOptions options;
-  options.jobs = jobs;
-  const Clock::time_point start = Clock::now();
-  Clock::time_point last_progress = start;
-  size_t screened = 0;
-  run_isolated(
-      chunks, options,
-      [&](size_t chunk) {
-        const auto [begin, end] = bounds(chunk);
-        return screen_chunk(builder, space, begin, end);
-      },
-      [&](size_t chunk, IsolatedResult result) {
-        if (!result.ok) {
-          const auto [begin, end] = bounds(chunk);
-          throw std::runtime_error(fmt::format("screening plans {}..{} failed: {}", begin * space.variants(),
-                                               end * space.variants() - 1, result.error));
-        }
-        for (const json& row : result.value.at("invalid")) {
-          const size_t index = row[0].get<size_t>();
-          out.add_invalid(row[2].get<std::string>(), row[1].get<int64_t>(), row[3].get<std::string>(), index,
-                          space.at(index).describe());
-        }
-        out.over_memory += result.value.at("over_memory").get<int64_t>();
-        out.duplicates += result.value.at("duplicates").get<int64_t>();
-        for (const json& row : result.value.at("survivors")) {
-          out.survivors.push_back({row[0].get<size_t>(), row[1].get<double>(), row[2].get<double>()});
-        }
-        const auto [begin, end] = bounds(chunk);
-        screened += (end - begin) * space.variants();
-        if (seconds_since(last_progress) >= kProgressInterval_s) {
-          const double elapsed_s = seconds_since(start);
-          spdlog::info(
-              "search: screened {} of {} plans ({:.0f}%), {} kept, {:.0f} s, about {:.0f} s left", screened,
-              space.size(), 100.0 * static_cast<double>(screened) / static_cast<double>(space.size()),
-              out.survivors.size(), elapsed_s,
-              elapsed_s * static_cast<double>(space.size() - screened) / static_cast<double>(screened));
-          last_progress = Clock::now();
-        }
-      });
-  std::sort(out.survivors.begin(), out.survivors.end(), [](const Survivor& a, const Survivor& b) {
-    return a.closed_form_s != b.closed_form_s ? a.closed_form_s < b.closed_form_s : a.index < b.index;
-  });
-  return out;
-}
 
 // The micro-batch counts steps 3 and 4 simulate a plan of `s` at on `network`: the schedule's
 // steady-state pair (workload::steady_state_counts), from which its iteration extrapolates exactly,
@@ -373,63 +229,116 @@ bool better(const SimulatedPlan& a, const SimulatedPlan& b, Objective objective)
   return a.index < b.index;
 }
 
-// Simulates the screened plans (step 3) in closed-form order, round by round, until the closed-form
-// bound prunes the rest (see search.h); counts what it simulated into `result` and plans the workload
-// rejects only now into `screening`. Returns the simulated plans that fit, with their ranking_s.
-std::vector<SimulatedPlan> simulate_in_order(const CandidateBuilder& builder, const PlanSpace& space,
-                                             const SearchOptions& o, Screening& screening,
-                                             SearchResult& result) {
+// What step 3's simulations said of a plan: {"invalid": rule, "message"} (a rule only the workload
+// checks), {"error": ...}, or the extrapolated run.
+struct Step3Outcome {
+  json rejection;  // an object with "invalid" or "error", or null
+  Step3Run run;
+};
+
+// Simulates the survivors in closed-form order (step 3), round by round, until the closed-form bound
+// prunes the rest (see search.h); plans already in `outcomes` are not simulated again. Returns the
+// closed-form limit it ended with (infinite while fewer than K fit).
+double walk_in_order(const CandidateBuilder& builder, const PlanSpace& space, const SearchOptions& o,
+                     const Screening& screening, std::map<size_t, Step3Outcome>& outcomes) {
   const std::vector<Survivor>& order = screening.survivors;
   const config::Scenario& base = builder.base();
-  std::vector<SimulatedPlan> fitting;
   size_t next = 0;
-  size_t fitting_in_order = 0;  // fitting plans among order[0, next)
+  size_t fitting = 0;  // fitting plans among order[0, next)
   double limit = std::numeric_limits<double>::infinity();
   while (next < order.size() && order[next].closed_form_s <= limit) {
     size_t end = next;
-    if (fitting_in_order >= static_cast<size_t>(o.top)) {
+    if (fitting >= static_cast<size_t>(o.top)) {
       while (end < order.size() && order[end].closed_form_s <= limit) ++end;
     } else {
-      end = std::min(order.size(), next + std::max(kMinRound, static_cast<size_t>(o.top) - fitting_in_order));
+      end = std::min(order.size(), next + std::max(kMinRound, static_cast<size_t>(o.top) - fitting));
     }
+    std::vector<size_t> todo;  // positions in order
     std::vector<PlanChoice> plans;
-    for (size_t i = next; i < end; ++i) plans.push_back(space.at(order[i].index));
-    const std::vector<ShortRuns> runs =
-        simulate_short_runs(builder, plans, engine::NetworkModel::kIdeal, o,
-                            fmt::format("search: simulating plans {}..{} of {} (closed form up to {:.4g} s)",
-                                        next + 1, end, order.size(), order[end - 1].closed_form_s));
-    for (size_t i = 0; i < runs.size(); ++i) {
-      const Survivor& survivor = order[next + i];
-      SimulatedPlan p;
-      p.index = survivor.index;
-      p.plan = space.at(survivor.index);
-      p.memory_bound_bytes = survivor.memory_bound_bytes;
-      p.closed_form_s = survivor.closed_form_s;
-      if (const json* invalid = runs[i].find("invalid")) {
-        screening.add_invalid(invalid->at("invalid").get<std::string>(), 1,
-                              invalid->at("message").get<std::string>(), p.index, p.plan.describe());
+    for (size_t i = next; i < end; ++i) {
+      if (outcomes.contains(order[i].index)) continue;
+      todo.push_back(i);
+      plans.push_back(space.at(order[i].index));
+    }
+    if (!plans.empty()) {
+      const std::vector<ShortRuns> runs = simulate_short_runs(
+          builder, plans, engine::NetworkModel::kIdeal, o,
+          fmt::format("search: simulating plans {}..{} of {} (closed form up to {:.4g} s)", next + 1, end,
+                      order.size(), order[end - 1].closed_form_s));
+      for (size_t i = 0; i < runs.size(); ++i) {
+        Step3Outcome outcome;
+        if (const json* rejected = runs[i].find("invalid")) outcome.rejection = *rejected;
+        if (const json* failed = runs[i].find("error")) outcome.rejection = *failed;
+        if (outcome.rejection.is_null()) outcome.run = extrapolate(runs[i]);
+        outcomes.emplace(order[todo[i]].index, std::move(outcome));
+      }
+    }
+    for (size_t i = next; i < end; ++i) {
+      const Step3Outcome& outcome = outcomes.at(order[i].index);
+      if (!outcome.rejection.is_null() ||
+          !base.memory_fits(outcome.run.peak_hbm_bytes, outcome.run.peak_host_bytes_per_node)) {
         continue;
       }
-      ++result.simulated;
-      if (const json* failed = runs[i].find("error")) {
-        result.failures.push_back({p.index, p.plan, failed->at("error").get<std::string>()});
-        continue;
-      }
-      const Step3Run run = extrapolate(runs[i]);
-      if (!base.memory_fits(run.peak_hbm_bytes, run.peak_host_bytes_per_node)) {
-        ++result.simulated_over_memory;
-        continue;
-      }
-      p.ranking_s = run.iteration_s;
-      p.objective_value = objective_value(p.ranking_s, base, o, result.price_per_gpu_hour_usd);
-      if (++fitting_in_order == static_cast<size_t>(o.top)) limit = (1 + o.margin) * p.closed_form_s;
-      fitting.push_back(std::move(p));
+      if (++fitting == static_cast<size_t>(o.top)) limit = (1 + o.margin) * order[i].closed_form_s;
     }
     next = end;
     spdlog::info("search: simulated the first {} of {} plans in closed-form order; {} fit", next,
-                 order.size(), fitting.size());
+                 order.size(), fitting);
   }
-  result.slower_bound = static_cast<int64_t>(order.size() - next);
+  return limit;
+}
+
+// Step 3 (search.h) over the survivors of step 2b, estimating the waiting candidates whose lower bound
+// is within the limit the walk ends with (screening.h) and walking again until none is; counts what it
+// simulated into `result` and plans the workload rejects only now into `screening`. Returns the
+// simulated plans that fit, with their ranking_s.
+std::vector<SimulatedPlan> simulate_in_order(const CandidateBuilder& builder, const PlanSpace& space,
+                                             const SearchOptions& o, Screening& screening,
+                                             SearchResult& result) {
+  std::map<size_t, Step3Outcome> outcomes;  // by plan index
+  for (;;) {
+    const double limit = walk_in_order(builder, space, o, screening, outcomes);
+    if (screening.waiting() == 0 || screening.candidates[screening.estimated].lower_bound_s > limit) break;
+    spdlog::info(
+        "search: the closed-form limit {:.4g} s reaches candidates not yet estimated; estimating them",
+        limit);
+    estimate_up_to(builder, space, o.jobs, limit, screening);
+  }
+  const config::Scenario& base = builder.base();
+  std::vector<SimulatedPlan> fitting;
+  int64_t unsimulated = 0;
+  for (const Survivor& survivor : screening.survivors) {
+    const auto it = outcomes.find(survivor.index);
+    if (it == outcomes.end()) {
+      ++unsimulated;
+      continue;
+    }
+    SimulatedPlan p;
+    p.index = survivor.index;
+    p.plan = space.at(survivor.index);
+    p.memory_bound_bytes = survivor.memory_bound_bytes;
+    p.closed_form_s = survivor.closed_form_s;
+    const Step3Outcome& outcome = it->second;
+    if (outcome.rejection.contains("invalid")) {
+      screening.add_invalid(outcome.rejection.at("invalid").get<std::string>(), 1,
+                            outcome.rejection.at("message").get<std::string>(), p.index, p.plan.describe());
+      continue;
+    }
+    ++result.simulated;
+    if (outcome.rejection.contains("error")) {
+      result.failures.push_back({p.index, p.plan, outcome.rejection.at("error").get<std::string>()});
+      continue;
+    }
+    if (!base.memory_fits(outcome.run.peak_hbm_bytes, outcome.run.peak_host_bytes_per_node)) {
+      ++result.simulated_over_memory;
+      continue;
+    }
+    p.ranking_s = outcome.run.iteration_s;
+    p.objective_value = objective_value(p.ranking_s, base, o, result.price_per_gpu_hour_usd);
+    fitting.push_back(std::move(p));
+  }
+  result.slower_bound = unsimulated;
+  result.kernel_time_bound = screening.waiting();
   return fitting;
 }
 
@@ -607,17 +516,17 @@ SearchResult run_search(const config::Scenario& base, const SearchOptions& o) {
                result.pins.empty() ? "" : " held to " + result.pins);
 
   Screening screening = screen(builder, space, o.jobs);
+  spdlog::info(
+      "search: screened in {:.1f} s: {} invalid, {} the same as another plan, {} over the memory bound, {} "
+      "candidates to estimate in order of their lower bound",
+      seconds_since(start),
+      result.enumerated - screening.over_memory - screening.duplicates -
+          static_cast<int64_t>(screening.candidates.size()),
+      screening.duplicates, screening.over_memory, screening.candidates.size());
+  estimate_in_order(builder, space, o.jobs, o.top, o.margin, screening);
   result.screening_wall_s = seconds_since(start);
   result.over_memory_bound = screening.over_memory;
   result.duplicates = screening.duplicates;
-  spdlog::info(
-      "search: screened in {:.1f} s: {} invalid, {} the same as another plan, {} over the memory bound, {} "
-      "to "
-      "rank by closed form",
-      result.screening_wall_s,
-      result.enumerated - screening.over_memory - screening.duplicates -
-          static_cast<int64_t>(screening.survivors.size()),
-      screening.duplicates, screening.over_memory, screening.survivors.size());
 
   const Clock::time_point simulation_start = Clock::now();
   std::vector<SimulatedPlan> fitting = simulate_in_order(builder, space, o, screening, result);

@@ -1,12 +1,11 @@
 // `trainsim search`: the best parallel plans of a scenario's model on N GPUs of its cluster.
 //
 // 1. Enumerate the plan space (plan_space.h).
-// 2. Screen every plan, in forked children: the plan rules (config/plan_rules.h; each plan with its
-//    own ZeRO stage and recompute mode), then duplicates (selective
-//    recompute under a fused attention kernel keeps and recomputes exactly what recompute none
-//    does: counted, not simulated), then the memory lower bound (analytic/memory_bound.h) against
-//    the usable HBM (Scenario::usable_hbm_bytes), then the closed-form iteration time
-//    (estimate/iteration_time.h).
+// 2. Screen every plan, in forked children (screening.h): the plan rules, duplicates, the memory
+//    lower bound against the usable HBM and a lower bound on the iteration time; then the closed-form
+//    iteration time (estimate/iteration_time.h) of the plans left, in order of that lower bound,
+//    until it exceeds (1 + margin) x the closed form of the K-th estimated plan that fits (those
+//    beyond wait, and step 3 estimates any that its own limit reaches).
 // 3. Simulate in order of closed-form time, each simulation in its own forked child (SimGrid allows
 //    one simulation per process), until K simulated plans fit in memory; let E be the closed-form
 //    time of the K-th of them. Then simulate every remaining plan whose closed-form time is at most
@@ -148,6 +147,7 @@ struct SearchResult {
   std::vector<RuleCount> invalid;  // by rule, most plans first
   int64_t duplicates = 0;          // the same plan as another one (selective recompute, fused attention)
   int64_t over_memory_bound = 0;   // memory lower bound above the HBM capacity
+  int64_t kernel_time_bound = 0;   // never estimated: kernel-time lower bound above every limit
   int64_t slower_bound = 0;        // pruned by the closed-form time bound
   int64_t simulated = 0;           // every plan simulated in step 3, whatever the outcome
   int64_t simulated_over_memory = 0;

@@ -135,6 +135,23 @@ TEST(IterationTime, AgreesWithTheSimulatorOnShippedScenarios) {
   }
 }
 
+// The kernel-time lower bound that orders search's estimates: never above the estimate, on every shipped
+// scenario (pipelines, FPDT's offloads, experts, DualPipeV's two lanes), and close to it where kernels
+// fill the iteration (one stage, little exposed communication).
+TEST(IterationTime, LowerBoundNeverExceedsTheEstimate) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.file + fmt::format(" {}", fmt::join(c.sets, " ")));
+    const config::Scenario scenario = load(c.file, c.sets);
+    const double bound_s = iteration_lower_bound_s(scenario);
+    const double estimate_s = estimate(scenario).iteration_s;
+    EXPECT_GT(bound_s, 0);
+    EXPECT_LE(bound_s, estimate_s * (1 + 1e-12));
+  }
+  const config::Scenario single_gpu = load("00-gpt3-125m-1gpu.yaml");
+  EXPECT_NEAR(iteration_lower_bound_s(single_gpu), estimate(single_gpu).iteration_s,
+              1e-9 * estimate(single_gpu).iteration_s);
+}
+
 TEST(IterationTime, FlopsFollowTheRunReport) {
   // 02 splits GPT's 50257-token vocabulary over 8 TP ranks (padded rows count, as in the graphs);
   // 03 recomputes selectively, 05 fully and with FPDT's chunked recomputation.

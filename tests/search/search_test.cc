@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -24,6 +25,7 @@
 #include "sim/search/candidate.h"
 #include "sim/search/plan_space.h"
 #include "sim/search/report.h"
+#include "sim/search/screening.h"
 #include "sim/workload/errors.h"
 
 namespace trainsim::search {
@@ -357,7 +359,8 @@ TEST(Search, RejectsOptionsOutOfRange) {
 }
 
 // Every plan of the tiny case simulated: the search must find the same best plans, the memory bound
-// must never exceed a simulated peak, and the counts must add up. With the fused attention kernel, so
+// must never exceed a simulated peak nor the kernel-time bound a closed-form time, and the counts must
+// add up. With the fused attention kernel, so
 // that ring attention and FPDT plans are valid and selective recompute duplicates recompute none.
 TEST(Search, FindsTheBestPlansBruteForceFinds) {
   const config::Scenario base = tiny("", "fused");
@@ -383,6 +386,9 @@ TEST(Search, FindsTheBestPlansBruteForceFinds) {
         const config::Scenario& s = *check.scenario;
         try {
           const double bound = analytic::memory_lower_bound(s).total();
+          WarningLog warnings;
+          const double closed_form_s = estimate::estimate_iteration_time(s, &warnings).iteration_s;
+          const double lower_bound_s = estimate::iteration_lower_bound_s(s);
           engine::RunOptions options;
           options.network = engine::NetworkModel::kIdeal;
           const auto run = engine::run_scenario(s, options);
@@ -390,7 +396,9 @@ TEST(Search, FindsTheBestPlansBruteForceFinds) {
           return {{"time", report.at("iteration_time_s")},
                   {"fits", report.at("memory").at("fits")},
                   {"peak", report.at("memory").at("peak_hbm_bytes")},
-                  {"bound", bound}};
+                  {"bound", bound},
+                  {"closed_form", closed_form_s},
+                  {"lower_bound", lower_bound_s}};
         } catch (const workload::PlanError& e) {
           return {{"invalid", e.what()}};
         }
@@ -423,6 +431,8 @@ TEST(Search, FindsTheBestPlansBruteForceFinds) {
     }
     if (duplicates.count(index) > 0) continue;
     EXPECT_LE(t.at("bound").get<double>(), t.at("peak").get<double>()) << space.at(index).describe();
+    EXPECT_LE(t.at("lower_bound").get<double>(), t.at("closed_form").get<double>())
+        << space.at(index).describe();
     if (t.at("bound").get<double>() > capacity) ++over_bound;
     if (t.at("fits").get<bool>()) ranking.emplace_back(t.at("time").get<double>(), index);
   }
@@ -448,12 +458,13 @@ TEST(Search, FindsTheBestPlansBruteForceFinds) {
   EXPECT_EQ(result.invalid_plans(), invalid);
   EXPECT_EQ(result.over_memory_bound, over_bound);
   EXPECT_EQ(result.duplicates, static_cast<int64_t>(duplicates.size()));
-  EXPECT_EQ(result.invalid_plans() + result.duplicates + result.over_memory_bound + result.slower_bound +
-                result.simulated,
+  EXPECT_EQ(result.invalid_plans() + result.duplicates + result.over_memory_bound + result.kernel_time_bound +
+                result.slower_bound + result.simulated,
             result.enumerated);
   EXPECT_EQ(result.simulated_over_memory + static_cast<int64_t>(result.failures.size()) + result.feasible(),
             result.simulated);
   EXPECT_GT(result.slower_bound, 0) << "the case should exercise the time bound";
+  EXPECT_GT(result.kernel_time_bound, 0) << "the case should exercise the kernel-time bound";
   EXPECT_LE(result.closed_form.spread, 1 + options.margin);
 }
 
@@ -549,6 +560,42 @@ TEST(Search, AppliesTheAllToAllOverlapWherePlansCanRunIt) {
   }
   EXPECT_GT(overlapped, 0);
   EXPECT_LT(overlapped, static_cast<int>(result.best.size()));
+}
+
+// Step 2b estimates the candidates in lower-bound order and stops where none left can matter: each one
+// left has a lower bound, and so a closed form, above (1 + margin) x the closed form of the K-th
+// estimated plan that fits. estimate_up_to then estimates the rest, and the survivors stay in
+// closed-form order, each above its lower bound.
+TEST(Screening, EstimatesInLowerBoundOrderUpToTheWaitLine) {
+  const config::Scenario base = tiny("", "fused");
+  const PlanSpace space = enumerate_plans(base, 2);
+  const CandidateBuilder builder(base);
+  Screening screening = screen(builder, space, 2);
+  ASSERT_TRUE(std::is_sorted(
+      screening.candidates.begin(), screening.candidates.end(),
+      [](const Candidate& a, const Candidate& b) { return a.lower_bound_s < b.lower_bound_s; }));
+  std::map<size_t, double> lower_bound_s;
+  for (const Candidate& c : screening.candidates) lower_bound_s[c.index] = c.lower_bound_s;
+
+  const double margin = 0.05;
+  estimate_in_order(builder, space, 2, 1, margin, screening);
+  ASSERT_GT(screening.waiting(), 0) << "the case should leave candidates waiting";
+  const auto first_fit = std::find_if(screening.survivors.begin(), screening.survivors.end(),
+                                      [](const Survivor& s) { return s.fits; });
+  ASSERT_NE(first_fit, screening.survivors.end());
+  for (size_t i = screening.estimated; i < screening.candidates.size(); ++i) {
+    EXPECT_GT(screening.candidates[i].lower_bound_s, (1 + margin) * first_fit->closed_form_s);
+  }
+
+  estimate_up_to(builder, space, 2, std::numeric_limits<double>::infinity(), screening);
+  EXPECT_EQ(screening.waiting(), 0);
+  ASSERT_EQ(screening.survivors.size(), screening.candidates.size());
+  EXPECT_TRUE(
+      std::is_sorted(screening.survivors.begin(), screening.survivors.end(),
+                     [](const Survivor& a, const Survivor& b) { return a.closed_form_s < b.closed_form_s; }));
+  for (const Survivor& s : screening.survivors) {
+    EXPECT_LE(lower_bound_s.at(s.index), s.closed_form_s) << space.at(s.index).describe();
+  }
 }
 
 TEST(Search, GivesTheSameResultWhateverTheJobs) {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/common/text_table.h"
 #include "sim/engine/provenance.h"
 #include "sim/report/inputs.h"
 #include "sim/report/link_report.h"
@@ -203,18 +204,30 @@ std::string render_cluster_table(const json& report) {
       report.at("nodes").get<int64_t>(), per_node, per_node == 1 ? "" : "s",
       options.at("network").get<std::string>(),
       options.at("full").get<bool>() ? "every rank simulated" : "one rank per symmetry class simulated");
-  out += fmt::format("{:<24} {:>6} {:>8} {:>10} {:>10} {:>9} {:>6} {:>12} {:>7}  {}\n", "job", "gpus",
-                     "start s", "alone s", "shared s", "slowdown", "iters", "tokens/s", "MFU", "nodes");
+  using Align = TextTable::Align;
+  TextTable jobs({{"job", Align::kLeft, 24},
+                  {"gpus", Align::kRight, 6},
+                  {"start s", Align::kRight, 8},
+                  {"alone s", Align::kRight, 10},
+                  {"shared s", Align::kRight, 10},
+                  {"slowdown", Align::kRight, 9},
+                  {"iters", Align::kRight, 6},
+                  {"tokens/s", Align::kRight, 12},
+                  {"MFU", Align::kRight, 7},
+                  {" nodes", Align::kLeft}});
   for (const json& job : report.at("jobs")) {
     const json& shared = job.at("shared");
-    out += fmt::format("{:<24} {:>6} {:>8.3f} {:>10.4f} {:>10.4f} {:>8.3f}x {:>6} {:>12.1f} {:>6.1f}%  {}\n",
-                       job.at("name").get<std::string>(), job.at("gpus").get<int64_t>(),
-                       job.at("start_s").get<double>(), job.at("alone").at("iteration_time_s").get<double>(),
-                       shared.at("iteration_time_s").get<double>(), job.at("slowdown").get<double>(),
-                       shared.at("iterations").get<size_t>(), shared.at("tokens_per_s").get<double>(),
-                       100 * shared.at("mfu").get<double>(),
-                       node_ranges(job.at("nodes").get<std::vector<int64_t>>()));
+    jobs.add_row({job.at("name").get<std::string>(), std::to_string(job.at("gpus").get<int64_t>()),
+                  fmt::format("{:.3f}", job.at("start_s").get<double>()),
+                  fmt::format("{:.4f}", job.at("alone").at("iteration_time_s").get<double>()),
+                  fmt::format("{:.4f}", shared.at("iteration_time_s").get<double>()),
+                  fmt::format("{:.3f}x", job.at("slowdown").get<double>()),
+                  std::to_string(shared.at("iterations").get<size_t>()),
+                  fmt::format("{:.1f}", shared.at("tokens_per_s").get<double>()),
+                  fmt::format("{:.1f}%", 100 * shared.at("mfu").get<double>()),
+                  " " + node_ranges(job.at("nodes").get<std::vector<int64_t>>())});
   }
+  out += jobs.render();
   const std::vector<int64_t> idle = report.at("idle_nodes").get<std::vector<int64_t>>();
   out += fmt::format("idle nodes: {} of {}{}\n", idle.size(), report.at("nodes").get<int64_t>(),
                      idle.empty() ? "" : " (" + node_ranges(idle) + ")");
@@ -229,19 +242,19 @@ std::string render_cluster_table(const json& report) {
 
   out +=
       fmt::format("\n# where the time went (critical rank, iteration {}; s, alone -> shared)\n", iterations);
-  out += fmt::format("{:<24}", "job");
+  TextTable parts({{"job", Align::kLeft, 24}});
   for (const char* part : {"compute", "exposed comm", "bubble", "offload stall", "idle"}) {
-    out += fmt::format(" {:>19}", part);
+    parts.add_column({part, Align::kRight, 19});
   }
-  out += "\n";
   for (const json& job : report.at("jobs")) {
-    out += fmt::format("{:<24}", job.at("name").get<std::string>());
+    std::vector<std::string> row = {job.at("name").get<std::string>()};
     for (const char* part : kParts) {
-      out += fmt::format(" {:>19}", seconds(job.at("alone").at("breakdown").at(part).get<double>()) + " -> " +
-                                        seconds(job.at("shared").at("breakdown").at(part).get<double>()));
+      row.push_back(seconds(job.at("alone").at("breakdown").at(part).get<double>()) + " -> " +
+                    seconds(job.at("shared").at("breakdown").at(part).get<double>()));
     }
-    out += "\n";
+    parts.add_row(std::move(row));
   }
+  out += parts.render();
 
   bool any_slowed = false;
   for (const json& job : report.at("jobs")) any_slowed = any_slowed || !job.at("slowed_collectives").empty();
@@ -250,20 +263,28 @@ std::string render_cluster_table(const json& report) {
         "\n# collectives that slowed down most (critical rank, iteration {}; mean per call, alone -> "
         "shared)\n",
         iterations);
-    out += fmt::format("{:<24} {:>14} {:>8} {:>7} {:>12} {:>6} {:>12} {:>12} {:>20}\n", "job", "kind",
-                       "group", "(ranks)", "size (B)", "calls", "alone us", "shared us", "busbw GB/s");
+    TextTable slowed({{"job", Align::kLeft, 24},
+                      {"kind", Align::kRight, 14},
+                      {"group", Align::kRight, 8},
+                      {"(ranks)", Align::kRight, 7},
+                      {"size (B)", Align::kRight, 12},
+                      {"calls", Align::kRight, 6},
+                      {"alone us", Align::kRight, 12},
+                      {"shared us", Align::kRight, 12},
+                      {"busbw GB/s", Align::kRight, 20}});
     for (const json& job : report.at("jobs")) {
       for (const json& c : job.at("slowed_collectives")) {
-        out += fmt::format(
-            "{:<24} {:>14} {:>8} {:>7} {:>12.0f} {:>6} {:>12.1f} {:>12.1f} {:>20}\n",
-            job.at("name").get<std::string>(), c.at("kind").get<std::string>(),
-            c.at("group").get<std::string>(), c.at("group_size").get<int64_t>(),
-            c.at("bytes_per_call").get<double>(), c.at("calls").get<int64_t>(),
-            1e6 * c.at("alone_mean_time_s").get<double>(), 1e6 * c.at("shared_mean_time_s").get<double>(),
-            fmt::format("{:.1f} -> {:.1f}", c.at("alone_busbw_bytes_per_s").get<double>() / 1e9,
-                        c.at("shared_busbw_bytes_per_s").get<double>() / 1e9));
+        slowed.add_row({job.at("name").get<std::string>(), c.at("kind").get<std::string>(),
+                        c.at("group").get<std::string>(), std::to_string(c.at("group_size").get<int64_t>()),
+                        fmt::format("{:.0f}", c.at("bytes_per_call").get<double>()),
+                        std::to_string(c.at("calls").get<int64_t>()),
+                        fmt::format("{:.1f}", 1e6 * c.at("alone_mean_time_s").get<double>()),
+                        fmt::format("{:.1f}", 1e6 * c.at("shared_mean_time_s").get<double>()),
+                        fmt::format("{:.1f} -> {:.1f}", c.at("alone_busbw_bytes_per_s").get<double>() / 1e9,
+                                    c.at("shared_busbw_bytes_per_s").get<double>() / 1e9)});
       }
     }
+    out += slowed.render();
   }
   if (report.contains("links")) {
     std::vector<std::string> names;

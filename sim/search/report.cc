@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/common/text_table.h"
 #include "sim/config/units.h"
 #include "sim/engine/provenance.h"
 
@@ -148,57 +149,76 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
 
   out += fmt::format("\n# best {} of {} ranked plans (breakdown in % of the iteration)\n", r.best.size(),
                      r.ranked);
-  out += fmt::format(
-      "{:>4} {:>4} {:>4} {:>5} {:>4} {:>4} {:>4} {:>4} {:<11} {:<8} {:>6} {:>4} {:<9} {:>4} {:>11} {:>12} "
-      "{:>6} {:>8} {:>7} {:>6} {:>6} {:>7} {:>5}",
-      "rank", "tp", "pp", "dp", "sp", "vpp", "ep", "etp", "schedule", "sp kind", "chunk", "zero", "recompute",
-      "mb", "iteration s", "tokens/s", "MFU", "HBM GiB", "compute", "comm", "bubble", "offload", "idle");
-  if (r.price_per_gpu_hour_usd) out += fmt::format(" {:>10} {:>10}", "USD/iter", "tokens/USD");
+  using Align = TextTable::Align;
+  TextTable table(
+      {{"rank", Align::kRight, 4},      {"tp", Align::kRight, 4},    {"pp", Align::kRight, 4},
+       {"dp", Align::kRight, 5},        {"sp", Align::kRight, 4},    {"vpp", Align::kRight, 4},
+       {"ep", Align::kRight, 4},        {"etp", Align::kRight, 4},   {"schedule", Align::kLeft, 11},
+       {"sp kind", Align::kLeft, 8},    {"chunk", Align::kRight, 6}, {"zero", Align::kRight, 4},
+       {"recompute", Align::kLeft, 9},  {"mb", Align::kRight, 4},    {"iteration s", Align::kRight, 11},
+       {"tokens/s", Align::kRight, 12}, {"MFU", Align::kRight, 6},   {"HBM GiB", Align::kRight, 8},
+       {"compute", Align::kRight, 7},   {"comm", Align::kRight, 6},  {"bubble", Align::kRight, 6},
+       {"offload", Align::kRight, 7},   {"idle", Align::kRight, 5}});
+  if (r.price_per_gpu_hour_usd) {
+    table.add_column({"USD/iter", Align::kRight, 10});
+    table.add_column({"tokens/USD", Align::kRight, 10});
+  }
   const bool power = !r.best.empty() && r.best.front().run.contains("power");
-  if (power) out += fmt::format(" {:>8} {:>7}", "GPU W", "J/token");
+  if (power) {
+    table.add_column({"GPU W", Align::kRight, 8});
+    table.add_column({"J/token", Align::kRight, 7});
+  }
   const bool campaign = !r.best.empty() && r.best.front().run.contains("campaign");
-  if (campaign) out += fmt::format(" {:>10}", "train days");
-  out += '\n';
+  if (campaign) table.add_column({"train days", Align::kRight, 10});
   for (size_t i = 0; i < r.best.size(); ++i) {
     const SimulatedPlan& p = r.best[i];
     const PlanChoice& c = p.plan;
     const double t = p.run.at("iteration_time_s").get<double>();
-    out += fmt::format(
-        "{:>4} {:>4} {:>4} {:>5} {:>4} {:>4} {:>4} {:>4} {:<11} {:<8} {:>6} {:>4} {:<9} {:>4} {:>11.5g} "
-        "{:>12.1f} {:>5.1f}% {:>8.2f}",
-        i + 1, c.tp, c.pp, c.dp, c.sp, c.vpp, r.moe ? std::to_string(c.ep) : "-",
-        r.moe ? std::to_string(c.expert_tp > 0 ? c.expert_tp : c.tp) : "-", config::to_string(c.schedule),
+    std::vector<std::string> row = {
+        std::to_string(i + 1),
+        std::to_string(c.tp),
+        std::to_string(c.pp),
+        std::to_string(c.dp),
+        std::to_string(c.sp),
+        std::to_string(c.vpp),
+        r.moe ? std::to_string(c.ep) : "-",
+        r.moe ? std::to_string(c.expert_tp > 0 ? c.expert_tp : c.tp) : "-",
+        std::string(config::to_string(c.schedule)),
         std::string(config::to_string(c.sequence_parallel)) +
             (c.sequence_parallel == config::SequenceParallel::kRing && c.cp_comm == config::CpComm::kAllGather
                  ? "/ag"
                  : ""),
-        c.fpdt_chunk_tokens > 0 ? config::format_count(c.fpdt_chunk_tokens) : "-", c.zero_stage,
-        config::to_string(c.recompute), c.micro_batch, t, p.run.at("tokens_per_s").get<double>(),
-        100 * p.run.at("mfu").get<double>(),
-        p.run.at("memory").at("peak_hbm_bytes").get<double>() / config::kBytesPerGiB);
-    const int widths[] = {7, 6, 6, 7, 5};
-    for (size_t k = 0; k < std::size(kBreakdownKeys); ++k) {
-      const double v = p.run.at("breakdown").at(kBreakdownKeys[k]).get<double>();
-      out += fmt::format(" {:>{}.1f}", t > 0 ? 100 * v / t : 0.0, widths[k]);
+        c.fpdt_chunk_tokens > 0 ? config::format_count(c.fpdt_chunk_tokens) : "-",
+        std::to_string(c.zero_stage),
+        std::string(config::to_string(c.recompute)),
+        std::to_string(c.micro_batch),
+        fmt::format("{:.5g}", t),
+        fmt::format("{:.1f}", p.run.at("tokens_per_s").get<double>()),
+        fmt::format("{:.1f}%", 100 * p.run.at("mfu").get<double>()),
+        fmt::format("{:.2f}", p.run.at("memory").at("peak_hbm_bytes").get<double>() / config::kBytesPerGiB)};
+    for (const char* key : kBreakdownKeys) {
+      const double v = p.run.at("breakdown").at(key).get<double>();
+      row.push_back(fmt::format("{:.1f}", t > 0 ? 100 * v / t : 0.0));
     }
     if (r.price_per_gpu_hour_usd) {
       const double price_per_s = *r.price_per_gpu_hour_usd / 3600.0 * static_cast<double>(r.gpus);
-      out += fmt::format(" {:>10.4g} {:>10.0f}", t * price_per_s,
-                         p.run.at("tokens_per_s").get<double>() / price_per_s);
+      row.push_back(fmt::format("{:.4g}", t * price_per_s));
+      row.push_back(fmt::format("{:.0f}", p.run.at("tokens_per_s").get<double>() / price_per_s));
     }
     if (power) {
       const json& w = p.run.at("power");
-      out += fmt::format(" {:>8.0f} {:>7.3g}", w.at("gpu_mean_w").get<double>(),
-                         w.at("energy_per_token_j").get<double>());
+      row.push_back(fmt::format("{:.0f}", w.at("gpu_mean_w").get<double>()));
+      row.push_back(fmt::format("{:.3g}", w.at("energy_per_token_j").get<double>()));
     }
     if (campaign) {
       const json& run_campaign = p.run.at("campaign");
-      out += run_campaign.contains("wall_time_s")
-                 ? fmt::format(" {:>10.1f}", run_campaign.at("wall_time_s").get<double>() / 86400)
-                 : fmt::format(" {:>10}", "never");
+      row.push_back(run_campaign.contains("wall_time_s")
+                        ? fmt::format("{:.1f}", run_campaign.at("wall_time_s").get<double>() / 86400)
+                        : "never");
     }
-    out += '\n';
+    table.add_row(std::move(row));
   }
+  out += table.render();
   if (!r.best.empty()) {
     out += "\n# the best plan: trainsim run " + shell_word(scenario_path);
     for (const std::string& o : user_overrides) out += " --set " + shell_word(o);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/common/text_table.h"
 #include "sim/config/units.h"
 #include "sim/engine/provenance.h"
 #include "sim/validate/metrics.h"
@@ -301,17 +302,25 @@ std::string render_table(const json& report) {
       report.at("cases").size(), report.at("cases").size() == 1 ? "" : "s", report.at("summary").size(),
       report.at("summary").size() == 1 ? "" : "s", report.at("provenance").at("jobs").get<int>(),
       report.at("wall_s").get<double>(), report.at("cpu_s").get<double>());
-  const std::string header = fmt::format(
-      "{:<44} {:<6} {:<5} {:<11} {:<34} {:>2} {:>11} {:>11} {:>8} {:>8} {:>11} {:>8} {:>9} {:>9} {:>9} "
-      "{:>9}\n",
-      "# case", "status", "role", "confidence", "source", "", "published", "simulated", "error", "hw.error",
-      "calculon", "c.error", "compute", "exp.comm", "bubble", "offload");
+  using Align = TextTable::Align;
+  const std::vector<TextTable::Column> case_columns = {
+      {"# case", Align::kLeft, 44},     {"status", Align::kLeft, 6},      {"role", Align::kLeft, 5},
+      {"confidence", Align::kLeft, 11}, {"source", Align::kLeft, 34},     {"", Align::kRight, 2},
+      {"published", Align::kRight, 11}, {"simulated", Align::kRight, 11}, {"error", Align::kRight, 8},
+      {"hw.error", Align::kRight, 8},   {"calculon", Align::kRight, 11},  {"c.error", Align::kRight, 8},
+      {"compute", Align::kRight, 9},    {"exp.comm", Align::kRight, 9},   {"bubble", Align::kRight, 9},
+      {"offload", Align::kRight, 9}};
   std::string suite;
+  TextTable cases(case_columns);
+  const auto flush = [&] {
+    if (!cases.empty()) out += cases.render();
+    cases = TextTable(case_columns);
+  };
   for (const json& c : report.at("cases")) {
     if (c.at("suite") != suite) {
+      flush();
       suite = c.at("suite").get<std::string>();
       out += fmt::format("\n# suite {} ({})\n", suite, c.at("source").at("paper").get<std::string>());
-      out += header;
     }
     const std::string metric = c.at("metric").get<std::string>();
     const std::string comparison = c.at("comparison") == "at_least"  ? ">="
@@ -319,18 +328,22 @@ std::string render_table(const json& report) {
                                                                      : "=";
     const bool has_value = c.contains("simulated");
     const std::string status = !has_value ? "error" : c.at("pass").get<bool>() ? "pass" : "FAIL";
-    std::string breakdown;
+    std::vector<std::string> breakdown(4, "");
     if (c.contains("breakdown")) {
       const json& b = c.at("breakdown");
-      breakdown = fmt::format(" {:>9.4g} {:>9.4g} {:>9.4g} {:>9.4g}", b.at("compute_s").get<double>(),
-                              b.at("exposed_comm_s").get<double>(), b.at("bubble_s").get<double>(),
-                              b.at("offload_stall_s").get<double>());
+      breakdown = {fmt::format("{:.4g}", b.at("compute_s").get<double>()),
+                   fmt::format("{:.4g}", b.at("exposed_comm_s").get<double>()),
+                   fmt::format("{:.4g}", b.at("bubble_s").get<double>()),
+                   fmt::format("{:.4g}", b.at("offload_stall_s").get<double>())};
     }
     const bool has_hardware = c.contains("hardware_only") && c.at("hardware_only").contains("relative_error");
-    out += fmt::format(
-        "{:<44} {:<6} {:<5} {:<11} {:<34} {:>2} {:>11} {:>11} {:>8} {:>8} {:>11} {:>8}{}\n",
-        c.at("id").get<std::string>(), status, c.at("role").get<std::string>().substr(0, 5),
-        c.at("confidence").get<std::string>(), c.at("source").at("where").get<std::string>(), comparison,
+    std::vector<std::string> row = {
+        c.at("id").get<std::string>(),
+        status,
+        c.at("role").get<std::string>().substr(0, 5),
+        c.at("confidence").get<std::string>(),
+        c.at("source").at("where").get<std::string>(),
+        comparison,
         value_text(metric, c.at("published").get<double>()),
         has_value ? value_text(metric, c.at("simulated").get<double>()) : std::string("-"),
         has_value ? fmt::format("{:+.1f}%", 100 * c.at("relative_error").get<double>()) : std::string("-"),
@@ -338,46 +351,60 @@ std::string render_table(const json& report) {
                      : std::string("-"),
         c.contains("calculon") ? value_text(metric, c.at("calculon").get<double>()) : std::string("-"),
         c.contains("calculon") ? fmt::format("{:+.1f}%", 100 * c.at("calculon_relative_error").get<double>())
-                               : std::string("-"),
-        breakdown);
-    if (c.contains("error")) out += fmt::format("    error: {}\n", c.at("error").get<std::string>());
+                               : std::string("-")};
+    row.insert(row.end(), breakdown.begin(), breakdown.end());
+    cases.add_row(std::move(row));
+    if (c.contains("error")) cases.add_line(fmt::format("    error: {}", c.at("error").get<std::string>()));
     if (c.contains("hardware_only") && c.at("hardware_only").contains("error")) {
-      out += fmt::format("    error on the hardware profile alone: {}\n",
-                         c.at("hardware_only").at("error").get<std::string>());
+      cases.add_line(fmt::format("    error on the hardware profile alone: {}",
+                                 c.at("hardware_only").at("error").get<std::string>()));
     }
     if (c.contains("infeasible")) {
-      out += fmt::format("    note: the simulated plan does not fit: {}\n",
-                         c.at("infeasible").get<std::string>());
+      cases.add_line(fmt::format("    note: the simulated plan does not fit: {}",
+                                 c.at("infeasible").get<std::string>()));
     }
   }
+  flush();
 
   out +=
       "\n# validation cases only (calibration cases, which stack profiles may be fitted on, in the last "
       "column); hw-only: the same cases on the hardware profiles beneath the stacks\n";
-  out += fmt::format("{:<22} {:>5} {:>5} {:>5} {:>5} {:>6} {:>10} {:>10} {:>10} {:>17} {:>17} {:>17}\n",
-                     "# suite", "cases", "valid", "pass", "fail", "errors", "median|e|", "p90|e|", "max|e|",
-                     "hw-only med/max", "calculon med/max", "calib. med/max");
+  TextTable suites({{"# suite", Align::kLeft, 22},
+                    {"cases", Align::kRight, 5},
+                    {"valid", Align::kRight, 5},
+                    {"pass", Align::kRight, 5},
+                    {"fail", Align::kRight, 5},
+                    {"errors"},
+                    {"median|e|", Align::kRight, 10},
+                    {"p90|e|", Align::kRight, 10},
+                    {"max|e|", Align::kRight, 10},
+                    {"hw-only med/max", Align::kRight, 17},
+                    {"calculon med/max", Align::kRight, 17},
+                    {"calib. med/max", Align::kRight, 17}});
   const auto med_max = [](const json& s, const char* key) {
     if (!s.contains(key) || s.at(key).at("cases").get<int>() == 0) return std::string("-");
     return fmt::format("{}/{}", percent(s.at(key).at("median_abs_error")),
                        percent(s.at(key).at("max_abs_error")));
   };
   for (const auto& [name, s] : report.at("summary").items()) {
-    out +=
-        fmt::format("{:<22} {:>5} {:>5} {:>5} {:>5} {:>6} {:>10} {:>10} {:>10} {:>17} {:>17} {:>17}\n", name,
-                    s.at("cases").get<int>(), s.at("scored").get<int>(), s.at("passed").get<int>(),
-                    s.at("failed").get<int>(), s.at("errors").get<int>(), percent(s.at("median_abs_error")),
+    suites.add_row({name, std::to_string(s.at("cases").get<int>()), std::to_string(s.at("scored").get<int>()),
+                    std::to_string(s.at("passed").get<int>()), std::to_string(s.at("failed").get<int>()),
+                    std::to_string(s.at("errors").get<int>()), percent(s.at("median_abs_error")),
                     percent(s.at("p90_abs_error")), percent(s.at("max_abs_error")),
-                    med_max(s, "hardware_only"), med_max(s, "calculon"), med_max(s, "calibration"));
+                    med_max(s, "hardware_only"), med_max(s, "calculon"), med_max(s, "calibration")});
   }
+  out += suites.render();
   if (!report.at("by_gpus").empty()) {
     out += "\n# validation error against the GPUs a case runs on (every suite)\n";
-    out += fmt::format("{:<10} {:>5} {:>10} {:>10}\n", "# GPUs", "cases", "median|e|", "max|e|");
+    TextTable by_gpus({{"# GPUs", Align::kLeft, 10},
+                       {"cases", Align::kRight, 5},
+                       {"median|e|", Align::kRight, 10},
+                       {"max|e|", Align::kRight, 10}});
     for (const json& row : report.at("by_gpus")) {
-      out += fmt::format("{:<10} {:>5} {:>10} {:>10}\n", row.at("gpus").get<std::string>(),
-                         row.at("cases").get<int>(), percent(row.at("median_abs_error")),
-                         percent(row.at("max_abs_error")));
+      by_gpus.add_row({row.at("gpus").get<std::string>(), std::to_string(row.at("cases").get<int>()),
+                       percent(row.at("median_abs_error")), percent(row.at("max_abs_error"))});
     }
+    out += by_gpus.render();
   }
 
   if (!report.at("shape_checks").empty()) out += "\n# shape checks (simulated; published)\n";

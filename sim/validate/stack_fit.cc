@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/common/isolated.h"
+#include "sim/common/text_table.h"
 #include "sim/common/version.h"
 #include "sim/config/loader.h"
 #include "sim/engine/scenario_run.h"
@@ -443,24 +444,35 @@ std::string render_fit_table(const StackFitRequest& request, const StackFitResul
       result.profile.name, stack.hardware_name, result.targets.size(), result.targets.size() == 1 ? "" : "s",
       result.solution.evaluations, result.solution.iterations,
       result.solution.converged ? "" : " (not converged)");
-  out += fmt::format("{:<28} {:>10} {:>20} {:>12} {:>14}\n", "# parameter", "value", "bounds", "std. error",
-                     "rms +/-1%");
+  using Align = TextTable::Align;
+  TextTable parameters({{"# parameter", Align::kLeft, 28},
+                        {"value", Align::kRight, 10},
+                        {"bounds", Align::kRight, 20},
+                        {"std. error", Align::kRight, 12},
+                        {"rms +/-1%", Align::kRight, 14}});
   for (const StackParameter p : fit.parameters) {
     const StackParameterInfo& info = config::info_of(p);
     const auto u = fit.uncertainty.find(p);
-    out += fmt::format(
-        "{:<28} {:>10} {:>20} {:>12} {:>14}\n", info.name, parameter_value(info, stack.parameters[p]),
-        fmt::format("[{}, {}]", parameter_value(info, info.lower), parameter_value(info, info.upper)),
-        u == fit.uncertainty.end() ? std::string("-") : parameter_value(info, u->second),
-        fmt::format("+{:.3f} pt", 100 * fit.sensitivity.at(p)));
+    parameters.add_row(
+        {std::string(info.name), parameter_value(info, stack.parameters[p]),
+         fmt::format("[{}, {}]", parameter_value(info, info.lower), parameter_value(info, info.upper)),
+         u == fit.uncertainty.end() ? std::string("-") : parameter_value(info, u->second),
+         fmt::format("+{:.3f} pt", 100 * fit.sensitivity.at(p))});
   }
-  out += fmt::format("\n{:<48} {:<16} {:>12} {:>12} {:>12} {:>10}\n", "# case", "metric", "published",
-                     "before fit", "fitted", "residual");
+  out += parameters.render();
+  TextTable cases({{"# case", Align::kLeft, 48},
+                   {"metric", Align::kLeft, 16},
+                   {"published", Align::kRight, 12},
+                   {"before fit", Align::kRight, 12},
+                   {"fitted", Align::kRight, 12},
+                   {"residual", Align::kRight, 10}});
   for (size_t i = 0; i < fit.measurements.size(); ++i) {
     const config::StackFitMeasurement& m = fit.measurements[i];
-    out += fmt::format("{:<48} {:<16} {:>12.6g} {:>+11.1f}% {:>12.6g} {:>+9.2f}%\n", m.id, m.metric,
-                       m.published, 100 * result.residuals_before[i], m.simulated, 100 * m.residual);
+    cases.add_row({m.id, m.metric, fmt::format("{:.6g}", m.published),
+                   fmt::format("{:+.1f}%", 100 * result.residuals_before[i]),
+                   fmt::format("{:.6g}", m.simulated), fmt::format("{:+.2f}%", 100 * m.residual)});
   }
+  out += "\n" + cases.render();
   out += fmt::format("rms residual {:.2f}% (before the fit: {:.2f}%)\n", 100 * fit.rms_residual,
                      100 * rms(result.residuals_before));
   if (!result.left_out.empty()) {

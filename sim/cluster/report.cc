@@ -13,14 +13,13 @@
 #include "sim/engine/provenance.h"
 #include "sim/report/inputs.h"
 #include "sim/report/link_report.h"
+#include "sim/report/run_report.h"
 
 namespace trainsim::cluster {
 namespace {
 
 using nlohmann::json;
 
-constexpr std::array<const char*, 5> kParts = {"compute_s", "exposed_comm_s", "bubble_s", "offload_stall_s",
-                                               "idle_s"};
 // Collectives listed per job, those whose time grew most.
 constexpr size_t kSlowedShown = 3;
 
@@ -34,12 +33,6 @@ std::vector<double> contended(const std::vector<double>& ends, double start_s, d
     const double begin = i == 0 ? start_s : ends[i - 1];
     if (begin >= latest_start_s && ends[i] <= window_s) out.push_back(ends[i] - begin);
   }
-  return out;
-}
-
-json breakdown_of(const json& report) {
-  json out = json::object();
-  for (const char* part : kParts) out[part] = report.at("breakdown").at(part);
   return out;
 }
 
@@ -111,10 +104,12 @@ json make_cluster_report(const ClusterFile& file, const ClusterRuns& cluster_run
     const ClusterJob& job = file.jobs[j];
     const json& alone = runs[j].alone.report;
     const json& shared = runs[j].shared.report;
+    const report::RunMetrics alone_metrics = report::run_metrics(alone);
+    const report::RunMetrics shared_metrics = report::run_metrics(shared);
     std::vector<double> times =
         contended(runs[j].shared.iteration_end_s, job.start_s, latest_start, window, context.iterations);
     if (times.empty()) {
-      times.push_back(shared.at("iteration_time_s").get<double>());
+      times.push_back(shared_metrics.iteration_time_s);
       warn(fmt::format(
           "job {} ran no iteration entirely while every other job was running; its shared time is its "
           "iteration {} (raise --iterations or move its start)",
@@ -122,7 +117,7 @@ json make_cluster_report(const ClusterFile& file, const ClusterRuns& cluster_run
     }
     const double t_shared =
         std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size());
-    const double t_alone = alone.at("iteration_time_s").get<double>();
+    const double t_alone = alone_metrics.iteration_time_s;
     const double tokens =
         static_cast<double>(job.scenario.training.global_batch * job.scenario.model.seq_len);
     for (const json& w : shared.at("warnings"))
@@ -136,19 +131,19 @@ json make_cluster_report(const ClusterFile& file, const ClusterRuns& cluster_run
         {"alone",
          {{"iteration_time_s", t_alone},
           {"tokens_per_s", tokens / t_alone},
-          {"mfu", alone.at("mfu")},
-          {"breakdown", breakdown_of(alone)}}},
+          {"mfu", alone_metrics.mfu},
+          {"breakdown", report::to_json(alone_metrics.breakdown)}}},
         {"shared",
          {{"iteration_time_s", t_shared},
           {"tokens_per_s", tokens / t_shared},
-          {"mfu", alone.at("mfu").get<double>() * t_alone / t_shared},
+          {"mfu", alone_metrics.mfu * t_alone / t_shared},
           {"iterations", times.size()},
           {"min_iteration_s", *std::min_element(times.begin(), times.end())},
           {"max_iteration_s", *std::max_element(times.begin(), times.end())},
-          {"breakdown", breakdown_of(shared)}}},
+          {"breakdown", report::to_json(shared_metrics.breakdown)}}},
         {"slowdown", t_shared / t_alone},
         {"slowed_collectives", slowed_collectives(alone, shared)},
-        {"fits", shared.at("memory").at("fits")},
+        {"fits", shared_metrics.fits},
         {"alone_report", alone},
         {"shared_report", shared},
     });
@@ -225,7 +220,7 @@ std::string render_cluster_table(const json& report) {
                   std::to_string(shared.at("iterations").get<size_t>()),
                   fmt::format("{:.1f}", shared.at("tokens_per_s").get<double>()),
                   fmt::format("{:.1f}%", 100 * shared.at("mfu").get<double>()),
-                  " " + node_ranges(job.at("nodes").get<std::vector<int64_t>>())});
+                  fmt::format(" {}", node_ranges(job.at("nodes").get<std::vector<int64_t>>()))});
   }
   out += jobs.render();
   const std::vector<int64_t> idle = report.at("idle_nodes").get<std::vector<int64_t>>();
@@ -248,9 +243,9 @@ std::string render_cluster_table(const json& report) {
   }
   for (const json& job : report.at("jobs")) {
     std::vector<std::string> row = {job.at("name").get<std::string>()};
-    for (const char* part : kParts) {
-      row.push_back(seconds(job.at("alone").at("breakdown").at(part).get<double>()) + " -> " +
-                    seconds(job.at("shared").at("breakdown").at(part).get<double>()));
+    for (const report::BreakdownPart& part : report::kBreakdownParts) {
+      row.push_back(seconds(job.at("alone").at("breakdown").at(part.key).get<double>()) + " -> " +
+                    seconds(job.at("shared").at("breakdown").at(part.key).get<double>()));
     }
     parts.add_row(std::move(row));
   }

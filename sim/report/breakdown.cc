@@ -135,4 +135,16 @@ Breakdown attribute_time(const workload::Graph& graph, const engine::RankRun& ru
   return b;
 }
 
+nlohmann::json to_json(const Breakdown& b) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const BreakdownPart& part : kBreakdownParts) out[part.key] = b.*part.seconds;
+  return out;
+}
+
+Breakdown breakdown_from_json(const nlohmann::json& parts) {
+  Breakdown b;
+  for (const BreakdownPart& part : kBreakdownParts) b.*part.seconds = parts.at(part.key).get<double>();
+  return b;
+}
+
 }  // namespace trainsim::report

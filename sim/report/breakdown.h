@@ -10,8 +10,11 @@
 #ifndef TRAINSIM_SIM_REPORT_BREAKDOWN_H_
 #define TRAINSIM_SIM_REPORT_BREAKDOWN_H_
 
+#include <array>
 #include <map>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "sim/engine/engine.h"
 #include "sim/workload/graph.h"
@@ -33,6 +36,24 @@ struct Breakdown {
 
   double total_s() const { return compute_s + exposed_comm_s + bubble_s + offload_stall_s + idle_s; }
 };
+
+// The five parts as reports name them (the "breakdown" object of run, estimate and sweep results),
+// in the order tables show them, each with the member holding it.
+struct BreakdownPart {
+  const char* key;
+  double Breakdown::*seconds;
+};
+inline constexpr std::array<BreakdownPart, 5> kBreakdownParts = {
+    {{"compute_s", &Breakdown::compute_s},
+     {"exposed_comm_s", &Breakdown::exposed_comm_s},
+     {"bubble_s", &Breakdown::bubble_s},
+     {"offload_stall_s", &Breakdown::offload_stall_s},
+     {"idle_s", &Breakdown::idle_s}}};
+
+// The five parts as a report's "breakdown" object, and back (outside_layers_s and the per-collective
+// split are reported elsewhere and read back as 0 and empty).
+nlohmann::json to_json(const Breakdown& b);
+Breakdown breakdown_from_json(const nlohmann::json& parts);
 
 // The breakdown of `run` (ops of `graph`) over [start_s, end_s], the rank's last iteration.
 Breakdown attribute_time(const workload::Graph& graph, const engine::RankRun& run, double start_s,

@@ -199,6 +199,24 @@ MemoryPeaks memory_peaks(const config::Scenario& scenario, const engine::Scenari
   return out;
 }
 
+RunMetrics run_metrics(const json& report) {
+  RunMetrics m;
+  m.gpus = report.at("gpus").get<int64_t>();
+  m.iteration_time_s = report.at("iteration_time_s").get<double>();
+  m.tokens_per_s = report.at("tokens_per_s").get<double>();
+  m.tflops_per_gpu = report.at("tflops_per_gpu").get<double>();
+  m.mfu = report.at("mfu").get<double>();
+  m.hfu = report.at("hfu").get<double>();
+  m.executed_flops_utilization = report.at("executed_flops_utilization").get<double>();
+  m.breakdown = breakdown_from_json(report.at("breakdown"));
+  m.breakdown.outside_layers_s = report.at("compute_outside_layers_s").get<double>();
+  const json& memory = report.at("memory");
+  m.peak_hbm_bytes = memory.at("peak_hbm_bytes").get<double>();
+  m.peak_host_bytes_per_node = memory.at("peak_host_bytes_per_node").get<double>();
+  m.fits = memory.at("fits").get<bool>();
+  return m;
+}
+
 json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
                      const ReportContext& context) {
   const engine::EngineResult& r = run.result;
@@ -272,40 +290,47 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   provenance["inputs"] = scenario_inputs(s);
   provenance["options"] = {
       {"network", context.network}, {"full", context.full}, {"iterations", context.iterations}};
+  RunMetrics m;
+  m.gpus = gpus;
+  m.iteration_time_s = t;
+  m.tokens_per_s = tokens / t;
+  m.tflops_per_gpu = summary.iteration.model / (t * static_cast<double>(gpus)) / 1e12;
+  m.mfu = summary.iteration.model / (t * static_cast<double>(gpus) * peak);
+  m.hfu = summary.iteration.hardware / (t * static_cast<double>(gpus) * peak);
+  m.executed_flops_utilization = summary.iteration.executed / (t * static_cast<double>(gpus) * peak);
+  m.breakdown = b;
+  m.peak_hbm_bytes = hbm_peak;
+  m.peak_host_bytes_per_node = host_peak;
+  m.fits = s.memory_fits(hbm_peak, host_peak);
   json report = {
       {"schema_version", 1},
       {"provenance", provenance},
       {"scenario", s.name},
-      {"gpus", gpus},
+      {"gpus", m.gpus},
       {"plan", plan_summary(s)},
-      {"iteration_time_s", t},
-      {"tokens_per_s", tokens / t},
-      {"tflops_per_gpu", summary.iteration.model / (t * static_cast<double>(gpus)) / 1e12},
+      {"iteration_time_s", m.iteration_time_s},
+      {"tokens_per_s", m.tokens_per_s},
+      {"tflops_per_gpu", m.tflops_per_gpu},
       {"dtype", config::to_string(s.training.dtype)},  // whose peak mfu, hfu and executed use
       {"attention_kernel", config::to_string(s.attention_kernel())},
-      {"mfu", summary.iteration.model / (t * static_cast<double>(gpus) * peak)},
-      {"hfu", summary.iteration.hardware / (t * static_cast<double>(gpus) * peak)},
-      {"executed_flops_utilization", summary.iteration.executed / (t * static_cast<double>(gpus) * peak)},
+      {"mfu", m.mfu},
+      {"hfu", m.hfu},
+      {"executed_flops_utilization", m.executed_flops_utilization},
       {"critical_rank", r.critical_rank},
-      {"compute_outside_layers_s", b.outside_layers_s},
-      {"breakdown",
-       {{"compute_s", b.compute_s},
-        {"exposed_comm_s", b.exposed_comm_s},
-        {"bubble_s", b.bubble_s},
-        {"offload_stall_s", b.offload_stall_s},
-        {"idle_s", b.idle_s}}},
+      {"compute_outside_layers_s", m.breakdown.outside_layers_s},
+      {"breakdown", to_json(m.breakdown)},
       {"stages", stages},
       {"memory",
-       {{"peak_hbm_bytes", hbm_peak},
+       {{"peak_hbm_bytes", m.peak_hbm_bytes},
         {"peak_hbm_rank", r.ranks[peak_index].rank},
         {"hbm_at_peak_bytes", by_category},
         {"gradient_dtype", config::to_string(s.gradient_dtype())},
         {"hbm_capacity_bytes", hbm_capacity},
         {"memory_headroom", s.training.memory_headroom},
         {"usable_hbm_bytes", s.usable_hbm_bytes()},
-        {"peak_host_bytes_per_node", host_peak},
+        {"peak_host_bytes_per_node", m.peak_host_bytes_per_node},
         {"host_capacity_bytes_per_node", host_capacity},
-        {"fits", s.memory_fits(hbm_peak, host_peak)}}},
+        {"fits", m.fits}}},
       {"comm", comm_log(run.plan, critical_graph, critical_run)},
       {"analytic",
        {{"parameters", summary.parameters},

@@ -15,6 +15,7 @@
 
 #include "sim/config/scenario.h"
 #include "sim/engine/scenario_run.h"
+#include "sim/report/breakdown.h"
 
 namespace trainsim::report {
 
@@ -24,6 +25,28 @@ struct ReportContext {
   bool full = false;
   int iterations = 1;
 };
+
+// The numbers a run is judged by, as its report states them (validate, sweep, search, cluster and the
+// CLI read these, not the report's keys): the iteration of the critical rank, throughput, FLOP
+// utilisations against the training dtype's dense peak, where the iteration went, and the memory
+// verdict.
+struct RunMetrics {
+  int64_t gpus = 0;
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;
+  double tflops_per_gpu = 0;  // model FLOPs per GPU per second / 1e12
+  double mfu = 0;
+  double hfu = 0;
+  double executed_flops_utilization = 0;
+  Breakdown breakdown;  // of the critical rank (outside_layers_s included; no per-collective split)
+  double peak_hbm_bytes = 0;
+  double peak_host_bytes_per_node = 0;
+  bool fits = true;
+};
+
+// The metrics of a report made by make_run_report (or read back from its JSON). Throws
+// nlohmann::json::exception when the report lacks one.
+RunMetrics run_metrics(const nlohmann::json& report);
 
 // Builds the report. Never throws for a finished run.
 nlohmann::json make_run_report(const config::Scenario& scenario, const engine::ScenarioRun& run,

@@ -5,14 +5,12 @@
 #include "sim/common/text_table.h"
 #include "sim/config/units.h"
 #include "sim/engine/provenance.h"
+#include "sim/report/run_report.h"
 
 namespace trainsim::search {
 namespace {
 
 using nlohmann::json;
-
-constexpr const char* kBreakdownKeys[] = {"compute_s", "exposed_comm_s", "bubble_s", "offload_stall_s",
-                                          "idle_s"};
 
 std::string objective_name(Objective objective) {
   return objective == Objective::kTime ? "time" : "tokens_per_dollar";
@@ -41,9 +39,10 @@ json plan_json(const SimulatedPlan& p, size_t rank, const SearchResult& r) {
   if (run.contains("campaign")) out["campaign"] = run.at("campaign");
   if (r.price_per_gpu_hour_usd) {
     const double price_per_s = *r.price_per_gpu_hour_usd / 3600.0 * static_cast<double>(r.gpus);
+    const report::RunMetrics m = report::run_metrics(run);
     out["cost"] = {{"price_per_gpu_hour_usd", *r.price_per_gpu_hour_usd},
-                   {"usd_per_iteration", run.at("iteration_time_s").get<double>() * price_per_s},
-                   {"tokens_per_usd", run.at("tokens_per_s").get<double>() / price_per_s}};
+                   {"usd_per_iteration", m.iteration_time_s * price_per_s},
+                   {"tokens_per_usd", m.tokens_per_s / price_per_s}};
   }
   out["scenario_yaml"] = p.scenario_yaml;
   return out;
@@ -173,7 +172,8 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
   for (size_t i = 0; i < r.best.size(); ++i) {
     const SimulatedPlan& p = r.best[i];
     const PlanChoice& c = p.plan;
-    const double t = p.run.at("iteration_time_s").get<double>();
+    const report::RunMetrics m = report::run_metrics(p.run);
+    const double t = m.iteration_time_s;
     std::vector<std::string> row = {
         std::to_string(i + 1),
         std::to_string(c.tp),
@@ -193,17 +193,16 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
         std::string(config::to_string(c.recompute)),
         std::to_string(c.micro_batch),
         fmt::format("{:.5g}", t),
-        fmt::format("{:.1f}", p.run.at("tokens_per_s").get<double>()),
-        fmt::format("{:.1f}%", 100 * p.run.at("mfu").get<double>()),
-        fmt::format("{:.2f}", p.run.at("memory").at("peak_hbm_bytes").get<double>() / config::kBytesPerGiB)};
-    for (const char* key : kBreakdownKeys) {
-      const double v = p.run.at("breakdown").at(key).get<double>();
-      row.push_back(fmt::format("{:.1f}", t > 0 ? 100 * v / t : 0.0));
+        fmt::format("{:.1f}", m.tokens_per_s),
+        fmt::format("{:.1f}%", 100 * m.mfu),
+        fmt::format("{:.2f}", m.peak_hbm_bytes / config::kBytesPerGiB)};
+    for (const report::BreakdownPart& part : report::kBreakdownParts) {
+      row.push_back(fmt::format("{:.1f}", t > 0 ? 100 * m.breakdown.*part.seconds / t : 0.0));
     }
     if (r.price_per_gpu_hour_usd) {
       const double price_per_s = *r.price_per_gpu_hour_usd / 3600.0 * static_cast<double>(r.gpus);
       row.push_back(fmt::format("{:.4g}", t * price_per_s));
-      row.push_back(fmt::format("{:.0f}", p.run.at("tokens_per_s").get<double>() / price_per_s));
+      row.push_back(fmt::format("{:.0f}", m.tokens_per_s / price_per_s));
     }
     if (power) {
       const json& w = p.run.at("power");

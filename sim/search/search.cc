@@ -425,7 +425,7 @@ std::vector<SimulatedPlan> simulate_best_in_full(const CandidateBuilder& builder
       continue;
     }
     p.run = std::move(runs[i].at("run"));
-    const double full_s = p.run.at("iteration_time_s").get<double>();
+    const double full_s = report::run_metrics(p.run).iteration_time_s;
     result.extrapolation.add(full_s / (p.*time));
     p.objective_value = objective_value(full_s, builder.base(), o, result.price_per_gpu_hour_usd);
     p.scenario_yaml = builder.yaml(p.plan, o.gpus);

@@ -39,23 +39,23 @@ bool fits(const config::Scenario& scenario) {
   return scenario.memory_fits(hbm, summary.peak_host_bytes_per_node);
 }
 
-double report_metric(Metric metric, const config::Scenario& s, const nlohmann::json& report) {
+double report_metric(Metric metric, const config::Scenario& s, const report::RunMetrics& m) {
   const double peak = *s.cluster.hardware.peak_flops_per_s(s.training.dtype);
-  const double t = report.at("iteration_time_s").get<double>();
-  const double gpus = report.at("gpus").get<double>();
+  const double t = m.iteration_time_s;
+  const auto gpus = static_cast<double>(m.gpus);
   switch (metric) {
     case Metric::kIterationTime:
       return t;
     case Metric::kTokensPerGpu:
-      return report.at("tokens_per_s").get<double>() / gpus;
+      return m.tokens_per_s / gpus;
     case Metric::kTflopsPerGpu:
-      return report.at("tflops_per_gpu").get<double>();
+      return m.tflops_per_gpu;
     case Metric::kHardwareTflopsPerGpu:
-      return report.at("hfu").get<double>() * peak / 1e12;
+      return m.hfu * peak / 1e12;
     case Metric::kMfu:
-      return report.at("mfu").get<double>();
+      return m.mfu;
     case Metric::kHfu:
-      return report.at("hfu").get<double>();
+      return m.hfu;
     case Metric::kMegatronDeepspeedMfu:
       return megatron_deepspeed_flops(s) / (t * gpus * peak);
     case Metric::kMegatronDeepspeedTflops:
@@ -83,17 +83,18 @@ nlohmann::json simulate(const Case& c, const config::Scenario& s) {
   const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(s, options);
   const nlohmann::json report =
       report::make_run_report(s, *run, {"trainsim validate", std::string(to_string(c.network)), false, 1});
+  const report::RunMetrics metrics = report::run_metrics(report);
   nlohmann::json out;
   if (c.metric == Metric::kLayerForward || c.metric == Metric::kLayerBackward) {
     const LayerTimes layers = layer_times(*run);
     out["simulated"] = c.metric == Metric::kLayerForward ? layers.forward_s : layers.backward_s;
     out["layers_measured"] = layers.layers;
   } else {
-    out["simulated"] = report_metric(c.metric, s, report);
+    out["simulated"] = report_metric(c.metric, s, metrics);
   }
-  out["iteration_time_s"] = report.at("iteration_time_s");
-  out["breakdown"] = report.at("breakdown");
-  out["fits"] = report.at("memory").at("fits");
+  out["iteration_time_s"] = metrics.iteration_time_s;
+  out["breakdown"] = report::to_json(metrics.breakdown);
+  out["fits"] = metrics.fits;
   const std::string why = report::infeasibility(report);
   if (!why.empty()) out["infeasible"] = why;
   return out;

@@ -157,7 +157,7 @@ int run(const RunArgs& args, const Context& context) {
   nlohmann::json report =
       report::make_run_report(s, *result, {context.command_line, args.network, args.full, args.iterations});
   report["why"]["changes"] =
-      search::to_json(search::advise(s, report.at("iteration_time_s").get<double>(), 2));
+      search::to_json(search::advise(s, report::run_metrics(report).iteration_time_s, 2));
   if (args.format == "json") {
     std::cout << report.dump(2) << '\n';
   } else if (args.format == "csv") {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "sim/common/text_table.h"
 #include "sim/config/emit.h"
 
 namespace trainsim::report {
@@ -263,14 +264,13 @@ std::string render_diff_table(const Json& diff) {
     out << "\n# inputs: identical\n";
   } else {
     out << fmt::format("\n# inputs that differ ({})\n", inputs.size());
-    out << fmt::format("{:<44} {:>24} {:>24}\n", "key", "A", "B");
-    for (const Json& d : inputs) {
-      const auto side = [](const Json& v) {
-        return v.get<std::string>().empty() ? "-" : v.get<std::string>();
-      };
-      out << fmt::format("{:<44} {:>24} {:>24}\n", d.at("key").get<std::string>(), side(d.at("a")),
-                         side(d.at("b")));
-    }
+    TextTable table({{"key", TextTable::Align::kLeft, 44},
+                     {"A", TextTable::Align::kRight, 24},
+                     {"B", TextTable::Align::kRight, 24}});
+    const auto side = [](const Json& v) { return v.get<std::string>().empty() ? "-" : v.get<std::string>(); };
+    for (const Json& d : inputs)
+      table.add_row({d.at("key").get<std::string>(), side(d.at("a")), side(d.at("b"))});
+    out << table.render();
   }
   const Json& metrics = diff.at("metrics");
   if (metrics.empty()) {
@@ -278,7 +278,11 @@ std::string render_diff_table(const Json& diff) {
     return out.str();
   }
   out << fmt::format("\n# metrics that moved ({})\n", metrics.size());
-  out << fmt::format("{:<44} {:>16} {:>16} {:>16} {:>9}\n", "metric", "A", "B", "B - A", "change");
+  TextTable table({{"metric", TextTable::Align::kLeft, 44},
+                   {"A", TextTable::Align::kRight, 16},
+                   {"B", TextTable::Align::kRight, 16},
+                   {"B - A", TextTable::Align::kRight, 16},
+                   {"change", TextTable::Align::kRight, 9}});
   for (const Json& m : metrics) {
     const std::string key = m.at("key").get<std::string>();
     const auto cell = [&](const Json& v) {
@@ -287,13 +291,13 @@ std::string render_diff_table(const Json& diff) {
     };
     if (m.contains("change")) {
       const Json& relative = m.at("relative_change");
-      out << fmt::format("{:<44} {:>16} {:>16} {:>16} {:>9}\n", key, cell(m.at("a")), cell(m.at("b")),
-                         cell(m.at("change")),
-                         relative.is_null() ? "-" : fmt::format("{:+.2f}%", 100 * relative.get<double>()));
+      table.add_row({key, cell(m.at("a")), cell(m.at("b")), cell(m.at("change")),
+                     relative.is_null() ? "-" : fmt::format("{:+.2f}%", 100 * relative.get<double>())});
     } else {
-      out << fmt::format("{:<44} {:>16} {:>16}\n", key, cell(m.at("a")), cell(m.at("b")));
+      table.add_row({key, cell(m.at("a")), cell(m.at("b")), "", ""});
     }
   }
+  out << table.render();
   return out.str();
 }
 

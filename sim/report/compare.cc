@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/common/text_table.h"
 #include "sim/cost/op_cost.h"
 #include "sim/report/run_report.h"
 #include "sim/workload/comm_log.h"
@@ -326,26 +327,39 @@ std::string render_compare_table(const json& report) {
                        b.at("simulated").get<double>(), error_text(b.at("error")));
   }
   out += "\n# GPU time by kernel class (s per step; activities per step)\n";
-  out += fmt::format("{:<28} {:>12} {:>12} {:>9} {:>10} {:>10}\n", "class", "measured", "simulated", "error",
-                     "measured", "simulated");
+  using Align = TextTable::Align;
+  TextTable classes({{"class", Align::kLeft, 28},
+                     {"measured", Align::kRight, 12},
+                     {"simulated", Align::kRight, 12},
+                     {"error", Align::kRight, 9},
+                     {"measured", Align::kRight, 10},
+                     {"simulated", Align::kRight, 10}});
   for (const json& c : report.at("classes")) {
-    out += fmt::format("{:<28} {:>12.6f} {:>12.6f} {:>9} {:>10.0f} {:>10.0f}\n",
-                       c.at("class").get<std::string>(), c.at("measured").get<double>(),
-                       c.at("simulated").get<double>(), error_text(c.at("error")),
-                       c.at("measured_count").get<double>(), c.at("simulated_count").get<double>());
+    classes.add_row({c.at("class").get<std::string>(), fmt::format("{:.6f}", c.at("measured").get<double>()),
+                     fmt::format("{:.6f}", c.at("simulated").get<double>()), error_text(c.at("error")),
+                     fmt::format("{:.0f}", c.at("measured_count").get<double>()),
+                     fmt::format("{:.0f}", c.at("simulated_count").get<double>())});
   }
+  out += classes.render();
   if (!report.at("communication").empty()) {
     out +=
         "\n# communication per step, by collective and group size (bytes as nccl-tests counts a message)\n";
-    out += fmt::format("{:<16} {:>6} {:>10} {:>10} {:>14} {:>14} {:>9}\n", "kind", "group", "calls",
-                       "simulated", "bytes", "simulated", "error");
+    TextTable communication({{"kind", Align::kLeft, 16},
+                             {"group", Align::kRight, 6},
+                             {"calls", Align::kRight, 10},
+                             {"simulated", Align::kRight, 10},
+                             {"bytes", Align::kRight, 14},
+                             {"simulated", Align::kRight, 14},
+                             {"error", Align::kRight, 9}});
     for (const json& c : report.at("communication")) {
-      out += fmt::format("{:<16} {:>6} {:>10.1f} {:>10.1f} {:>14.4g} {:>14.4g} {:>9}\n",
-                         c.at("kind").get<std::string>(), c.at("group_size").get<int64_t>(),
-                         c.at("measured_calls").get<double>(), c.at("simulated_calls").get<double>(),
-                         c.at("measured").get<double>(), c.at("simulated").get<double>(),
-                         error_text(c.at("error")));
+      communication.add_row(
+          {c.at("kind").get<std::string>(), std::to_string(c.at("group_size").get<int64_t>()),
+           fmt::format("{:.1f}", c.at("measured_calls").get<double>()),
+           fmt::format("{:.1f}", c.at("simulated_calls").get<double>()),
+           fmt::format("{:.4g}", c.at("measured").get<double>()),
+           fmt::format("{:.4g}", c.at("simulated").get<double>()), error_text(c.at("error"))});
     }
+    out += communication.render();
   }
   if (!report.at("top_kernels").empty()) {
     const double step_s = t.at("measured").get<double>();
@@ -408,18 +422,24 @@ std::string render_ranks_table(const json& report) {
   const json& rows = report.at("ranks");
   std::string out = fmt::format("# {} against {} traces: per rank, measured / simulated (s)\n",
                                 report.at("scenario").get<std::string>(), rows.size());
-  out += fmt::format("{:>6} {:>9} {:>21} {:>8} {:>21} {:>21} {:>21}\n", "rank", "simulated", "step", "error",
-                     "compute", "exposed comm", "idle");
+  TextTable table({{"rank", TextTable::Align::kRight, 6},
+                   {"simulated", TextTable::Align::kRight, 9},
+                   {"step", TextTable::Align::kRight, 21},
+                   {"error", TextTable::Align::kRight, 8},
+                   {"compute", TextTable::Align::kRight, 21},
+                   {"exposed comm", TextTable::Align::kRight, 21},
+                   {"idle", TextTable::Align::kRight, 21}});
   const auto both = [](const json& pair) {
     return fmt::format("{:.4f} / {:.4f}", pair.at("measured").get<double>(),
                        pair.at("simulated").get<double>());
   };
   for (const json& r : rows) {
-    out += fmt::format("{:>6} {:>9} {:>21} {:>8} {:>21} {:>21} {:>21}\n", r.at("rank").get<int64_t>(),
-                       r.at("simulated_rank").get<int64_t>(), both(r.at("step_time_s")),
-                       error_text(r.at("step_time_s").at("error")), both(r.at("compute_s")),
-                       both(r.at("exposed_comm_s")), both(r.at("idle_s")));
+    table.add_row({std::to_string(r.at("rank").get<int64_t>()),
+                   std::to_string(r.at("simulated_rank").get<int64_t>()), both(r.at("step_time_s")),
+                   error_text(r.at("step_time_s").at("error")), both(r.at("compute_s")),
+                   both(r.at("exposed_comm_s")), both(r.at("idle_s"))});
   }
+  out += table.render();
   out += "\n# the rank whose measured step is longest, in full\n";
   return out + render_compare_table(report.at("longest"));
 }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/analytic/analysis.h"
+#include "sim/common/text_table.h"
 #include "sim/config/units.h"
 #include "sim/engine/provenance.h"
 #include "sim/report/breakdown.h"
@@ -462,10 +463,10 @@ std::string render_iterations(const json& iterations) {
 }  // namespace
 
 std::string render_table(const json& report) {
-  const json& b = report.at("breakdown");
+  const RunMetrics metrics = run_metrics(report);
   const json& m = report.at("memory");
-  const double t = report.at("iteration_time_s").get<double>();
-  const int64_t gpus = report.at("gpus").get<int64_t>();
+  const double t = metrics.iteration_time_s;
+  const int64_t gpus = metrics.gpus;
   std::string out = fmt::format("# trainsim {} ({} GPU{})\n", report.at("scenario").get<std::string>(), gpus,
                                 gpus == 1 ? "" : "s");
   out += render_inputs(report.at("provenance").at("inputs"));
@@ -478,38 +479,46 @@ std::string render_table(const json& report) {
             "scores; model.attention)\n";
   out += fmt::format("{:<26} {:>14.6f} s\n", "iteration time", t);
   if (report.contains("iterations")) out += render_iterations(report.at("iterations"));
-  out += fmt::format("{:<26} {:>14.1f}\n", "tokens/s", report.at("tokens_per_s").get<double>());
-  out += fmt::format("{:<26} {:>14.1f}\n", "TFLOP/s per GPU", report.at("tflops_per_gpu").get<double>());
+  out += fmt::format("{:<26} {:>14.1f}\n", "tokens/s", metrics.tokens_per_s);
+  out += fmt::format("{:<26} {:>14.1f}\n", "TFLOP/s per GPU", metrics.tflops_per_gpu);
   const std::string dtype = report.at("dtype").get<std::string>();
   out += fmt::format("{:<26} {:>13.1f}%   (model FLOPs{}, attention counted dense)\n", "MFU",
-                     100 * report.at("mfu").get<double>(), dtype == "fp8" ? " of the fp8 peak" : "");
-  out += fmt::format("{:<26} {:>13.1f}%   (+ recomputation)\n", "HFU", 100 * report.at("hfu").get<double>());
+                     100 * metrics.mfu, dtype == "fp8" ? " of the fp8 peak" : "");
+  out += fmt::format("{:<26} {:>13.1f}%   (+ recomputation)\n", "HFU", 100 * metrics.hfu);
   out += fmt::format("{:<26} {:>13.1f}%   (FLOPs the kernels run: causal tiles skipped)\n",
-                     "executed FLOPs of peak", 100 * report.at("executed_flops_utilization").get<double>());
+                     "executed FLOPs of peak", 100 * metrics.executed_flops_utilization);
   out += render_what_if(report.at("provenance").at("inputs"));
   out += fmt::format("\n# breakdown of rank {} (critical)\n", report.at("critical_rank").get<int64_t>());
-  for (const char* key : {"compute_s", "exposed_comm_s", "bubble_s", "offload_stall_s", "idle_s"}) {
-    const double v = b.at(key).get<double>();
-    out += fmt::format("{:<26} {:>14.6f} s {:>6.1f}%\n",
-                       std::string(key).substr(0, std::string(key).size() - 2), v, t > 0 ? 100 * v / t : 0);
-    if (std::string_view(key) == "compute_s") {
-      const double outside = report.at("compute_outside_layers_s").get<double>();
+  for (const BreakdownPart& part : kBreakdownParts) {
+    const std::string_view key = part.key;
+    const double v = metrics.breakdown.*part.seconds;
+    out += fmt::format("{:<26} {:>14.6f} s {:>6.1f}%\n", key.substr(0, key.size() - 2), v,
+                       t > 0 ? 100 * v / t : 0);
+    if (part.seconds == &Breakdown::compute_s) {
+      const double outside = metrics.breakdown.outside_layers_s;
       out += fmt::format("{:<26} {:>14.6f} s {:>6.1f}%   (embedding, LM head and loss, optimizer step)\n",
                          "  of which outside layers", outside, t > 0 ? 100 * outside / t : 0);
     }
   }
   if (!report.at("stages").empty()) {
     out += fmt::format("\n# breakdown per pipeline stage (s, up to each stage's last op)\n");
-    out += fmt::format("{:>6} {:>7} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "stage", "layers",
-                       "rank", "busy until", "compute", "comm", "bubble", "offload", "idle");
-    for (const json& st : report.at("stages")) {
-      out += fmt::format("{:>6} {:>7} {:>7} {:>11.4f} {:>11.4f} {:>11.4f} {:>11.4f} {:>11.4f} {:>11.4f}\n",
-                         st.at("stage").get<int64_t>(), st.at("layers").get<int64_t>(),
-                         st.at("rank").get<int64_t>(), st.at("busy_until_s").get<double>(),
-                         st.at("compute_s").get<double>(), st.at("exposed_comm_s").get<double>(),
-                         st.at("bubble_s").get<double>(), st.at("offload_stall_s").get<double>(),
-                         st.at("idle_s").get<double>());
+    TextTable stages({{"stage", TextTable::Align::kRight, 6},
+                      {"layers", TextTable::Align::kRight, 7},
+                      {"rank", TextTable::Align::kRight, 7}});
+    for (const char* column : {"busy until", "compute", "comm", "bubble", "offload", "idle"}) {
+      stages.add_column({column, TextTable::Align::kRight, 11});
     }
+    for (const json& st : report.at("stages")) {
+      std::vector<std::string> row = {std::to_string(st.at("stage").get<int64_t>()),
+                                      std::to_string(st.at("layers").get<int64_t>()),
+                                      std::to_string(st.at("rank").get<int64_t>())};
+      for (const char* key :
+           {"busy_until_s", "compute_s", "exposed_comm_s", "bubble_s", "offload_stall_s", "idle_s"}) {
+        row.push_back(fmt::format("{:.4f}", st.at(key).get<double>()));
+      }
+      stages.add_row(std::move(row));
+    }
+    out += stages.render();
   }
   if (report.contains("why")) out += render_why_slow(report.at("why"), t);
   out += fmt::format(

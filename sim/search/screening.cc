@@ -217,17 +217,25 @@ Screening screen(const CandidateBuilder& builder, const PlanSpace& space, int jo
 void estimate_in_order(const CandidateBuilder& builder, const PlanSpace& space, int jobs, int top,
                        double margin, Screening& screening) {
   const Clock::time_point start = Clock::now();
+  Clock::time_point last_progress = start;
   for (;;) {
     const double line_s = wait_line_s(screening, top, margin);
     const size_t round = std::clamp(screening.estimated, kMinEstimateRound, kMaxEstimateRound);
     const size_t end = std::min(end_below(screening, line_s), screening.estimated + round);
     if (end == screening.estimated) break;
     estimate_range(builder, space, jobs, end, screening);
-    spdlog::info(
-        "search: estimated {} of {} candidates in lower-bound order (bound up to {:.4g} s), {:.0f} s",
-        screening.estimated, screening.candidates.size(), screening.candidates[end - 1].lower_bound_s,
-        seconds_since(start));
+    if (seconds_since(last_progress) >= kProgressInterval_s) {
+      spdlog::info(
+          "search: estimated {} of {} candidates in lower-bound order (bound up to {:.4g} s), {:.0f} s",
+          screening.estimated, screening.candidates.size(), screening.candidates[end - 1].lower_bound_s,
+          seconds_since(start));
+      last_progress = Clock::now();
+    }
   }
+  spdlog::info(
+      "search: estimated {} of {} candidates in {:.1f} s; the others' lower bound is above (1 + margin) x "
+      "the closed form of fitting plan #{}",
+      screening.estimated, screening.candidates.size(), seconds_since(start), top);
 }
 
 void estimate_up_to(const CandidateBuilder& builder, const PlanSpace& space, int jobs, double limit_s,

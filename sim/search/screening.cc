@@ -232,6 +232,10 @@ void estimate_in_order(const CandidateBuilder& builder, const PlanSpace& space, 
       last_progress = Clock::now();
     }
   }
+  if (screening.waiting() == 0) {
+    spdlog::info("search: estimated every candidate in {:.1f} s", seconds_since(start));
+    return;
+  }
   spdlog::info(
       "search: estimated {} of {} candidates in {:.1f} s; the others' lower bound is above (1 + margin) x "
       "the closed form of fitting plan #{}",

@@ -108,7 +108,7 @@ void estimate_range(const CandidateBuilder& builder, const PlanSpace& space, int
       [&](size_t chunk, IsolatedResult result) {
         const auto [first, last] = bounds(chunk);
         if (!result.ok) {
-          throw std::runtime_error(fmt::format("estimating plans {} failed: {}",
+          throw std::runtime_error(fmt::format("estimating {} plans (the first: {}) failed: {}", last - first,
                                                space.at(screening.candidates[first].index).describe(),
                                                result.error));
         }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/common/text_table.h"
 #include "sim/config/diagnostics.h"
 #include "sim/config/units.h"
 #include "sim/workload/builder.h"
@@ -280,25 +281,40 @@ std::string render_table(const CommStudy& study) {
       "all-reduce 2m, all-gather m, reduce-scatter m, all-to-all m, send m\n\n",
       study.scenario, study.gpus, study.gpus_per_node, study.global_batch, study.micro_batch, study.seq_len);
   const SchemeComm* dp = find(study.schemes, "DP");
-  out += fmt::format("{:<8} {:<24} {:>14} {:>14} {:>8} {:>9} {:>9} {:>10}\n", "# scheme", "plan",
-                     "graph volume", "closed form", "diff", "vs DP", "closed", "published");
+  using Align = TextTable::Align;
+  TextTable schemes({{"# scheme", Align::kLeft, 8},
+                     {"plan", Align::kLeft, 24},
+                     {"graph volume", Align::kRight, 14},
+                     {"closed form", Align::kRight, 14},
+                     {"diff", Align::kRight, 8},
+                     {"vs DP", Align::kRight, 9},
+                     {"closed", Align::kRight, 9},
+                     {"published", Align::kRight, 10}});
   for (const SchemeComm& s : study.schemes) {
     if (!s.error.empty()) {
-      out += fmt::format("{:<8} {:<24} cannot be expressed: {}\n", s.scheme, s.plan, s.error);
+      schemes.add_line(fmt::format("{:<8} {:<24} cannot be expressed: {}", s.scheme, s.plan, s.error));
       continue;
     }
     const auto published = published_ratio(s.scheme);
-    out += fmt::format(
-        "{:<8} {:<24} {:>14} {:>14} {:>7.2f}% {:>9} {:>9} {:>10}\n", s.scheme, s.plan,
-        config::format_bytes_rounded(s.volume_bytes), config::format_bytes_rounded(s.expected_volume_bytes),
-        s.expected_volume_bytes > 0 ? 100 * (s.volume_bytes / s.expected_volume_bytes - 1) : 0.0,
-        dp != nullptr ? fmt::format("{:.3f}", s.volume_bytes / dp->volume_bytes) : "-",
-        dp != nullptr ? fmt::format("{:.3f}", s.expected_volume_bytes / dp->expected_volume_bytes) : "-",
-        published ? fmt::format("~{:.1f}", *published) : "-");
+    schemes.add_row(
+        {s.scheme, s.plan, config::format_bytes_rounded(s.volume_bytes),
+         config::format_bytes_rounded(s.expected_volume_bytes),
+         fmt::format("{:.2f}%", s.expected_volume_bytes > 0
+                                    ? 100 * (s.volume_bytes / s.expected_volume_bytes - 1)
+                                    : 0.0),
+         dp != nullptr ? fmt::format("{:.3f}", s.volume_bytes / dp->volume_bytes) : "-",
+         dp != nullptr ? fmt::format("{:.3f}", s.expected_volume_bytes / dp->expected_volume_bytes) : "-",
+         published ? fmt::format("~{:.1f}", *published) : "-"});
   }
+  out += schemes.render();
 
-  out += fmt::format("\n{:<8} {:<15} {:<9} {:>9} {:>23} {:>14} {:>14}\n", "# scheme", "kind", "group",
-                     "calls", "bytes/call", "volume", "closed form");
+  TextTable kinds({{"# scheme", Align::kLeft, 8},
+                   {"kind", Align::kLeft, 15},
+                   {"group", Align::kLeft, 9},
+                   {"calls", Align::kRight, 9},
+                   {"bytes/call", Align::kRight, 23},
+                   {"volume", Align::kRight, 14},
+                   {"closed form", Align::kRight, 14}});
   for (const SchemeComm& s : study.schemes) {
     if (!s.error.empty()) continue;
     for (const KindGroup& row : by_kind_group(s)) {
@@ -306,17 +322,17 @@ std::string render_table(const CommStudy& study) {
                                     ? config::format_bytes_rounded(row.largest_bytes)
                                     : fmt::format("{}..{}", config::format_bytes_rounded(row.smallest_bytes),
                                                   config::format_bytes_rounded(row.largest_bytes));
-      out += fmt::format("{:<8} {:<15} {:<9} {:>9} {:>23} {:>14} {:>14}\n", s.scheme,
-                         workload::to_string(row.kind), workload::to_string(row.group), row.calls, sizes,
-                         config::format_bytes_rounded(row.volume_bytes),
-                         config::format_bytes_rounded(row.expected_volume_bytes));
+      kinds.add_row({s.scheme, std::string(workload::to_string(row.kind)),
+                     std::string(workload::to_string(row.group)), std::to_string(row.calls), sizes,
+                     config::format_bytes_rounded(row.volume_bytes),
+                     config::format_bytes_rounded(row.expected_volume_bytes)});
     }
   }
+  out += "\n" + kinds.render();
 
-  out += fmt::format("\n# message-size histogram: calls per size bin (rank 0)\n{:<8} {:<15}", "# scheme",
-                     "kind");
-  for (const char* bin : kBinNames) out += fmt::format(" {:>9}", bin);
-  out += "\n";
+  out += "\n# message-size histogram: calls per size bin (rank 0)\n";
+  TextTable histogram({{"# scheme", Align::kLeft, 8}, {"kind", Align::kLeft, 15}});
+  for (const char* bin : kBinNames) histogram.add_column({bin, Align::kRight, 9});
   for (const SchemeComm& s : study.schemes) {
     if (!s.error.empty()) continue;
     std::vector<std::pair<CommKind, std::array<int64_t, kBinNames.size()>>> rows;
@@ -325,49 +341,42 @@ std::string render_table(const CommStudy& study) {
       rows.back().second[bin_of(e.bytes_per_call)] += e.calls;
     }
     for (const auto& [kind, bins] : rows) {
-      out += fmt::format("{:<8} {:<15}", s.scheme, workload::to_string(kind));
-      for (int64_t calls : bins) out += fmt::format(" {:>9}", calls);
-      out += "\n";
+      std::vector<std::string> row = {s.scheme, std::string(workload::to_string(kind))};
+      for (int64_t calls : bins) row.push_back(std::to_string(calls));
+      histogram.add_row(std::move(row));
     }
   }
+  out += histogram.render();
 
-  out += fmt::format("\n# volume per rank against sequence length (graph; closed form in brackets)\n{:<8}",
-                     "# scheme");
-  for (int64_t s : study.sweep_seq_lens) out += fmt::format(" {:>26}", fmt::format("seq {}", s));
-  out += "\n";
+  // One row per scheme, one column per swept sequence length, each cell `cell(s)` ("n/a" when the plan
+  // cannot be expressed at that length).
   const size_t lengths = study.sweep_seq_lens.size();
-  for (size_t i = 0; i < study.sweep.size(); i += lengths) {
-    out += fmt::format("{:<8}", study.sweep[i].scheme);
-    for (size_t k = 0; k < lengths; ++k) {
-      const SchemeComm& s = study.sweep[i + k];
-      out += fmt::format(" {:>26}", s.error.empty()
-                                        ? fmt::format("{} ({})", config::format_bytes_rounded(s.volume_bytes),
-                                                      config::format_bytes_rounded(s.expected_volume_bytes))
-                                        : std::string("n/a"));
-    }
-    out += "\n";
-  }
-
-  out += fmt::format("\n# small messages (< {}): share of calls, of volume, of point-to-point calls\n{:<8}",
-                     config::format_bytes_rounded(kSmallMessageBytes), "# scheme");
-  for (int64_t s : study.sweep_seq_lens) out += fmt::format(" {:>26}", fmt::format("seq {}", s));
-  out += "\n";
-  for (size_t i = 0; i < study.sweep.size(); i += lengths) {
-    out += fmt::format("{:<8}", study.sweep[i].scheme);
-    for (size_t k = 0; k < lengths; ++k) {
-      const SchemeComm& s = study.sweep[i + k];
-      if (!s.error.empty()) {
-        out += fmt::format(" {:>26}", "n/a");
-        continue;
+  const auto by_length = [&](const auto& cell) {
+    TextTable table({{"# scheme", Align::kLeft, 8}});
+    for (int64_t seq : study.sweep_seq_lens)
+      table.add_column({fmt::format("seq {}", seq), Align::kRight, 26});
+    for (size_t i = 0; i < study.sweep.size(); i += lengths) {
+      std::vector<std::string> row = {study.sweep[i].scheme};
+      for (size_t k = 0; k < lengths; ++k) {
+        const SchemeComm& s = study.sweep[i + k];
+        row.push_back(s.error.empty() ? cell(s) : std::string("n/a"));
       }
-      const SmallShares small = small_shares(s.log);
-      out += fmt::format(
-          " {:>26}",
-          fmt::format("{:.1f}% {:.3f}% {}", 100 * small.calls, 100 * small.volume,
-                      small.p2p_calls ? fmt::format("{:.0f}%", 100 * *small.p2p_calls) : std::string("-")));
+      table.add_row(std::move(row));
     }
-    out += "\n";
-  }
+    return table.render();
+  };
+  out += "\n# volume per rank against sequence length (graph; closed form in brackets)\n";
+  out += by_length([](const SchemeComm& s) {
+    return fmt::format("{} ({})", config::format_bytes_rounded(s.volume_bytes),
+                       config::format_bytes_rounded(s.expected_volume_bytes));
+  });
+  out += fmt::format("\n# small messages (< {}): share of calls, of volume, of point-to-point calls\n",
+                     config::format_bytes_rounded(kSmallMessageBytes));
+  out += by_length([](const SchemeComm& s) {
+    const SmallShares small = small_shares(s.log);
+    return fmt::format("{:.1f}% {:.3f}% {}", 100 * small.calls, 100 * small.volume,
+                       small.p2p_calls ? fmt::format("{:.0f}%", 100 * *small.p2p_calls) : std::string("-"));
+  });
   return out;
 }
 

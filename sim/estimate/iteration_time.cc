@@ -389,30 +389,38 @@ double iteration_lower_bound_s(const config::Scenario& scenario) {
   std::vector<double> stage_speed =
       workload::simulated_speeds(workload::gpu_speeds(scenario, plan), plan, representatives, false);
   if (stage_speed.empty()) stage_speed.assign(static_cast<size_t>(shapes.pp), 1.0);
-  const int64_t built_micro_batches =
+  // The fewest micro-batches the schedule runs, and twice that (both valid counts).
+  const int64_t fewest =
       std::max(config::min_micro_batches(schedule, shapes.pp),
                config::micro_batches_multiple_of_pp(schedule, shapes.vpp) ? shapes.pp : int64_t{1});
-  config::Scenario reduced = scenario;
-  reduced.training.global_batch = built_micro_batches * scenario.training.micro_batch * shapes.dp;
-  const double per_built =
-      static_cast<double>(shapes.micro_batches) / static_cast<double>(built_micro_batches);
-  double bound_s = 0;
-  for (const int64_t stage : stages_to_build(shapes, stage_speed)) {
+  // The kernel time of the compute streams of `stage` with `micro_batches` micro-batches.
+  const auto kernels_s = [&](int64_t stage, int64_t micro_batches) {
+    config::Scenario reduced = scenario;
+    reduced.training.global_batch = micro_batches * scenario.training.micro_batch * shapes.dp;
     const auto s = static_cast<size_t>(stage);
     const workload::Graph graph = workload::build_rank_graph(reduced, plan, representatives[s]);
     const std::vector<double> duration = cost::compute_durations(graph, compute, stage_speed[s]);
-    double once_s = 0;
-    double per_micro_batches_s = 0;
+    double total_s = 0;
     for (workload::OpId id = 0; id < graph.size(); ++id) {
       const Op& op = graph.op(id);
-      if (!workload::is_kernel(op.kind) ||
-          (op.stream != workload::Stream::kCompute && op.stream != workload::Stream::kCompute2)) {
-        continue;
+      if (workload::is_kernel(op.kind) &&
+          (op.stream == workload::Stream::kCompute || op.stream == workload::Stream::kCompute2)) {
+        total_s += duration[id];
       }
-      const bool once = op.phase == workload::Phase::kSetup || op.phase == workload::Phase::kOptimizer;
-      (once ? once_s : per_micro_batches_s) += duration[id];
     }
-    bound_s = std::max(bound_s, once_s + per_micro_batches_s * per_built);
+    return total_s;
+  };
+  double bound_s = 0;
+  for (const int64_t stage : stages_to_build(shapes, stage_speed)) {
+    // Every micro-batch runs the same kernels on a stage, and what only the first or the last runs is in
+    // both graphs, so the total is affine in the micro-batch count: two counts give it at m.
+    const double at_fewest_s = kernels_s(stage, fewest);
+    const double at_m_s = shapes.micro_batches == fewest
+                              ? at_fewest_s
+                              : at_fewest_s + (kernels_s(stage, 2 * fewest) - at_fewest_s) *
+                                                  static_cast<double>(shapes.micro_batches - fewest) /
+                                                  static_cast<double>(fewest);
+    bound_s = std::max(bound_s, at_m_s);
   }
   return bound_s;
 }

@@ -49,10 +49,10 @@ enum class EstimateDetail { kFull, kTimeAndMemory };
 IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, WarningLog* warnings,
                                               EstimateDetail detail = EstimateDetail::kFull);
 
-// A lower bound on estimate_iteration_time(scenario).iteration_s at a small fraction of its cost: the
-// kernels of a rank's compute streams run one at a time, so a stage's iteration lasts at least their
-// total, which one graph of the schedule's fewest micro-batches gives per stage (the per-micro-batch
-// kernels times m, the once-per-iteration ones once). Throws as estimate_iteration_time does.
+// A lower bound on estimate_iteration_time(scenario).iteration_s at a fraction of its cost: the kernels
+// of a rank's compute streams run one at a time, so a stage's iteration lasts at least their total,
+// which is affine in the micro-batch count and so given at m by two small graphs per stage (the
+// schedule's fewest micro-batches and twice that). Throws as estimate_iteration_time does.
 double iteration_lower_bound_s(const config::Scenario& scenario);
 
 nlohmann::json to_json(const IterationTimeEstimate& estimate);

@@ -4,7 +4,7 @@
 //     ZeRO stage and recompute mode), then duplicates (selective recompute under a fused attention
 //     kernel keeps and recomputes exactly what recompute none does: counted, not simulated), then the
 //     memory lower bound (analytic/memory_bound.h) against the usable HBM, then the kernel-time lower
-//     bound (estimate::iteration_lower_bound_s: one small graph per stage). What passes is a
+//     bound (estimate::iteration_lower_bound_s: two small graphs per stage). What passes is a
 //     candidate.
 // 2b. The closed-form iteration time (estimate/iteration_time.h), the costly part, in order of the
 //     lower bound, round by round, until the next candidate's lower bound exceeds (1 + margin) x the

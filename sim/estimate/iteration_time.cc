@@ -232,6 +232,39 @@ class StageTimer {
   std::map<std::pair<int, int32_t>, cost::GroupLinks> group_tiers_;
 };
 
+// The rank graphs a closed form lays out: one per pipeline stage, of the rank a collapsed run simulates
+// for it, at any micro-batch count, and the speed of each stage's slowest GPU (as a collapsed run
+// simulates it).
+class StageGraphs {
+ public:
+  StageGraphs(const config::Scenario& scenario, const workload::ParallelPlan& plan,
+              const workload::RankShapes& shapes)
+      : scenario_(scenario),
+        plan_(plan),
+        dp_(shapes.dp),
+        representatives_(workload::simulated_ranks(scenario, plan)),
+        speeds_(
+            workload::simulated_speeds(workload::gpu_speeds(scenario, plan), plan, representatives_, false)) {
+    if (speeds_.empty()) speeds_.assign(static_cast<size_t>(shapes.pp), 1.0);
+  }
+
+  // The graph of `stage`'s rank with `micro_batches` micro-batches per replica.
+  workload::Graph graph(int64_t stage, int64_t micro_batches) const {
+    config::Scenario reduced = scenario_;
+    reduced.training.global_batch = micro_batches * scenario_.training.micro_batch * dp_;
+    return workload::build_rank_graph(reduced, plan_, representatives_[static_cast<size_t>(stage)]);
+  }
+  double speed(int64_t stage) const { return speeds_[static_cast<size_t>(stage)]; }
+  const std::vector<double>& speeds() const { return speeds_; }
+
+ private:
+  const config::Scenario& scenario_;
+  const workload::ParallelPlan& plan_;
+  int64_t dp_;
+  std::vector<int64_t> representatives_;
+  std::vector<double> speeds_;
+};
+
 // The stages worth building: the first (embedding, most micro-batches in flight), the last (LM
 // head, loss), the first stage with the most layers and the first with the slowest GPU
 // (`stage_speed`); others repeat one of these.
@@ -292,16 +325,10 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
   const cost::ComputeModel compute(scenario.cluster.hardware, warnings);
   workload::warn_without_runtime_memory(scenario.cluster.hardware, *warnings);
   StageTimer timer(scenario, plan, compute, detail);
-  // Each stage at the speed of its slowest GPU, as a collapsed run simulates it.
-  const std::vector<int64_t> representatives = workload::simulated_ranks(scenario, plan);
-  std::vector<double> stage_speed =
-      workload::simulated_speeds(workload::gpu_speeds(scenario, plan), plan, representatives, false);
-  if (stage_speed.empty()) stage_speed.assign(static_cast<size_t>(pp), 1.0);
+  const StageGraphs stages(scenario, plan, shapes);
+  const std::vector<double>& stage_speed = stages.speeds();
   const auto time = [&](int64_t micro_batches, int64_t stage) {
-    config::Scenario reduced = scenario;
-    reduced.training.global_batch = micro_batches * scenario.training.micro_batch * shapes.dp;
-    const auto s = static_cast<size_t>(stage);
-    return timer.time(workload::build_rank_graph(reduced, plan, representatives[s]), stage_speed[s]);
+    return timer.time(stages.graph(stage, micro_batches), stages.speed(stage));
   };
 
   const double md = static_cast<double>(m);
@@ -385,21 +412,15 @@ double iteration_lower_bound_s(const config::Scenario& scenario) {
   const config::Schedule schedule = scenario.parallelism.schedule;
   WarningLog warnings;
   const cost::ComputeModel compute(scenario.cluster.hardware, &warnings);
-  const std::vector<int64_t> representatives = workload::simulated_ranks(scenario, plan);
-  std::vector<double> stage_speed =
-      workload::simulated_speeds(workload::gpu_speeds(scenario, plan), plan, representatives, false);
-  if (stage_speed.empty()) stage_speed.assign(static_cast<size_t>(shapes.pp), 1.0);
+  const StageGraphs stages(scenario, plan, shapes);
   // The fewest micro-batches the schedule runs, and twice that (both valid counts).
   const int64_t fewest =
       std::max(config::min_micro_batches(schedule, shapes.pp),
                config::micro_batches_multiple_of_pp(schedule, shapes.vpp) ? shapes.pp : int64_t{1});
   // The kernel time of the compute streams of `stage` with `micro_batches` micro-batches.
   const auto kernels_s = [&](int64_t stage, int64_t micro_batches) {
-    config::Scenario reduced = scenario;
-    reduced.training.global_batch = micro_batches * scenario.training.micro_batch * shapes.dp;
-    const auto s = static_cast<size_t>(stage);
-    const workload::Graph graph = workload::build_rank_graph(reduced, plan, representatives[s]);
-    const std::vector<double> duration = cost::compute_durations(graph, compute, stage_speed[s]);
+    const workload::Graph graph = stages.graph(stage, micro_batches);
+    const std::vector<double> duration = cost::compute_durations(graph, compute, stages.speed(stage));
     double total_s = 0;
     for (workload::OpId id = 0; id < graph.size(); ++id) {
       const Op& op = graph.op(id);
@@ -411,7 +432,7 @@ double iteration_lower_bound_s(const config::Scenario& scenario) {
     return total_s;
   };
   double bound_s = 0;
-  for (const int64_t stage : stages_to_build(shapes, stage_speed)) {
+  for (const int64_t stage : stages_to_build(shapes, stages.speeds())) {
     // Every micro-batch runs the same kernels on a stage, and what only the first or the last runs is in
     // both graphs, so the total is affine in the micro-batch count: two counts give it at m.
     const double at_fewest_s = kernels_s(stage, fewest);

@@ -258,15 +258,12 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
         layers +=
             layout.layer_count[static_cast<size_t>(layout.virtual_stage(static_cast<int64_t>(stage), chunk))];
       }
-      stages.push_back({{"stage", stage},
-                        {"layers", layers},
-                        {"rank", rr.rank},
-                        {"busy_until_s", rr.finish_s - iteration_start},
-                        {"compute_s", sb.compute_s},
-                        {"exposed_comm_s", sb.exposed_comm_s},
-                        {"bubble_s", sb.bubble_s},
-                        {"offload_stall_s", sb.offload_stall_s},
-                        {"idle_s", sb.idle_s}});
+      json row = to_json(sb);
+      row.update({{"stage", stage},
+                  {"layers", layers},
+                  {"rank", rr.rank},
+                  {"busy_until_s", rr.finish_s - iteration_start}});
+      stages.push_back(std::move(row));
     }
     std::sort(stages.begin(), stages.end(), [](const json& x, const json& y) {
       return x.at("stage").get<int64_t>() < y.at("stage").get<int64_t>();
@@ -512,9 +509,9 @@ std::string render_table(const json& report) {
       std::vector<std::string> row = {std::to_string(st.at("stage").get<int64_t>()),
                                       std::to_string(st.at("layers").get<int64_t>()),
                                       std::to_string(st.at("rank").get<int64_t>())};
-      for (const char* key :
-           {"busy_until_s", "compute_s", "exposed_comm_s", "bubble_s", "offload_stall_s", "idle_s"}) {
-        row.push_back(fmt::format("{:.4f}", st.at(key).get<double>()));
+      row.push_back(fmt::format("{:.4f}", st.at("busy_until_s").get<double>()));
+      for (const BreakdownPart& part : kBreakdownParts) {
+        row.push_back(fmt::format("{:.4f}", st.at(part.key).get<double>()));
       }
       stages.add_row(std::move(row));
     }

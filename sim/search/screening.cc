@@ -27,6 +27,19 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kMinEstimateRound = 64;
 constexpr size_t kMaxEstimateRound = 1024;
 
+// [begin, end) in at most `jobs` x kChunksPerJob chunks of near-equal size, for run_isolated.
+struct Chunks {
+  Chunks(size_t first, size_t last, int jobs)
+      : begin(first), count(last - first), size(std::min(count, static_cast<size_t>(jobs) * kChunksPerJob)) {}
+  // The bounds of chunk `chunk`.
+  std::pair<size_t, size_t> operator[](size_t chunk) const {
+    return {begin + chunk * count / size, begin + (chunk + 1) * count / size};
+  }
+  size_t begin;
+  size_t count;
+  size_t size;  // how many chunks
+};
+
 // Selective recompute re-runs the attention core whose scores it did not keep; a fused (flash)
 // attention kernel never stores scores, so the plan is the same as recompute none (workload/activations).
 bool selective_is_no_recompute(const config::Scenario& s) {
@@ -90,23 +103,18 @@ json estimate_chunk(const CandidateBuilder& builder, const PlanSpace& space, con
 // Estimates candidates [screening.estimated, end) in `jobs` children and adds them to the survivors.
 void estimate_range(const CandidateBuilder& builder, const PlanSpace& space, int jobs, size_t end,
                     Screening& screening) {
-  const size_t begin = screening.estimated;
-  const size_t count = end - begin;
-  if (count == 0) return;
-  const size_t chunks = std::min(count, static_cast<size_t>(jobs) * kChunksPerJob);
-  const auto bounds = [&](size_t chunk) {
-    return std::make_pair(begin + chunk * count / chunks, begin + (chunk + 1) * count / chunks);
-  };
+  if (end == screening.estimated) return;
+  const Chunks bounds(screening.estimated, end, jobs);
   IsolatedOptions options;
   options.jobs = jobs;
   run_isolated(
-      chunks, options,
+      bounds.size, options,
       [&](size_t chunk) {
-        const auto [first, last] = bounds(chunk);
+        const auto [first, last] = bounds[chunk];
         return estimate_chunk(builder, space, screening, first, last);
       },
       [&](size_t chunk, IsolatedResult result) {
-        const auto [first, last] = bounds(chunk);
+        const auto [first, last] = bounds[chunk];
         if (!result.ok) {
           throw std::runtime_error(fmt::format("estimating {} plans (the first: {}) failed: {}", last - first,
                                                space.at(screening.candidates[first].index).describe(),
@@ -164,10 +172,7 @@ void Screening::add_invalid(const std::string& rule, int64_t plans, const std::s
 
 Screening screen(const CandidateBuilder& builder, const PlanSpace& space, int jobs) {
   const size_t layouts = space.layouts.size();
-  const size_t chunks = std::min(layouts, static_cast<size_t>(jobs) * kChunksPerJob);
-  const auto bounds = [&](size_t chunk) {
-    return std::make_pair(chunk * layouts / chunks, (chunk + 1) * layouts / chunks);
-  };
+  const Chunks bounds(0, layouts, jobs);
   Screening out;
   IsolatedOptions options;
   options.jobs = jobs;
@@ -175,14 +180,14 @@ Screening screen(const CandidateBuilder& builder, const PlanSpace& space, int jo
   Clock::time_point last_progress = start;
   size_t screened = 0;
   run_isolated(
-      chunks, options,
+      bounds.size, options,
       [&](size_t chunk) {
-        const auto [begin, end] = bounds(chunk);
+        const auto [begin, end] = bounds[chunk];
         return screen_chunk(builder, space, begin, end);
       },
       [&](size_t chunk, IsolatedResult result) {
         if (!result.ok) {
-          const auto [begin, end] = bounds(chunk);
+          const auto [begin, end] = bounds[chunk];
           throw std::runtime_error(fmt::format("screening plans {}..{} failed: {}", begin * space.variants(),
                                                end * space.variants() - 1, result.error));
         }
@@ -196,7 +201,7 @@ Screening screen(const CandidateBuilder& builder, const PlanSpace& space, int jo
         for (const json& row : result.value.at("candidates")) {
           out.candidates.push_back({row[0].get<size_t>(), row[1].get<double>(), row[2].get<double>()});
         }
-        const auto [begin, end] = bounds(chunk);
+        const auto [begin, end] = bounds[chunk];
         screened += (end - begin) * space.variants();
         if (seconds_since(last_progress) >= kProgressInterval_s) {
           const double elapsed_s = seconds_since(start);

@@ -234,6 +234,11 @@ bool better(const SimulatedPlan& a, const SimulatedPlan& b, Objective objective)
 struct Step3Outcome {
   json rejection;  // an object with "invalid" or "error", or null
   Step3Run run;
+
+  // Whether the plan simulated and its peaks fit `base`'s memory.
+  bool fits(const config::Scenario& base) const {
+    return rejection.is_null() && base.memory_fits(run.peak_hbm_bytes, run.peak_host_bytes_per_node);
+  }
 };
 
 // Simulates the survivors in closed-form order (step 3), round by round, until the closed-form bound
@@ -274,11 +279,7 @@ double walk_in_order(const CandidateBuilder& builder, const PlanSpace& space, co
       }
     }
     for (size_t i = next; i < end; ++i) {
-      const Step3Outcome& outcome = outcomes.at(order[i].index);
-      if (!outcome.rejection.is_null() ||
-          !base.memory_fits(outcome.run.peak_hbm_bytes, outcome.run.peak_host_bytes_per_node)) {
-        continue;
-      }
+      if (!outcomes.at(order[i].index).fits(base)) continue;
       if (++fitting == static_cast<size_t>(o.top)) limit = (1 + o.margin) * order[i].closed_form_s;
     }
     next = end;
@@ -329,7 +330,7 @@ std::vector<SimulatedPlan> simulate_in_order(const CandidateBuilder& builder, co
       result.failures.push_back({p.index, p.plan, outcome.rejection.at("error").get<std::string>()});
       continue;
     }
-    if (!base.memory_fits(outcome.run.peak_hbm_bytes, outcome.run.peak_host_bytes_per_node)) {
+    if (!outcome.fits(base)) {
       ++result.simulated_over_memory;
       continue;
     }

@@ -261,6 +261,12 @@ class Builder {
       source("compute." + key,
              fmt::format("measured: best fraction of the dtype's peak over attention_samples ({})", where));
     }
+    // The attention rates describe the kernel that was timed (the CPU references have no tiling).
+    for (const auto& [kernel, name] : config::EnumNames<config::FusedAttentionKernel>::kNames) {
+      if (m_.attentions.empty() || name != m_.facts.attention_kernel) continue;
+      c.attention_kernel = kernel;
+      source("compute.attention_kernel", "measured: the kernel attention_samples timed (--attention-kernel)");
+    }
     c.memory_efficiency =
         o_.base ? fraction(device_copy_rate(), g.hbm_bandwidth_bytes_per_s, "memory_efficiency") : 1.0;
     source("compute.memory_efficiency",

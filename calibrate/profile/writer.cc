@@ -109,6 +109,7 @@ void write_compute(std::ostream& out, const config::ComputeModel& c) {
   duration("kernel_launch", c.kernel_launch_s);
   duration("host_sync", c.host_sync_s);
   fraction("comm_compute_slowdown", c.comm_compute_slowdown);
+  if (c.attention_kernel) body << "  attention_kernel: " << config::to_string(*c.attention_kernel) << '\n';
   if (!body.str().empty()) out << "compute:\n" << body.str();
 }
 

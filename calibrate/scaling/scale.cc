@@ -91,7 +91,7 @@ ProfileDocument scale_profile(const config::HardwareProfile& measured, const con
   p.compute = measured.compute;
   for (const char* key : {"gemm_efficiency", "gemm_efficiency_fp8", "attention_forward_efficiency",
                           "attention_backward_efficiency", "memory_efficiency", "kernel_launch", "host_sync",
-                          "comm_compute_slowdown"}) {
+                          "comm_compute_slowdown", "attention_kernel"}) {
     const std::string path = std::string("compute.") + key;
     const std::string source = measured.source_of(path);
     if (!source.empty())

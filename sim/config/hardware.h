@@ -46,6 +46,9 @@ struct ComputeModel {
   double host_sync_s = 0;                    // cudaStreamSynchronize round trip
   double comm_compute_slowdown = 0;          // compute slows by this fraction while NCCL kernels run
   double gemm_efficiency_fp8 = 0;            // gemm_efficiency for fp8 GEMMs (0: gemm_efficiency, warned)
+  // The kernel the attention efficiencies were measured or published for; its tiling prices the waves
+  // of each call. Unset: every call runs at the efficiency's rate.
+  std::optional<FusedAttentionKernel> attention_kernel;
 };
 
 // Device memory the software stack holds on every GPU outside the framework's tensors, which peak HBM

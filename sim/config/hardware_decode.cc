@@ -102,6 +102,7 @@ void decode_compute(MapReader& m, ComputeModel& out) {
   m.read("gemm_efficiency_fp8", out.gemm_efficiency_fp8, fraction);
   m.read("attention_forward_efficiency", out.attention_forward_efficiency, fraction);
   m.read("attention_backward_efficiency", out.attention_backward_efficiency, fraction);
+  m.read("attention_kernel", out.attention_kernel);
   m.read("memory_efficiency", out.memory_efficiency, fraction);
   m.read("kernel_launch", out.kernel_launch_s, QuantityKind::kDuration);
   m.read("host_sync", out.host_sync_s, QuantityKind::kDuration);

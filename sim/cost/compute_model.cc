@@ -4,11 +4,13 @@
 #include <array>
 #include <cmath>
 #include <initializer_list>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "sim/cost/attention_waves.h"
 #include "sim/cost/interpolation.h"
 
 namespace trainsim::cost {
@@ -86,7 +88,10 @@ ComputeModel::ComputeModel(const config::HardwareProfile& profile, WarningLog* w
       warnings_(warnings),
       stack_(profile.stack ? profile.stack->parameters : config::StackParameters()),
       launch_s_(profile.compute.kernel_launch_s),
-      host_sync_s_(profile.compute.host_sync_s) {
+      host_sync_s_(profile.compute.host_sync_s),
+      attention_waves_(profile.compute.attention_kernel && profile.gpu.sm_count > 0
+                           ? std::make_shared<AttentionWaveCache>()
+                           : nullptr) {
   // Measured samples are times: a what-if on a rate does not reach the shapes they cover.
   const auto warn_shadowed = [&](size_t samples, const char* table,
                                  std::initializer_list<const char*> rates) {
@@ -229,19 +234,36 @@ double ComputeModel::attention_s(const AttentionCall& c) const {
     }
     return std::max(flops / (peak * e.value * attention_fraction), launch_s_);
   }
-  const double efficiency =
-      c.pass == AttentionPass::kForward
-          ? efficiency_or_one(profile_.compute.attention_forward_efficiency, "attention_forward_efficiency")
-          : efficiency_or_one(profile_.compute.attention_backward_efficiency,
-                              "attention_backward_efficiency");
+  const bool forward = c.pass == AttentionPass::kForward;
+  const double rate = peak * attention_fraction *
+                      (forward ? efficiency_or_one(profile_.compute.attention_forward_efficiency,
+                                                   "attention_forward_efficiency")
+                               : efficiency_or_one(profile_.compute.attention_backward_efficiency,
+                                                   "attention_backward_efficiency"));
   // Flash kernels are compiled for head dims in steps of 32 (FlashAttention-2's HEADDIM_SWITCH: 32,
   // 64, 96, 128, ...); another head_dim runs in the next one up and does the padding's work too.
   const auto padded = [](int64_t dim) {
-    return std::ceil(static_cast<double>(dim) / kHeadDimStep) * kHeadDimStep;
+    return static_cast<int64_t>(std::ceil(static_cast<double>(dim) / kHeadDimStep) * kHeadDimStep);
   };
-  const double padding =
-      (padded(c.head_dim) + padded(c.v_dim())) / static_cast<double>(c.head_dim + c.v_dim());
-  return launch_s_ + flops * padding / (peak * efficiency * attention_fraction);
+  const double padded_dims = static_cast<double>(padded(c.head_dim) + padded(c.v_dim()));
+  if (!attention_waves_) {
+    return launch_s_ + flops * padded_dims / static_cast<double>(c.head_dim + c.v_dim()) / rate;
+  }
+  // The kernel's blocks over the GPU's SMs; the efficiency is its rate with every SM full.
+  const AttentionTiling tiling =
+      attention_tiling(*profile_.compute.attention_kernel, c.pass, padded(c.head_dim));
+  const double step_flops =
+      (forward ? 2.0 : 5.0) * static_cast<double>(tiling.block_rows * tiling.step_rows) * padded_dims;
+  const double step_s = static_cast<double>(tiling.blocks_per_sm * profile_.gpu.sm_count) * step_flops / rate;
+  const double kernel_s = launch_s_ + attention_waves_->steps(c, tiling, profile_.gpu.sm_count) * step_s;
+  if (forward) return kernel_s;
+  // The backward's passes around it: D = rowsum(dO * O) first (reads dO and O, writes fp32), and
+  // where the kernel accumulates dQ in fp32 a pass writing it in the input type.
+  const double rows = static_cast<double>(c.batch * c.heads * c.q_len);
+  const double elem = config::dtype_bytes(c.dtype);
+  double passes_s = memory_s(rows * (2.0 * elem * static_cast<double>(c.v_dim()) + 4.0));
+  if (tiling.converts_dq) passes_s += memory_s(rows * static_cast<double>(c.head_dim) * (4.0 + elem));
+  return kernel_s + passes_s;
 }
 
 double ComputeModel::memory_bandwidth_bytes_per_s() const {

@@ -8,6 +8,7 @@
 #define TRAINSIM_SIM_COST_COMPUTE_MODEL_H_
 
 #include <cstdint>
+#include <memory>
 
 #include "sim/common/warnings.h"
 #include "sim/config/hardware.h"
@@ -27,6 +28,8 @@ struct AttentionCall {
 // (QK^T and PV), backward 2.5 times that (five matmuls against two).
 double attention_flops(const AttentionCall& call);
 
+class AttentionWaveCache;
+
 class ComputeModel {
  public:
   // Keeps references to `profile` and `warnings`; both must outlive the model.
@@ -40,8 +43,10 @@ class ComputeModel {
   // runs at the rate that makes an 8192^3 GEMM take exactly the profile's gemm_efficiency (the
   // best-shape ceiling), so smaller shapes lose their fixed and store time and their last wave.
   double gemm_s(int64_t m, int64_t n, int64_t k, config::Dtype dtype, int64_t groups = 1) const;
-  // A fused attention kernel: the measured table, or the kernel's fixed time plus its FLOPs at the
-  // profile's attention efficiency.
+  // A fused attention kernel: the measured table; else, where the profile names its kernel
+  // (compute.attention_kernel), the kernel's fixed time plus its blocks' waves over the SMs
+  // (attention_waves.h), a step at the rate that the profile's attention efficiency gives a full GPU,
+  // and for the backward its memory-bound passes; else the fixed time plus its FLOPs at that rate.
   double attention_s(const AttentionCall& call) const;
   // A kernel bound by HBM traffic of `bytes` (read + written): its fixed time plus the traffic at the
   // profile's memory rate.
@@ -70,6 +75,7 @@ class ComputeModel {
   config::StackParameters stack_;  // neutral without a stack profile
   double launch_s_;
   double host_sync_s_;
+  std::shared_ptr<AttentionWaveCache> attention_waves_;  // when the profile names its kernel
 };
 
 }  // namespace trainsim::cost

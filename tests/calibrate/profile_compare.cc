@@ -46,6 +46,7 @@ void expect_same_profile(const config::HardwareProfile& a, const config::Hardwar
   same(a.compute.kernel_launch_s, e.compute.kernel_launch_s, "kernel_launch");
   same(a.compute.host_sync_s, e.compute.host_sync_s, "host_sync");
   same(a.compute.comm_compute_slowdown, e.compute.comm_compute_slowdown, "comm_compute_slowdown");
+  EXPECT_EQ(a.compute.attention_kernel, e.compute.attention_kernel) << "attention_kernel";
   EXPECT_EQ(a.runtime_memory.has_value(), e.runtime_memory.has_value()) << "runtime_memory";
   if (a.runtime_memory && e.runtime_memory) {
     same(a.runtime_memory->context_bytes, e.runtime_memory->context_bytes, "runtime_memory.context");

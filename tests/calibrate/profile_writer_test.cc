@@ -29,7 +29,8 @@ ProfileDocument everything() {
   p.gpu.hbm_bandwidth_bytes_per_s = 3.35e12;
   p.host_link = {5, 55.23e9, 54.1e9, 2.15e-6};
   p.host_memory_bytes = 2e12;
-  p.compute = {0.8123, 0.5, 0.3456, 0.9, 2.345e-6, 9.87e-6, 0.123, 0.7654};
+  p.compute = {
+      0.8123, 0.5, 0.3456, 0.9, 2.345e-6, 9.87e-6, 0.123, 0.7654, config::FusedAttentionKernel::kWgmma};
   p.runtime_memory = config::RuntimeMemory{612.5e6, 688e6, 469e6, 29.3e6};
   // Spread keys: all three, none, and each alone.
   p.gemm_samples = {{Dtype::kBf16, 4096, 4096, 8192, 1.234e-3, {1.201e-3, 1.302e-3, 10}},

@@ -85,8 +85,8 @@ void flatten_json(const Json& value, const std::string& key, Metrics& out) {
 // What the report records of its inputs rather than of its outcome, and what is not a metric.
 bool input_or_bookkeeping(const std::string& key) {
   static const std::set<std::string> kKeys = {
-      "schema_version", "scenario", "plan",   "dtype", "attention_kernel", "provenance", "simulation",
-      "warnings",       "comm",     "stages", "why"};
+      "schema_version", "scenario",   "plan",     "dtype", "attention_kernel", "attention_pricing",
+      "provenance",     "simulation", "warnings", "comm",  "stages",           "why"};
   return kKeys.count(key) > 0;
 }
 
@@ -184,7 +184,7 @@ std::vector<InputDifference> scenario_differences(const config::Scenario& a, con
 std::vector<InputDifference> report_input_differences(const Json& a, const Json& b) {
   const auto inputs = [](const Json& r) {
     std::vector<std::pair<std::string, std::string>> keys;
-    for (const char* key : {"scenario", "dtype", "attention_kernel", "gpus"}) {
+    for (const char* key : {"scenario", "dtype", "attention_kernel", "attention_pricing", "gpus"}) {
       if (r.contains(key)) keys.emplace_back(key, text_of(r.at(key)));
     }
     Metrics flat;

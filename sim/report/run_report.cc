@@ -169,6 +169,19 @@ json plan_summary(const config::Scenario& s) {
   return out;
 }
 
+// How the run priced its fused attention calls (the hardware profile decides; see
+// cost::ComputeModel::attention_s); empty for unfused attention.
+std::string fused_attention_pricing(const config::Scenario& s) {
+  if (s.attention_kernel() != config::AttentionKernel::kFused) return "";
+  const config::HardwareProfile& hw = s.cluster.hardware;
+  if (!hw.attention_samples.empty()) return "the hardware profile's measured attention samples";
+  if (hw.compute.attention_kernel) {
+    return fmt::format("{} blocks in waves over the SMs, at the hardware profile's attention rates",
+                       config::to_string(*hw.compute.attention_kernel));
+  }
+  return "the hardware profile's attention rates, every call filling the GPU";
+}
+
 // The per-iteration times of a run of several iterations.
 json iterations_report(const engine::EngineResult& r) {
   json times = json::array();
@@ -311,6 +324,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"tflops_per_gpu", m.tflops_per_gpu},
       {"dtype", config::to_string(s.training.dtype)},  // whose peak mfu, hfu and executed use
       {"attention_kernel", config::to_string(s.attention_kernel())},
+      {"attention_pricing", fused_attention_pricing(s)},
       {"mfu", m.mfu},
       {"hfu", m.hfu},
       {"executed_flops_utilization", m.executed_flops_utilization},
@@ -468,12 +482,11 @@ std::string render_table(const json& report) {
                                 gpus == 1 ? "" : "s");
   out += render_inputs(report.at("provenance").at("inputs"));
   out += render_plan(report.at("plan"));
-  out +=
-      report.at("attention_kernel").get<std::string>() == "fused"
-          ? "# attention kernel: fused (flash-style, at the hardware profile's attention rates; "
-            "model.attention)\n"
-          : "# attention kernel: unfused (softmax(QK^T)V as batched GEMMs and memory passes that store the "
-            "scores; model.attention)\n";
+  out += report.at("attention_kernel").get<std::string>() == "fused"
+             ? fmt::format("# attention kernel: fused (flash-style, priced by {}; model.attention)\n",
+                           report.at("attention_pricing").get<std::string>())
+             : "# attention kernel: unfused (softmax(QK^T)V as batched GEMMs and memory passes that store "
+               "the scores; model.attention)\n";
   out += fmt::format("{:<26} {:>14.6f} s\n", "iteration time", t);
   if (report.contains("iterations")) out += render_iterations(report.at("iterations"));
   out += fmt::format("{:<26} {:>14.1f}\n", "tokens/s", metrics.tokens_per_s);

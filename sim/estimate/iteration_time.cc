@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <limits>
-#include <map>
 #include <optional>
 #include <queue>
 #include <set>
@@ -13,8 +12,8 @@
 
 #include "sim/analytic/bubble.h"
 #include "sim/analytic/flops.h"
-#include "sim/cost/alpha_beta.h"
 #include "sim/cost/compute_model.h"
+#include "sim/cost/ideal_transfers.h"
 #include "sim/cost/op_cost.h"
 #include "sim/cost/rank_schedule.h"
 #include "sim/engine/engine.h"
@@ -68,7 +67,7 @@ class StageTimer {
  public:
   StageTimer(const config::Scenario& scenario, const workload::ParallelPlan& plan,
              const cost::ComputeModel& compute, EstimateDetail detail)
-      : plan_(plan), compute_(compute), tiers_(cost::ideal_tiers(scenario)), detail_(detail) {}
+      : compute_(compute), transfers_(scenario, plan), detail_(detail) {}
 
   // `graph` laid out on a GPU whose kernels run at `speed` times the profile's rates.
   StageTime time(const workload::Graph& graph, double speed) {
@@ -121,7 +120,7 @@ class StageTimer {
         continue;
       }
       const Op& op = graph.op(id);
-      double d = duration[id] + transfer_s(op, graph.info.rank);
+      double d = duration[id] + transfers_.op_s(op, graph.info.rank);
       if (kernel) d = cost::kernel_time_s(d, collective_running(collectives, start), compute_);
       run.launch_s[id] = start;
       run.end_s[id] = start + d;
@@ -190,46 +189,9 @@ class StageTimer {
     return false;
   }
 
-  // The network or host-link time of `op` on `rank` (0 for ops that move nothing), as `--network
-  // ideal` prices it.
-  double transfer_s(const Op& op, int64_t rank) {
-    switch (op.kind) {
-      case OpKind::kCollective:
-        return cost::collective_s(op.collective.kind, plan_.group_size(op.collective.group.kind), op.bytes,
-                                  group_tier(op.collective.group));
-      case OpKind::kSend:
-      case OpKind::kRecv:
-        return cost::send_s(tiers_, rank, op.p2p.peer, op.bytes);
-      case OpKind::kCopy:
-        return cost::copy_s(tiers_, op.bytes);
-      case OpKind::kGemm:
-      case OpKind::kAttentionForward:
-      case OpKind::kAttentionBackward:
-      case OpKind::kMemory:
-      case OpKind::kOptimizerStep:
-      case OpKind::kHostSync:
-      case OpKind::kStreamWait:
-      case OpKind::kAlloc:
-      case OpKind::kFree:
-        return 0;
-    }
-    return 0;  // not reached: every kind is listed (-Werror=switch)
-  }
-
-  const cost::GroupLinks& group_tier(workload::GroupId group) {
-    const auto key = std::make_pair(static_cast<int>(group.kind), group.index);
-    auto it = group_tiers_.find(key);
-    if (it == group_tiers_.end()) {
-      it = group_tiers_.emplace(key, cost::group_links(tiers_, plan_.members(group))).first;
-    }
-    return it->second;
-  }
-
-  const workload::ParallelPlan& plan_;
   const cost::ComputeModel& compute_;
-  cost::IdealTiers tiers_;
+  cost::IdealTransfers transfers_;
   EstimateDetail detail_;
-  std::map<std::pair<int, int32_t>, cost::GroupLinks> group_tiers_;
 };
 
 // The rank graphs a closed form lays out: one per pipeline stage, of the rank a collapsed run simulates

@@ -12,6 +12,7 @@
 #include "sim/analytic/analysis.h"
 #include "sim/config/types.h"
 #include "sim/config/units.h"
+#include "sim/estimate/layer_budget.h"
 #include "sim/validate/case_scenario.h"
 #include "sim/validate/comm_study.h"
 #include "sim/workload/builder.h"
@@ -28,7 +29,28 @@ struct AnalyzeArgs {
   ScenarioArgs scenario;
   std::string format = "table";
   bool comm = false;
+  std::optional<int32_t> layer;
 };
+
+// --layer N: one layer's ops with their prices.
+void print_layer_budget(const AnalyzeArgs& args, Context& context) {
+  const config::Scenario s = args.scenario.load();
+  try {
+    const estimate::LayerBudget budget = estimate::layer_budget(s, *args.layer);
+    if (args.format == "json") {
+      std::cout << estimate::to_json(budget).dump(2) << '\n';
+    } else {
+      std::cout << estimate::render_layer_budget(budget);
+    }
+    context.exit_code = kExitOk;
+  } catch (const std::invalid_argument& e) {
+    spdlog::error("{}: {}", args.scenario.file.string(), e.what());
+    context.exit_code = kExitUsage;
+  } catch (const workload::PlanError& e) {
+    spdlog::error("{}: {}", args.scenario.file.string(), e.what());
+    context.exit_code = kExitInfeasible;
+  }
+}
 
 // --comm: the communication accounting of Anthony et al. 2024 for the scenario's model and GPUs.
 void print_comm_study(const AnalyzeArgs& args) {
@@ -182,11 +204,19 @@ void register_analyze(CLI::App& app, Context& context) {
   cmd->add_flag("--comm", args->comm,
                 "Communication accounting of Anthony et al. 2024 instead: DP, ZeRO-1/2/3, TP and PP on the "
                 "scenario's model and GPUs (volume ratios, message sizes, sequence-length sweep)");
+  cmd->add_option("--layer", args->layer,
+                  "One transformer layer (global index from 0) instead: its forward, backward and recompute "
+                  "ops on the first rank that holds it, each priced as the simulator prices it")
+      ->excludes("--comm");
   cmd->footer(
       "Builds the operation graph of one rank per symmetry class and compares what they add up to with\n"
       "Narayanan/Korthikanti FLOPs, Korthikanti activation memory, ZeRO model states and the seed papers'\n"
       "communication volumes. Exits 4 when the parallel plan cannot be expressed.");
   cmd->callback([args, &context] {
+    if (args->layer) {
+      print_layer_budget(*args, context);
+      return;
+    }
     if (args->comm) {
       print_comm_study(*args);
       context.exit_code = kExitOk;

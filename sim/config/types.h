@@ -20,8 +20,8 @@ enum class PositionEmbedding { kLearned, kRope };
 enum class AttentionKernel { kAuto, kUnfused, kFused };
 // The fused attention implementation a hardware profile's attention rates describe, whose thread-block
 // tiling the cost model follows (sim/cost/attention_waves.h): this project's mma.sync and wgmma kernels
-// (kernels/attention) or FlashAttention-2.
-enum class FusedAttentionKernel { kMmaSync, kWgmma, kFlashAttention2 };
+// (kernels/attention), FlashAttention-2 or FlashAttention-3.
+enum class FusedAttentionKernel { kMmaSync, kWgmma, kFlashAttention2, kFlashAttention3 };
 enum class Dtype { kFp64, kFp32, kTf32, kBf16, kFp16, kFp8 };
 enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble, kZbV, kDualPipeV };
 // Schedules that place two model chunks per stage in a V (stage s runs virtual stages s and 2pp - 1 - s).
@@ -114,7 +114,8 @@ TRAINSIM_ENUM_NAMES(AttentionKernel, {AttentionKernel::kAuto, "auto"}, {Attentio
                     {AttentionKernel::kFused, "fused"});
 TRAINSIM_ENUM_NAMES(FusedAttentionKernel, {FusedAttentionKernel::kMmaSync, "mma.sync"},
                     {FusedAttentionKernel::kWgmma, "wgmma"},
-                    {FusedAttentionKernel::kFlashAttention2, "flash-attention-2"});
+                    {FusedAttentionKernel::kFlashAttention2, "flash-attention-2"},
+                    {FusedAttentionKernel::kFlashAttention3, "flash-attention-3"});
 TRAINSIM_ENUM_NAMES(Dtype, {Dtype::kFp64, "fp64"}, {Dtype::kFp32, "fp32"}, {Dtype::kTf32, "tf32"},
                     {Dtype::kBf16, "bf16"}, {Dtype::kFp16, "fp16"}, {Dtype::kFp8, "fp8"});
 TRAINSIM_ENUM_NAMES(Schedule, {Schedule::kGpipe, "gpipe"}, {Schedule::kOneFOneB, "1f1b"},

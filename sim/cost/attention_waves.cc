@@ -56,6 +56,31 @@ AttentionTiling flash_attention_2(AttentionPass pass, int64_t head_dim) {
   return {64, 64, 1, 1, false, true};
 }
 
+// FlashAttention-3 on Hopper (hopper/tile_size.h tile_size_fwd_sm90, hopper/flash_bwd_launch_template.h
+// run_mha_bwd_hdim*, bf16/fp16): one block per SM, persistent; under a causal mask the forward's
+// scheduler hands out the longest blocks first (hopper/tile_scheduler.hpp, DynamicPersistentTileScheduler,
+// "longest-processing-time-first"). The backward has a block per query head and converts dQ at the end.
+AttentionTiling flash_attention_3(AttentionPass pass, int64_t head_dim, bool causal) {
+  if (pass == AttentionPass::kForward) {
+    const auto forward = [&](int64_t rows, int64_t keys) {
+      return AttentionTiling{rows, keys, 1, 1, false, false, causal};
+    };
+    if (head_dim <= 64) return forward(192, causal ? 128 : 192);
+    if (head_dim <= 96) return forward(192, 144);
+    if (head_dim <= 128) return forward(128, causal ? 128 : 176);
+    if (head_dim <= 192) return forward(128, 128);
+    return forward(128, 80);
+  }
+  const auto backward = [](int64_t keys, int64_t rows) {
+    return AttentionTiling{keys, rows, 1, 1, false, true, false};
+  };
+  if (head_dim <= 64) return backward(128, 128);
+  if (head_dim <= 96) return backward(128, 64);
+  if (head_dim <= 128) return backward(128, causal ? 64 : 80);
+  if (head_dim <= 192) return backward(96, 64);
+  return backward(80, 64);
+}
+
 // Steps of block `index` (row blocks of one head, in grid order) under the call's mask.
 int64_t block_steps(const AttentionCall& c, const AttentionTiling& t, int64_t index) {
   const int64_t offset = c.kv_len - c.q_len;  // query i sees keys <= i + offset under the causal mask
@@ -73,7 +98,8 @@ int64_t block_steps(const AttentionCall& c, const AttentionTiling& t, int64_t in
 
 }  // namespace
 
-AttentionTiling attention_tiling(FusedAttentionKernel kernel, AttentionPass pass, int64_t head_dim) {
+AttentionTiling attention_tiling(FusedAttentionKernel kernel, AttentionPass pass, int64_t head_dim,
+                                 bool causal) {
   switch (kernel) {
     case FusedAttentionKernel::kMmaSync:
       return mma_sync(pass, head_dim);
@@ -81,6 +107,8 @@ AttentionTiling attention_tiling(FusedAttentionKernel kernel, AttentionPass pass
       return wgmma(pass);
     case FusedAttentionKernel::kFlashAttention2:
       return flash_attention_2(pass, head_dim);
+    case FusedAttentionKernel::kFlashAttention3:
+      return flash_attention_3(pass, head_dim, causal);
   }
   return {};
 }
@@ -96,6 +124,10 @@ double attention_wave_steps(const AttentionCall& c, const AttentionTiling& t, in
   for (int64_t i = 0; i < row_blocks; ++i) {
     steps[static_cast<size_t>(i)] = static_cast<double>(group * block_steps(c, t, i));
   }
+  // Every head's blocks have the same steps, so the longest first over all heads is each step count
+  // once per head, in decreasing order.
+  const bool sorted = t.longest_first;
+  if (sorted) std::sort(steps.begin(), steps.end(), std::greater<>());
   const int64_t slots = std::max<int64_t>(t.blocks_per_sm, 1);
   const auto speed = [&](size_t resident) {
     if (slots == 1) return 1.0;
@@ -111,7 +143,7 @@ double attention_wave_steps(const AttentionCall& c, const AttentionTiling& t, in
   std::vector<Sm> sms(static_cast<size_t>(std::max<int64_t>(sm_count, 1)));
   int64_t next = 0;
   const auto launch = [&](Sm& sm) {
-    sm.left.push_back(steps[static_cast<size_t>(next % row_blocks)]);
+    sm.left.push_back(steps[static_cast<size_t>(sorted ? next / heads : next % row_blocks)]);
     ++next;
   };
   for (int64_t round = 0; round < slots; ++round) {

@@ -26,15 +26,17 @@ struct AttentionTiling {
   double lone_speedup = 1;
   bool block_per_kv_head = false;  // a backward block loops over every query head of its K/V head
   bool converts_dq = false;        // the backward ends with a pass writing fp32 dQ in the input type
+  bool longest_first = false;      // a scheduler hands out the blocks with the most steps first
 };
 
-// The tiling of `kernel`'s `pass` at `head_dim`, each number cited to the kernel's launch code or a
-// measurement in attention_waves.cc.
+// The tiling of `kernel`'s `pass` at `head_dim` under a causal mask or none, each number cited to the
+// kernel's launch code or a measurement in attention_waves.cc.
 AttentionTiling attention_tiling(config::FusedAttentionKernel kernel, config::AttentionPass pass,
-                                 int64_t head_dim);
+                                 int64_t head_dim, bool causal);
 
 // How long `call` keeps the GPU busy, in steps of one block at full occupancy (every SM running
-// blocks_per_sm blocks): its blocks in grid order (row blocks, then heads, then batch), the first
+// blocks_per_sm blocks): its blocks in grid order (row blocks, then heads, then batch; the longest
+// first where the tiling says so), the first
 // blocks_per_sm x sm_count placed breadth first (one per SM, then a second, ...), each later one on
 // the SM where a block ended first; each SM shares its speed among its resident blocks. Under a causal
 // mask (bottom-right aligned) a block takes only the steps that reach unmasked pairs.

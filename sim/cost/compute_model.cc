@@ -251,7 +251,7 @@ double ComputeModel::attention_s(const AttentionCall& c) const {
   }
   // The kernel's blocks over the GPU's SMs; the efficiency is its rate with every SM full.
   const AttentionTiling tiling =
-      attention_tiling(*profile_.compute.attention_kernel, c.pass, padded(c.head_dim));
+      attention_tiling(*profile_.compute.attention_kernel, c.pass, padded(c.head_dim), c.causal);
   const double step_flops =
       (forward ? 2.0 : 5.0) * static_cast<double>(tiling.block_rows * tiling.step_rows) * padded_dims;
   const double step_s = static_cast<double>(tiling.blocks_per_sm * profile_.gpu.sm_count) * step_flops / rate;

@@ -52,6 +52,14 @@ TEST(AttentionWaves, TheCausalMaskLeavesTheLongestBlockAsTheCriticalPath) {
                    8 / 1.5);
 }
 
+TEST(AttentionWaves, LongestFirstBalancesACausalCall) {
+  // 8 causal blocks of 4, 8, ..., 32 steps on 4 SMs of one block each: handed out longest first they
+  // end together at 144 / 4; in grid order the longest starts last.
+  const AttentionCall causal = call(AttentionPass::kForward, true, 1, 1, 1024, 1024);
+  EXPECT_DOUBLE_EQ(attention_wave_steps(causal, {128, 32, 1, 1, false, false, true}, 4), 36);
+  EXPECT_DOUBLE_EQ(attention_wave_steps(causal, {128, 32, 1, 1, false, false, false}, 4), 48);
+}
+
 TEST(AttentionWaves, BackwardBlocksOwnKeysAndMayLoopOverAQueryHeadGroup) {
   // Backward: a block per 128 keys loops over the queries at or after its first key.
   const AttentionTiling backward{128, 32, 2, 1.5, false, false};

@@ -278,7 +278,9 @@ TEST(ComputeModel, ScalarParametersPredictTheMeasuredAttention) {
     EXPECT_LE(errors.back(), 0.11) << config::to_string(s.pass) << (s.causal ? " causal" : " full") << " q"
                                    << s.q_len << " d" << s.head_dim << ": predicted " << predicted * 1e6
                                    << " us, measured " << s.duration_s * 1e6 << " us";
-    if (s.q_len == 1024) EXPECT_LT(rate_only.attention_s(call), s.duration_s / 1.9);
+    if (s.q_len == 1024) {
+      EXPECT_LT(rate_only.attention_s(call), s.duration_s / 1.9);
+    }
   }
   ASSERT_EQ(errors.size(), 24u);
   EXPECT_EQ(std::count_if(errors.begin(), errors.end(), [](double e) { return e > 0.065; }), 1);

@@ -15,10 +15,11 @@ using config::FusedAttentionKernel;
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // This project's kernels (kernels/attention/attention_config.cuh; blocks per SM from the compiler's
-// register and shared-memory use, kernels/PERFORMANCE.md). A lone block's speed-up is measured on the
-// H200 (calibrate/profiles/h200-measured-20261130.yaml, 1,024-token calls, fewer blocks than SMs,
-// against 4,096-token ones, two blocks per SM): forward 1.44 at head_dim 64 and 1.50 at 128,
-// backward 1.13 and 1.17.
+// register and shared-memory use, kernels/PERFORMANCE.md). A lone block's speed-up is read from the
+// H200's samples (calibrate/profiles/h200-measured-20261130.yaml): per-step time of the 1,024-token
+// calls (fewer blocks than SMs, each alone) against the 4,096-token ones (two per SM), forward 1.44 at
+// head_dim 64 and 1.50 at 128; backward 1.13 and 1.17 before its memory passes and last wave, of
+// which 1.1 remains once the model prices those.
 constexpr double kMmaSyncForwardLoneSpeedup = 1.45;
 constexpr double kMmaSyncBackwardLoneSpeedup = 1.1;
 
@@ -43,7 +44,7 @@ AttentionTiling wgmma(AttentionPass pass) {
 AttentionTiling flash_attention_2(AttentionPass pass, int64_t head_dim) {
   if (pass == AttentionPass::kForward) {
     // 4 warps, 128 query rows, 128 keys at head_dim 64, 64 at 128; 8 warps of 128 x 64 above. Two
-    // 4-warp blocks fit an SM's shared memory (64 KiB each); a lone block's speed-up is taken from the
+    // 4-warp blocks fit an SM's shared memory (48 and 64 KiB each); a lone block's speed-up is from the
     // mma.sync forward above, a kernel of the same design, not measured for FlashAttention-2.
     if (head_dim <= 64) return {128, 128, 2, kMmaSyncForwardLoneSpeedup, false, false};
     if (head_dim <= 128) return {128, 64, 2, kMmaSyncForwardLoneSpeedup, false, false};

@@ -216,6 +216,18 @@ TEST(ComputeModel, StackFractionsScaleEachKindOfKernel) {
 namespace trainsim::cost {
 namespace {
 
+config::HardwareProfile measured_h200() {
+  return config::load_hardware(std::filesystem::path(TRAINSIM_SOURCE_DIR) /
+                               "calibrate/profiles/h200-measured-20261130.yaml");
+}
+
+// `profile` without its measured tables: what its scalar parameters alone predict.
+config::HardwareProfile without_samples(config::HardwareProfile profile) {
+  profile.gemm_samples.clear();
+  profile.attention_samples.clear();
+  return profile;
+}
+
 // The GEMM roofline against the GEMMs our H200 measured (cuBLASLt, 1024 to 8192 on each side): with
 // the profile's sample tables removed, its scalar parameters (the best-shape ceiling, the kernel's
 // fixed time, the memory rate) predict the bf16 and fp16 samples with a median error under 5 % and
@@ -223,11 +235,8 @@ namespace {
 // measured 10 % faster than it) within 8 %. The profile has no fp8 ceiling, so its fp8 samples are
 // left out.
 TEST(ComputeModel, ScalarParametersPredictTheMeasuredGemms) {
-  const config::HardwareProfile measured = config::load_hardware(
-      std::filesystem::path(TRAINSIM_SOURCE_DIR) / "calibrate/profiles/h200-measured-20261130.yaml");
-  config::HardwareProfile scalars = measured;
-  scalars.gemm_samples.clear();
-  scalars.attention_samples.clear();
+  const config::HardwareProfile measured = measured_h200();
+  const config::HardwareProfile scalars = without_samples(measured);
   WarningLog warnings;
   const ComputeModel model(scalars, &warnings);
   std::vector<double> errors;
@@ -245,12 +254,6 @@ TEST(ComputeModel, ScalarParametersPredictTheMeasuredGemms) {
   EXPECT_LT(errors[15], 0.05);
 }
 
-}  // namespace
-}  // namespace trainsim::cost
-
-namespace trainsim::cost {
-namespace {
-
 // The attention waves against the attention our H200 measured (the mma.sync kernels, 1,024 to 16,384
 // tokens, 8 heads, head_dim 64 and 128, causal and not; the profile predates the wgmma kernels and
 // its compute.attention_kernel): with the sample tables removed, its scalar parameters (the two
@@ -259,11 +262,8 @@ namespace {
 // (backward, 4,096 tokens, head_dim 128, no mask: 10.9 % fast) within 11 %. The full-occupancy rate
 // alone predicts the 1,024-token calls 1.9 to 3.6 times too fast.
 TEST(ComputeModel, ScalarParametersPredictTheMeasuredAttention) {
-  const config::HardwareProfile measured = config::load_hardware(
-      std::filesystem::path(TRAINSIM_SOURCE_DIR) / "calibrate/profiles/h200-measured-20261130.yaml");
-  config::HardwareProfile scalars = measured;
-  scalars.gemm_samples.clear();
-  scalars.attention_samples.clear();
+  const config::HardwareProfile measured = measured_h200();
+  const config::HardwareProfile scalars = without_samples(measured);
   WarningLog warnings;
   const ComputeModel rate_only(scalars, &warnings);
   config::HardwareProfile tiled = scalars;

@@ -248,6 +248,34 @@ sources:
           "not a key of this profile (did you mean \"gpu.hbm.capacity\"?)"));
 }
 
+TEST_F(LoaderErrors, TheAttentionKernelIsOneTheCostModelKnows) {
+  const auto profile = [](std::string_view kernel) {
+    return fmt::format(R"(schema_version: 1
+name: gpu
+gpu:
+  name: Test GPU
+  peak_flops: {{bf16: 312TFLOP/s}}
+  hbm: {{capacity: 80GiB, bandwidth: 2TB/s}}
+host_link: {{h2d_bandwidth: 25GB/s, d2h_bandwidth: 25GB/s}}
+compute: {{attention_kernel: {}}}
+provenance: {{kind: cited}}
+sources:
+  gpu: datasheet
+  host_link: measured
+  compute: paper
+)",
+                       kernel);
+  };
+  dir_.write("hw.yaml", profile("flash-attention-4"));
+  EXPECT_THAT(
+      errors_of([] { load_hardware("hw.yaml"); }),
+      ElementsAre("hw.yaml:8:29: error: compute.attention_kernel: unknown value \"flash-attention-4\" "
+                  "(did you mean \"flash-attention-2\"?); expected one of: mma.sync, wgmma, "
+                  "flash-attention-2, flash-attention-3"));
+  dir_.write("hw.yaml", profile("flash-attention-2"));
+  EXPECT_EQ(load_hardware("hw.yaml").compute.attention_kernel, FusedAttentionKernel::kFlashAttention2);
+}
+
 TEST_F(LoaderErrors, RuntimeMemoryIsBytesWithSources) {
   const auto profile = [](std::string_view runtime_memory, std::string_view more_sources) {
     return fmt::format(R"(schema_version: 1

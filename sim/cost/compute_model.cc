@@ -89,9 +89,8 @@ ComputeModel::ComputeModel(const config::HardwareProfile& profile, WarningLog* w
       stack_(profile.stack ? profile.stack->parameters : config::StackParameters()),
       launch_s_(profile.compute.kernel_launch_s),
       host_sync_s_(profile.compute.host_sync_s),
-      attention_waves_(profile.compute.attention_kernel && profile.gpu.sm_count > 0
-                           ? std::make_shared<AttentionWaveCache>()
-                           : nullptr) {
+      attention_waves_(prices_attention_by_waves(profile) ? std::make_shared<AttentionWaveCache>()
+                                                          : nullptr) {
   // Measured samples are times: a what-if on a rate does not reach the shapes they cover.
   const auto warn_shadowed = [&](size_t samples, const char* table,
                                  std::initializer_list<const char*> rates) {
@@ -264,6 +263,10 @@ double ComputeModel::attention_s(const AttentionCall& c) const {
   double passes_s = memory_s(rows * (2.0 * elem * static_cast<double>(c.v_dim()) + 4.0));
   if (tiling.converts_dq) passes_s += memory_s(rows * static_cast<double>(c.head_dim) * (4.0 + elem));
   return kernel_s + passes_s;
+}
+
+bool ComputeModel::prices_attention_by_waves(const config::HardwareProfile& profile) {
+  return profile.compute.attention_kernel.has_value() && profile.gpu.sm_count > 0;
 }
 
 double ComputeModel::memory_bandwidth_bytes_per_s() const {

@@ -48,6 +48,8 @@ class ComputeModel {
   // (attention_waves.h), a step at the rate that the profile's attention efficiency gives a full GPU,
   // and for the backward its memory-bound passes; else the fixed time plus its FLOPs at that rate.
   double attention_s(const AttentionCall& call) const;
+  // Whether attention_s prices the calls `profile`'s samples do not cover by its kernel's waves.
+  static bool prices_attention_by_waves(const config::HardwareProfile& profile);
   // A kernel bound by HBM traffic of `bytes` (read + written): its fixed time plus the traffic at the
   // profile's memory rate.
   double memory_s(double bytes) const;

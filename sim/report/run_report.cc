@@ -10,6 +10,7 @@
 #include "sim/analytic/analysis.h"
 #include "sim/common/text_table.h"
 #include "sim/config/units.h"
+#include "sim/cost/compute_model.h"
 #include "sim/engine/provenance.h"
 #include "sim/report/breakdown.h"
 #include "sim/report/campaign.h"
@@ -169,17 +170,20 @@ json plan_summary(const config::Scenario& s) {
   return out;
 }
 
-// How the run priced its fused attention calls (the hardware profile decides; see
-// cost::ComputeModel::attention_s); empty for unfused attention.
+// How the run priced its fused attention calls (cost::ComputeModel::attention_s decides); empty for
+// unfused attention.
 std::string fused_attention_pricing(const config::Scenario& s) {
   if (s.attention_kernel() != config::AttentionKernel::kFused) return "";
   const config::HardwareProfile& hw = s.cluster.hardware;
-  if (!hw.attention_samples.empty()) return "the hardware profile's measured attention samples";
-  if (hw.compute.attention_kernel) {
-    return fmt::format("{} blocks in waves over the SMs, at the hardware profile's attention rates",
-                       config::to_string(*hw.compute.attention_kernel));
-  }
-  return "the hardware profile's attention rates, every call filling the GPU";
+  const std::string rates =
+      cost::ComputeModel::prices_attention_by_waves(hw)
+          ? fmt::format("{} blocks in waves over the SMs, at the hardware profile's attention rates",
+                        config::to_string(*hw.compute.attention_kernel))
+          : "the hardware profile's attention rates, every call filling the GPU";
+  if (hw.attention_samples.empty()) return rates;
+  return "the hardware profile's measured attention samples of the call's pass, mask and head_dim, "
+         "else " +
+         rates;
 }
 
 // The per-iteration times of a run of several iterations.

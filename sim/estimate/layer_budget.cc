@@ -95,6 +95,7 @@ LayerBudget layer_budget(const config::Scenario& scenario, int32_t layer) {
       line.flops += op.flops;
     }
     for (auto& [phase, lines] : by_phase) out.lines.insert(out.lines.end(), lines.begin(), lines.end());
+    out.warnings = warnings.messages();
     return out;
   }
   throw std::invalid_argument(fmt::format("--layer {}: no rank's graph holds that layer", layer));
@@ -137,7 +138,9 @@ std::string render_layer_budget(const LayerBudget& b) {
                    l.flops > 0 && l.time_s > 0 ? fmt::format("{:.0f}", l.flops / l.time_s / 1e12) : ""});
   }
   if (!b.lines.empty()) close_phase(current);
-  return out + table.render();
+  out += table.render();
+  for (const std::string& w : b.warnings) out += "# warning: " + w + "\n";
+  return out;
 }
 
 nlohmann::json to_json(const LayerBudget& b) {
@@ -152,7 +155,11 @@ nlohmann::json to_json(const LayerBudget& b) {
                      {"flops", l.flops},
                      {"transfer", transfer(l.kind)}});
   }
-  return {{"layer", b.layer}, {"micro_batch", b.micro_batch}, {"rank", b.rank}, {"lines", lines}};
+  return {{"layer", b.layer},
+          {"micro_batch", b.micro_batch},
+          {"rank", b.rank},
+          {"lines", lines},
+          {"warnings", b.warnings}};
 }
 
 }  // namespace trainsim::estimate

@@ -33,6 +33,7 @@ struct LayerBudget {
   int32_t layer = 0;
   int32_t micro_batch = 0;
   std::vector<LayerBudgetLine> lines;  // by phase, then in the order the graph issues them
+  std::vector<std::string> warnings;   // the cost model's: shapes beyond measured data, missing rates
 };
 
 // The budget of global `layer` on the first rank that holds it, for its first micro-batch (and the

@@ -74,6 +74,22 @@ TEST(LayerBudget, KernelTimesAreTheCostModels) {
   EXPECT_GT(kernels_s, 0);
 }
 
+// What the cost model warns about while pricing the layer comes with the budget: on the measured H200
+// profile, the unfused attention's batched score GEMMs (k = head_dim 96) lie outside its GEMM table.
+TEST(LayerBudget, CarriesTheCostModelsWarnings) {
+  const std::string profile =
+      std::string(TRAINSIM_SOURCE_DIR) + "/calibrate/profiles/h200-measured-20261130.yaml";
+  const config::Scenario s =
+      config::load_scenario(std::string(TRAINSIM_SOURCE_DIR) +
+                                "/scenarios/validation/korthikanti-table4/base/megatron-22b-tp8.yaml",
+                            {config::parse_override("cluster.hardware=" + profile)});
+  const LayerBudget budget = layer_budget(s, 0);
+  ASSERT_FALSE(budget.warnings.empty());
+  EXPECT_NE(budget.warnings.front().find("outside the measured GEMM range"), std::string::npos)
+      << budget.warnings.front();
+  EXPECT_NE(render_layer_budget(budget).find("# warning: gemm"), std::string::npos);
+}
+
 TEST(LayerBudget, ALayerOutsideTheModelIsRefusedWithTheRange) {
   try {
     layer_budget(korthikanti_22b(), 48);

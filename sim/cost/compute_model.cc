@@ -251,8 +251,11 @@ double ComputeModel::attention_s(const AttentionCall& c) const {
   // The kernel's blocks over the GPU's SMs; the efficiency is its rate with every SM full.
   const AttentionTiling tiling =
       attention_tiling(*profile_.compute.attention_kernel, c.pass, padded(c.head_dim), c.causal);
-  const double step_flops =
-      (forward ? 2.0 : 5.0) * static_cast<double>(tiling.block_rows * tiling.step_rows) * padded_dims;
+  // One step of one block: an unmasked block_rows x step_rows tile of one head at the padded dims.
+  const AttentionCall step{
+      c.pass,           false, c.dtype, 1, 1, 1, tiling.block_rows, tiling.step_rows, padded(c.head_dim),
+      padded(c.v_dim())};
+  const double step_flops = attention_flops(step);
   const double step_s = static_cast<double>(tiling.blocks_per_sm * profile_.gpu.sm_count) * step_flops / rate;
   const double kernel_s = launch_s_ + attention_waves_->steps(c, tiling, profile_.gpu.sm_count) * step_s;
   if (forward) return kernel_s;

@@ -248,23 +248,28 @@ sources:
           "not a key of this profile (did you mean \"gpu.hbm.capacity\"?)"));
 }
 
-TEST_F(LoaderErrors, TheAttentionKernelIsOneTheCostModelKnows) {
-  const auto profile = [](std::string_view kernel) {
-    return fmt::format(R"(schema_version: 1
+// A cited profile with the fewest keys, `section` on its line 8 and `more_sources` (whole lines) after
+// its two sources.
+std::string minimal_profile(std::string_view section, std::string_view more_sources) {
+  return fmt::format(R"(schema_version: 1
 name: gpu
 gpu:
   name: Test GPU
   peak_flops: {{bf16: 312TFLOP/s}}
   hbm: {{capacity: 80GiB, bandwidth: 2TB/s}}
 host_link: {{h2d_bandwidth: 25GB/s, d2h_bandwidth: 25GB/s}}
-compute: {{attention_kernel: {}}}
+{}
 provenance: {{kind: cited}}
 sources:
   gpu: datasheet
   host_link: measured
-  compute: paper
-)",
-                       kernel);
+{})",
+                     section, more_sources);
+}
+
+TEST_F(LoaderErrors, TheAttentionKernelIsOneTheCostModelKnows) {
+  const auto profile = [](std::string_view kernel) {
+    return minimal_profile(fmt::format("compute: {{attention_kernel: {}}}", kernel), "  compute: paper\n");
   };
   dir_.write("hw.yaml", profile("flash-attention-4"));
   EXPECT_THAT(
@@ -278,20 +283,7 @@ sources:
 
 TEST_F(LoaderErrors, RuntimeMemoryIsBytesWithSources) {
   const auto profile = [](std::string_view runtime_memory, std::string_view more_sources) {
-    return fmt::format(R"(schema_version: 1
-name: gpu
-gpu:
-  name: Test GPU
-  peak_flops: {{bf16: 312TFLOP/s}}
-  hbm: {{capacity: 80GiB, bandwidth: 2TB/s}}
-host_link: {{h2d_bandwidth: 25GB/s, d2h_bandwidth: 25GB/s}}
-runtime_memory: {}
-provenance: {{kind: cited}}
-sources:
-  gpu: datasheet
-  host_link: measured
-{})",
-                       runtime_memory, more_sources);
+    return minimal_profile(fmt::format("runtime_memory: {}", runtime_memory), more_sources);
   };
   dir_.write("hw.yaml",
              profile("{context: -300MB, collective_comunicator: 688MB, p2p_peer_in_node: 469}", ""));

@@ -44,17 +44,18 @@ struct JobState;
 
 struct RankState : RankProgress {
   JobState* job = nullptr;
-  // One per stream: an actor waits on its own stream's, so that an op's end wakes only the streams
-  // it made ready (waking every stream of the rank at each op cost a seventh of a collapsed run).
-  std::array<sg4::ConditionVariablePtr, workload::kStreamCount> cv;
-  std::array<int, workload::kStreamCount> waiting{};  // actors waiting on each cv
-  // Wakes the actor of `stream` if it waits (a notification is a simcall: skipped when none does).
-  void notify(size_t stream) const {
-    if (waiting[stream] > 0) cv[stream]->notify_all();
+  // Per stream, its actor while it waits (suspended), so that an op's end wakes only the streams it
+  // made ready (waking every stream of the rank at each op cost a seventh of a collapsed run). Actors
+  // run one at a time, so a suspension and a resumption (two simcalls) replace a condition variable
+  // and its mutex (four or five).
+  std::array<sg4::ActorPtr, workload::kStreamCount> waiter;
+  // Wakes the actor of `stream` if it waits (a resumption is a simcall: skipped when none does).
+  void notify(size_t stream) {
+    if (const sg4::ActorPtr actor = std::move(waiter[stream])) actor->resume();
   }
   // Wakes every stream's actor (a new iteration, the end, or the host issuing more).
-  void notify_all() const {
-    for (size_t s = 0; s < cv.size(); ++s) notify(s);
+  void notify_all() {
+    for (size_t s = 0; s < waiter.size(); ++s) notify(s);
   }
   // The GPU, when two lanes hold kernels (workload::Stream::kCompute2): one kernel at a time, in the
   // order they became ready (SimGrid's mutexes are FIFO).
@@ -66,8 +67,13 @@ struct CollectiveInstance {
   int left = 0;
   bool done = false;
   double launch_s = 0;
-  std::vector<RankState*> members;  // the simulated members that have arrived
-  sg4::ConditionVariablePtr cv;
+  std::vector<RankState*> members;     // the simulated members that have arrived
+  std::vector<sg4::ActorPtr> waiting;  // the members' actors suspended until it is done
+  // Wakes the members waiting for it.
+  void notify_all() {
+    for (const sg4::ActorPtr& actor : waiting) actor->resume();
+    waiting.clear();
+  }
 };
 
 struct GroupInfo {
@@ -95,7 +101,7 @@ class Simulation {
   // Blocks the calling actor until its job starts and returns whether it may go on.
   bool wait_for_start(const RankState& rs);
   // Blocks `stream`'s actor until `ready()` holds or the simulation stops; returns whether it goes
-  // on. Takes the lock and waits only when it must: each is a simcall, and most ops are ready.
+  // on. Suspends only when it must: each suspension is a simcall, and most ops are ready.
   template <class Ready>
   bool wait_until(RankState& rs, Stream stream, Ready ready);
   // Blocks until the host has issued op `id` (cost::HostDispatch); returns whether the simulation
@@ -123,7 +129,8 @@ class Simulation {
   void start_others(const Mirrored<T>& mirrored, sg4::Host* host, Play play);
   // Starts the mirrors of collective `op` of `rs`, an actor per group, and returns the in-step
   // groups' actors.
-  std::vector<sg4::ActorPtr> start_mirrored_collectives(const RankState& rs, const Op& op);
+  std::vector<sg4::ActorPtr> start_mirrored_collectives(const RankState& rs, workload::GroupId group,
+                                                        const Op& op);
   // Blocking: `rs`'s copy `op` together with its mirrors in step (one call).
   void copy_with_mirrors(const RankState& rs, const Op& op);
   // Blocking: job's send of `bytes` from rank `src` to `dst` together with its mirrors in step.
@@ -143,7 +150,6 @@ class Simulation {
   std::optional<MirrorTraffic> mirrors_;
   std::vector<JobState> jobs_;
   std::vector<RankState> states_;  // every job's, job by job
-  sg4::MutexPtr mutex_;
   uint64_t ops_executed_ = 0;
   uint64_t ops_total_ = 0;  // all ranks and the iterations planned so far
   std::chrono::steady_clock::time_point started_;
@@ -175,7 +181,8 @@ void Simulation::start_others(const Mirrored<T>& mirrored, sg4::Host* host, Play
   sg4::Actor::create("mirror", host, [list = &mirrored.others, play] { play(*list); });
 }
 
-std::vector<sg4::ActorPtr> Simulation::start_mirrored_collectives(const RankState& rs, const Op& op) {
+std::vector<sg4::ActorPtr> Simulation::start_mirrored_collectives(const RankState& rs,
+                                                                  workload::GroupId group, const Op& op) {
   if (!mirrors_) return {};
   sg4::Host* host = transport_.host_of(rs.gpu);
   const auto start_each = [this, host, kind = op.collective.kind,
@@ -188,7 +195,7 @@ std::vector<sg4::ActorPtr> Simulation::start_mirrored_collectives(const RankStat
     }
     return each;
   };
-  const Mirrored<MirrorTraffic::Gpus>& mirrored = mirrors_->collectives(rs.job->index, op);
+  const Mirrored<MirrorTraffic::Gpus>& mirrored = mirrors_->collectives(rs.job->index, group, op);
   start_others(mirrored, host,
                [start_each](const std::vector<MirrorTraffic::Gpus>& groups) { join(start_each(groups)); });
   return start_each(mirrored.in_step);
@@ -255,7 +262,7 @@ void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, d
   // first and carry the count past the budget.
   check_budgets();
   uint32_t ready_streams = 0;  // bit s: an op of stream s became ready
-  for (const OpId next : rs.successors.of(id)) {
+  for (const OpId next : rs.index->successors.of(id)) {
     if (--rs.remaining[next] != 0) continue;
     const Stream stream = rs.graph->op(next).stream;
     if (stream == Stream::kP2p) rs.p2p_ready.push_back(next);
@@ -267,7 +274,7 @@ void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, d
     ready_streams = ~0U;
   }
   if (rs.host) ready_streams = ~0U;  // the host may now issue ops of any stream
-  for (size_t s = 0; s < rs.cv.size(); ++s) {
+  for (size_t s = 0; s < rs.waiter.size(); ++s) {
     if ((ready_streams >> s) & 1U) rs.notify(s);
   }
 }
@@ -284,20 +291,17 @@ void Simulation::check_budgets() {
 void Simulation::stop_all() {
   for (RankState& rs : states_) rs.notify_all();
   for (JobState& job : jobs_) {
-    for (auto& [key, instance] : job.collectives) instance.cv->notify_all();
+    for (auto& [key, instance] : job.collectives) instance.notify_all();
   }
 }
 
 double Simulation::run_collective(RankState& rs, const Op& op, int iteration) {
   JobState& job = *rs.job;
-  const workload::GroupId g = op.collective.group;
+  const workload::GroupId g = rs.renaming.group(op.collective.group);
   const auto key = std::make_tuple(static_cast<int>(g.kind), g.index, op.collective.seq, iteration);
   const GroupInfo& info = group(job, g);
   CollectiveInstance& instance = job.collectives[key];
-  if (!instance.cv) {
-    instance.cv = sg4::ConditionVariable::create();
-    instance.expected = info.simulated;
-  }
+  if (instance.members.empty()) instance.expected = info.simulated;
   // The collective occupies every member from its arrival (NCCL's kernel is resident while it
   // waits for its peers) to the end of the transfer. The last arrival runs the transfer and releases
   // every member at its end, so that all members stop slowing kernels at the same instant.
@@ -305,16 +309,18 @@ double Simulation::run_collective(RankState& rs, const Op& op, int iteration) {
   rs.collectives_in_flight.change(1, sg4::Engine::get_clock());
   if (static_cast<int>(instance.members.size()) == instance.expected) {
     instance.launch_s = sg4::Engine::get_clock();
-    const std::vector<sg4::ActorPtr> mirrors = start_mirrored_collectives(rs, op);
+    const std::vector<sg4::ActorPtr> mirrors = start_mirrored_collectives(rs, g, op);
     transport_.collective(op.collective.kind, info.gpus, op.bytes);
     join(mirrors);
     for (RankState* member : instance.members)
       member->collectives_in_flight.change(-1, sg4::Engine::get_clock());
     instance.done = true;
-    instance.cv->notify_all();
+    instance.notify_all();
   } else {
-    std::unique_lock<sg4::Mutex> lock(*mutex_);
-    while (!instance.done && !stopped()) instance.cv->wait(lock);
+    while (!instance.done && !stopped()) {
+      instance.waiting.emplace_back(sg4::Actor::self());
+      sg4::this_actor::suspend();
+    }
   }
   const double launch = instance.launch_s;
   if (++instance.left == instance.expected) job.collectives.erase(key);
@@ -347,7 +353,7 @@ void Simulation::transfer_async(RankState* sender, OpId send, double send_issued
 void Simulation::start_p2p(RankState& rs, OpId id, int iteration) {
   const Op& op = rs.graph->op(id);
   const bool is_send = op.kind == OpKind::kSend;
-  const int64_t peer = op.p2p.peer;
+  const int64_t peer = rs.renaming.peer(op.p2p.peer);
   const int64_t src = is_send ? rs.rank : peer;
   const int64_t dst = is_send ? peer : rs.rank;
   const double now = sg4::Engine::get_clock();
@@ -366,7 +372,7 @@ void Simulation::start_p2p(RankState& rs, OpId id, int iteration) {
   // A receive from an unsimulated peer completes with this rank's own send of the same tag: by
   // symmetry the peer sends to us exactly when we send to our other neighbour.
   const auto key = std::make_pair(op.p2p.tag, iteration);
-  if (rs.send_tags.count(op.p2p.tag) == 0) {
+  if (!rs.index->send_tags.contains(op.p2p.tag)) {
     finish(rs, id, iteration, now, now);  // nothing mirrors it: the peer is taken to be on time
     return;
   }
@@ -395,15 +401,15 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
       // Whether a collective slows it is known once every event of its start instant has happened,
       // in whatever order the actors ran them: it runs its unslowed time, then asks.
       const cost::ComputeModel& compute = *rs.job->input->compute;
-      sg4::this_actor::sleep_for(rs.duration[id]);
+      sg4::this_actor::sleep_for((*rs.duration)[id]);
       // (Asked even without a slowdown: asking forgets what came before, which bounds its history.)
       if (rs.collectives_in_flight.after_instant(launch) && compute.comm_compute_slowdown() > 0) {
-        sg4::this_actor::sleep_until(launch + cost::kernel_time_s(rs.duration[id], true, compute));
+        sg4::this_actor::sleep_until(launch + cost::kernel_time_s((*rs.duration)[id], true, compute));
       }
       break;
     }
     case OpKind::kHostSync:
-      sg4::this_actor::sleep_for(rs.duration[id]);
+      sg4::this_actor::sleep_for((*rs.duration)[id]);
       break;
     case OpKind::kAlloc:
     case OpKind::kFree:
@@ -435,10 +441,10 @@ template <class Ready>
 bool Simulation::wait_until(RankState& rs, Stream stream, Ready ready) {
   if (stopped() || ready()) return !stopped();
   const auto s = static_cast<size_t>(stream);
-  std::unique_lock<sg4::Mutex> lock(*mutex_);
-  ++rs.waiting[s];
-  while (!stopped() && !ready()) rs.cv[s]->wait(lock);
-  --rs.waiting[s];
+  while (!stopped() && !ready()) {
+    rs.waiter[s] = sg4::Actor::self();
+    sg4::this_actor::suspend();
+  }
   return !stopped();
 }
 
@@ -459,7 +465,7 @@ bool Simulation::wait_for_next_iteration(RankState& rs, Stream stream, int itera
 void Simulation::stream_actor(RankState& rs, Stream stream) {
   if (!wait_for_start(rs)) return;
   for (int iteration = 0;; ++iteration) {
-    for (const OpId id : rs.stream_ops[static_cast<size_t>(stream)]) {
+    for (const OpId id : rs.index->stream_ops[static_cast<size_t>(stream)]) {
       if (!wait_until(rs, stream, [&] { return rs.iteration == iteration && rs.remaining[id] == 0; }) ||
           !wait_for_host(rs, id)) {
         return;
@@ -474,7 +480,7 @@ void Simulation::stream_actor(RankState& rs, Stream stream) {
 // predecessors are done.
 void Simulation::p2p_actor(RankState& rs) {
   if (!wait_for_start(rs)) return;
-  const size_t per_iteration = rs.stream_ops[static_cast<size_t>(Stream::kP2p)].size();
+  const size_t per_iteration = rs.index->stream_ops[static_cast<size_t>(Stream::kP2p)].size();
   for (int iteration = 0;; ++iteration) {
     for (size_t started = 0; started < per_iteration;) {
       if (!wait_until(rs, Stream::kP2p, [&] { return rs.iteration == iteration && !rs.p2p_ready.empty(); })) {
@@ -506,17 +512,15 @@ std::vector<EngineResult> Simulation::run() {
   sg4::Engine::set_config("contexts/stack-size:1024");
   transport_.build_platform();
   if (options_.mirror != MirrorMode::kNone) mirrors_.emplace(inputs_, transport_, options_.mirror);
-  mutex_ = sg4::Mutex::create();
   started_ = std::chrono::steady_clock::now();
 
   ops_total_ = set_up_jobs(inputs_, options_.iterations, jobs_, states_, [](RankState& rs) {
-    for (auto& stream_cv : rs.cv) stream_cv = sg4::ConditionVariable::create();
-    if (rs.two_lanes) rs.gpu_lock = sg4::Mutex::create();
+    if (rs.index->two_lanes) rs.gpu_lock = sg4::Mutex::create();
   });
   for (RankState& rs : states_) {
     const std::string job = jobs_.size() > 1 ? fmt::format("job{}-", rs.job->index) : "";
-    for (size_t s = 0; s < rs.stream_ops.size(); ++s) {
-      if (rs.stream_ops[s].empty()) continue;
+    for (size_t s = 0; s < rs.index->stream_ops.size(); ++s) {
+      if (rs.index->stream_ops[s].empty()) continue;
       const auto stream = static_cast<Stream>(s);
       sg4::Actor::create(fmt::format("{}rank{}-{}", job, rs.rank, workload::to_string(stream)),
                          transport_.host_of(rs.gpu), [this, &rs, stream] {

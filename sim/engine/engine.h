@@ -101,9 +101,10 @@ class BudgetExceededError : public std::runtime_error {
   uint64_t ops_total_;
 };
 
-// Runs `graphs` (one per simulated rank; `ranks[i]` is the rank of `graphs[i]`) for
-// `options.iterations` iterations. Creates the process's one SimGrid Engine, so it can be called
-// once per process. Throws DeadlockError and BudgetExceededError.
+// Runs `graphs` (one per simulated rank: rank `ranks[i]` runs `graphs[i]`, built for it or for another
+// rank of its symmetry class, whose groups and peers it renames, workload/renaming.h; the ranks of
+// a class may share one graph) for `options.iterations` iterations. Creates the process's one SimGrid Engine,
+// so it can be called once per process. Throws DeadlockError and BudgetExceededError.
 EngineResult simulate(const workload::ParallelPlan& plan, const std::vector<int64_t>& ranks,
                       const std::vector<const workload::Graph*>& graphs, Transport& transport,
                       const cost::ComputeModel& compute, const EngineOptions& options);
@@ -113,7 +114,7 @@ EngineResult simulate(const workload::ParallelPlan& plan, const std::vector<int6
 struct Job {
   const workload::ParallelPlan* plan = nullptr;
   std::vector<int64_t> ranks;                  // simulated, ascending
-  std::vector<const workload::Graph*> graphs;  // of `ranks`
+  std::vector<const workload::Graph*> graphs;  // of `ranks`, as in simulate
   const cost::ComputeModel* compute = nullptr;
   std::vector<double> compute_speed;  // per simulated rank, as EngineOptions::compute_speed
   // The transport's GPU that each rank of the plan runs on; empty: rank r on GPU r.

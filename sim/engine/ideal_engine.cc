@@ -210,7 +210,7 @@ bool EventLoop::issued(RankState& rs, size_t stream, OpId id) {
 void EventLoop::advance(RankState& rs, size_t stream) {
   if (stream == kP2p) return advance_p2p(rs);
   StreamState& ss = rs.streams[stream];
-  const std::vector<OpId>& ops = rs.stream_ops[stream];
+  const std::vector<OpId>& ops = rs.index->stream_ops[stream];
   if (ops.empty()) return;
   while (!ss.busy && !stopped()) {
     if (ss.cursor == ops.size()) {
@@ -258,16 +258,16 @@ void EventLoop::run_op(RankState& rs, OpId id) {
     case OpKind::kMemory:
     case OpKind::kOptimizerStep:
       ss.busy = true;
-      if (rs.two_lanes && rs.gpu_busy) {
+      if (rs.index->two_lanes && rs.gpu_busy) {
         rs.lane_wait.push_back({id, now_});
         return;
       }
-      rs.gpu_busy = rs.two_lanes;
+      rs.gpu_busy = rs.index->two_lanes;
       kernels_.push_back({&rs, id, rs.iteration, now_, now_});
       return;
     case OpKind::kHostSync:
       ss.busy = true;
-      end.t = now_ + rs.duration[id];
+      end.t = now_ + (*rs.duration)[id];
       schedule(end);
       return;
     case OpKind::kCopy:
@@ -298,7 +298,7 @@ void EventLoop::run_op(RankState& rs, OpId id) {
 void EventLoop::arrive(RankState& rs, OpId id) {
   JobState& job = *rs.job;
   const Op& op = rs.graph->op(id);
-  const workload::GroupId g = op.collective.group;
+  const workload::GroupId g = rs.renaming.group(op.collective.group);
   const CollectiveKey key{static_cast<int>(g.kind), g.index, op.collective.seq, rs.iteration};
   const GroupInfo& info = group(job, g);
   CollectiveInstance& instance = job.collectives[key];
@@ -340,7 +340,7 @@ void EventLoop::transfer(const P2pEnd& send, const P2pEnd& recv, int64_t src, in
 void EventLoop::start_p2p(RankState& rs, OpId id) {
   const Op& op = rs.graph->op(id);
   const bool is_send = op.kind == OpKind::kSend;
-  const int64_t peer = op.p2p.peer;
+  const int64_t peer = rs.renaming.peer(op.p2p.peer);
   const int64_t src = is_send ? rs.rank : peer;
   const int64_t dst = is_send ? peer : rs.rank;
   const int iteration = rs.iteration;
@@ -355,7 +355,7 @@ void EventLoop::start_p2p(RankState& rs, OpId id) {
   }
   // A receive from an unsimulated peer completes with this rank's own send of the same tag: by
   // symmetry the peer sends to us exactly when we send to our other neighbour.
-  if (rs.send_tags.count(op.p2p.tag) == 0 || rs.mirror_send_done.erase({op.p2p.tag, iteration}) != 0) {
+  if (!rs.index->send_tags.contains(op.p2p.tag) || rs.mirror_send_done.erase({op.p2p.tag, iteration}) != 0) {
     finish(rs, id, iteration, now_, now_);
   } else {
     rs.mirror_recv_waiting[{op.p2p.tag, iteration}] = {id, now_};
@@ -369,9 +369,9 @@ void EventLoop::start_kernels() {
   starting.swap(kernels_);
   for (const KernelStart& k : starting) {
     Event end;
-    end.t =
-        now_ + cost::kernel_time_s(k.rank->duration[k.op], k.rank->collectives_in_flight.after_instant(now_),
-                                   *k.rank->job->input->compute);
+    end.t = now_ + cost::kernel_time_s((*k.rank->duration)[k.op],
+                                       k.rank->collectives_in_flight.after_instant(now_),
+                                       *k.rank->job->input->compute);
     end.kind = EventKind::kOpEnd;
     end.rank = k.rank;
     end.op = k.op;
@@ -393,7 +393,7 @@ void EventLoop::handle(const Event& e) {
       return;
     case EventKind::kOpEnd: {
       RankState& rs = *e.rank;
-      if (rs.two_lanes && workload::is_kernel(rs.graph->op(e.op).kind)) {
+      if (rs.index->two_lanes && workload::is_kernel(rs.graph->op(e.op).kind)) {
         rs.gpu_busy = false;
         if (!rs.lane_wait.empty()) {
           const LaneRequest next = rs.lane_wait.front();
@@ -452,7 +452,7 @@ void EventLoop::finish(RankState& rs, OpId id, int iteration, double start_s, do
   ++rs.job->ops_executed;
   ++ops_executed_;
   check_budgets();
-  for (const OpId next : rs.successors.of(id)) {
+  for (const OpId next : rs.index->successors.of(id)) {
     if (--rs.remaining[next] != 0) continue;
     const Stream s = rs.graph->op(next).stream;
     if (s == Stream::kP2p) rs.p2p_ready.push_back(next);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/workload/mirrors.h"
+#include "sim/workload/renaming.h"
 
 namespace trainsim::engine {
 namespace {
@@ -75,10 +76,11 @@ void MirrorTraffic::collect(size_t j, const Job& job, std::vector<Traffic>& simu
   for (size_t i = 0; i < job.ranks.size(); ++i) {
     const int64_t rank = job.ranks[i];
     const workload::Graph& graph = *job.graphs[i];
+    const workload::Renaming renaming(plan, graph.info.rank, rank);
     for (workload::OpId id = 0; id < graph.size(); ++id) {
       const Op& op = graph.op(id);
       if (op.kind == OpKind::kCollective) {
-        const workload::GroupId g = op.collective.group;
+        const workload::GroupId g = renaming.group(op.collective.group);
         const CollectiveKey key{j, static_cast<int>(g.kind), g.index, static_cast<int>(op.collective.kind),
                                 op.bytes};
         if (collectives_.contains(key)) continue;
@@ -89,12 +91,12 @@ void MirrorTraffic::collect(size_t j, const Job& job, std::vector<Traffic>& simu
           add(entry, twin, gpus_of(plan.members(twin.of)));
         }
       } else if (op.kind == OpKind::kSend) {
-        const SendKey key{j, rank, op.p2p.peer, op.bytes};
+        const int64_t peer = renaming.peer(op.p2p.peer);
+        const SendKey key{j, rank, peer, op.bytes};
         if (sends_.contains(key)) continue;
         Mirrored<GpuPair>& entry = sends_[key];
-        simulated.push_back(
-            {Traffic::Kind::kSend, {}, {}, {job.gpu_of(rank), job.gpu_of(op.p2p.peer)}, op.bytes});
-        for (const auto& twin : mirrors.sends(rank, op.p2p.peer)) {
+        simulated.push_back({Traffic::Kind::kSend, {}, {}, {job.gpu_of(rank), job.gpu_of(peer)}, op.bytes});
+        for (const auto& twin : mirrors.sends(rank, peer)) {
           add(entry, twin, GpuPair{job.gpu_of(twin.of.src), job.gpu_of(twin.of.dst)});
         }
       } else if (op.kind == OpKind::kCopy) {
@@ -133,8 +135,8 @@ std::vector<Traffic> MirrorTraffic::traffic(bool in_step) const {
   return out;
 }
 
-const Mirrored<MirrorTraffic::Gpus>& MirrorTraffic::collectives(size_t job, const workload::Op& op) const {
-  const workload::GroupId g = op.collective.group;
+const Mirrored<MirrorTraffic::Gpus>& MirrorTraffic::collectives(size_t job, workload::GroupId g,
+                                                                const workload::Op& op) const {
   return find_or_none(collectives_, CollectiveKey{job, static_cast<int>(g.kind), g.index,
                                                   static_cast<int>(op.collective.kind), op.bytes});
 }

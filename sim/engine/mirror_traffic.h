@@ -34,8 +34,9 @@ class MirrorTraffic {
   // transport.build_platform().
   MirrorTraffic(const std::vector<Job>& jobs, Transport& transport, MirrorMode mode);
 
-  // The member GPUs of each group that mirrors collective `op` of a simulated rank of job `job`.
-  const Mirrored<Gpus>& collectives(size_t job, const workload::Op& op) const;
+  // The member GPUs of each group that mirrors collective `op` of a simulated rank of job `job`, which
+  // runs it on `group` (the op's, renamed for the rank).
+  const Mirrored<Gpus>& collectives(size_t job, workload::GroupId group, const workload::Op& op) const;
   // The (source, destination) GPUs of each send that mirrors rank `src`'s send of `bytes` to `dst`.
   const Mirrored<GpuPair>& sends(size_t job, int64_t src, int64_t dst, double bytes) const;
   // The GPUs whose copies mirror copy `op` of rank `rank`.

@@ -14,41 +14,49 @@ using workload::OpId;
 using workload::OpKind;
 using workload::Stream;
 
-void RankProgress::init(JobProgress& owner_job, size_t index) {
+GraphIndex::GraphIndex(const workload::Graph& graph)
+    : pred_count(graph.size()), successors(graph.successors()), two_lanes(cost::has_two_lanes(graph)) {
+  for (OpId id = 0; id < graph.size(); ++id) {
+    pred_count[id] = static_cast<uint32_t>(graph.predecessors(id).size());
+    const Op& op = graph.op(id);
+    stream_ops[static_cast<size_t>(op.stream)].push_back(id);
+    if (op.kind == OpKind::kSend) send_tags.insert(op.p2p.tag);
+  }
+}
+
+void RankProgress::init(JobProgress& owner_job, size_t at) {
   const Job& input = *owner_job.input;
   owner = &owner_job;
-  rank = input.ranks[index];
+  rank = input.ranks[at];
   gpu = owner_job.gpu_of(rank);
-  graph = input.graphs[index];
-  duration = cost::compute_durations(*graph, *input.compute,
-                                     input.compute_speed.empty() ? 1.0 : input.compute_speed[index]);
-  done.assign(graph->size(), 0);
-  successors = graph->successors();
-  pred_count.resize(graph->size());
-  for (OpId id = 0; id < graph->size(); ++id) {
-    pred_count[id] = static_cast<uint32_t>(graph->predecessors(id).size());
+  graph = input.graphs[at];
+  renaming = workload::Renaming(*input.plan, graph->info.rank, rank);
+  auto& shared_index = owner_job.indexes[graph];
+  if (!shared_index) shared_index = std::make_unique<const GraphIndex>(*graph);
+  index = shared_index.get();
+  const double speed = input.compute_speed.empty() ? 1.0 : input.compute_speed[at];
+  auto& shared_duration = owner_job.durations[{graph, speed}];
+  if (!shared_duration) {
+    shared_duration =
+        std::make_unique<const std::vector<double>>(cost::compute_durations(*graph, *input.compute, speed));
   }
+  duration = shared_duration.get();
+  done.assign(graph->size(), 0);
   run.rank = rank;
   run.symmetry_class = graph->info.symmetry_class;
   run.start_s.assign(graph->size(), 0.0);
   run.end_s.assign(graph->size(), 0.0);
   run.launch_s.assign(graph->size(), 0.0);
-  for (OpId id = 0; id < graph->size(); ++id) {
-    const Op& op = graph->op(id);
-    stream_ops[static_cast<size_t>(op.stream)].push_back(id);
-    if (op.kind == OpKind::kSend) send_tags.insert(op.p2p.tag);
-  }
-  two_lanes = cost::has_two_lanes(*graph);
   if (input.compute->host_dispatch_s() > 0) host.emplace(*graph, input.compute->host_dispatch_s());
   begin_iteration(0, input.start_s);
 }
 
 void RankProgress::begin_iteration(int next, double now_s) {
   iteration = next;
-  remaining = pred_count;
+  remaining = index->pred_count;
   if (host) host->begin_iteration(now_s);
-  for (const OpId id : stream_ops[static_cast<size_t>(Stream::kP2p)]) {
-    if (pred_count[id] == 0) p2p_ready.push_back(id);
+  for (const OpId id : index->stream_ops[static_cast<size_t>(Stream::kP2p)]) {
+    if (index->pred_count[id] == 0) p2p_ready.push_back(id);
   }
 }
 
@@ -141,8 +149,8 @@ namespace {
 void describe_waiting(const RankProgress& rs, bool several_jobs, std::string& out, int& shown) {
   const int iteration = static_cast<int>(rs.total_done / std::max<size_t>(1, rs.graph->size()));
   const std::string job = several_jobs ? fmt::format("job {} ", rs.owner->index) : "";
-  for (size_t s = 0; s < rs.stream_ops.size() && shown < 12; ++s) {
-    for (const OpId id : rs.stream_ops[s]) {
+  for (size_t s = 0; s < rs.index->stream_ops.size() && shown < 12; ++s) {
+    for (const OpId id : rs.index->stream_ops[s]) {
       if (rs.done[id] > iteration) continue;
       const Op& op = rs.graph->op(id);
       std::string what =
@@ -150,10 +158,11 @@ void describe_waiting(const RankProgress& rs, bool several_jobs, std::string& ou
                       workload::to_string(static_cast<Stream>(s)), id, workload::to_string(op.kind),
                       workload::to_string(op.label), op.layer, op.micro_batch);
       if (op.kind == OpKind::kCollective) {
-        what += fmt::format(" on group {} {} (#{})", workload::to_string(op.collective.group.kind),
-                            op.collective.group.index, op.collective.seq);
+        const workload::GroupId group = rs.renaming.group(op.collective.group);
+        what += fmt::format(" on group {} {} (#{})", workload::to_string(group.kind), group.index,
+                            op.collective.seq);
       } else if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
-        what += fmt::format(" with rank {} tag {}", op.p2p.peer, op.p2p.tag);
+        what += fmt::format(" with rank {} tag {}", rs.renaming.peer(op.p2p.peer), op.p2p.tag);
       }
       out += "\n  " + what;
       ++shown;

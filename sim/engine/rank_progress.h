@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -20,6 +21,7 @@
 
 #include "sim/cost/rank_schedule.h"
 #include "sim/engine/engine.h"
+#include "sim/workload/renaming.h"
 
 namespace trainsim::engine {
 
@@ -32,36 +34,45 @@ using CollectiveKey = std::tuple<int, int32_t, int32_t, int>;
 
 struct JobProgress;
 
+// What every rank that runs one graph shares: each op's predecessor count and successors, each
+// stream's ops in graph order, the tags of the graph's sends, whether its kernels take two lanes.
+struct GraphIndex {
+  explicit GraphIndex(const workload::Graph& graph);
+
+  std::vector<uint32_t> pred_count;
+  workload::Graph::Successors successors;
+  std::array<std::vector<workload::OpId>, workload::kStreamCount> stream_ops;
+  std::set<int64_t> send_tags;
+  bool two_lanes = false;  // kernels on two lanes take the GPU in turns (cost::has_two_lanes)
+};
+
 // One simulated rank: its graph and op prices, what has finished, the memory and host it runs with.
 struct RankProgress {
   JobProgress* owner = nullptr;
   int64_t rank = 0;  // in the job's plan
   int64_t gpu = 0;   // the transport's
   const workload::Graph* graph = nullptr;
-  std::vector<double> duration;  // cost::compute_durations at the rank's speed
-  std::vector<int32_t> done;     // iterations in which the op has finished
-  std::vector<uint32_t> pred_count;
-  std::vector<uint32_t> remaining;  // unfinished predecessors in the current iteration
-  workload::Graph::Successors successors;
-  std::array<std::vector<workload::OpId>, workload::kStreamCount> stream_ops;
+  workload::Renaming renaming;                    // from the rank the graph was built for to this one
+  const GraphIndex* index = nullptr;              // the graph's (shared by the ranks that run it)
+  const std::vector<double>* duration = nullptr;  // cost::compute_durations at the rank's speed (shared)
+  std::vector<int32_t> done;                      // iterations in which the op has finished
+  std::vector<uint32_t> remaining;                // unfinished predecessors in the current iteration
   std::deque<workload::OpId> p2p_ready;  // sends/receives whose predecessors are done, not yet started
   int iteration = 0;                     // the iteration in progress
   bool finished = false;                 // done with the job's last iteration
   uint64_t total_done = 0;
   cost::CollectivesInFlight collectives_in_flight;  // this rank's, for the overlap rule
-  bool two_lanes = false;  // kernels on two lanes take the GPU in turns (cost::has_two_lanes)
   cost::MemoryTracker memory{true};
   std::optional<cost::HostDispatch> host;  // when the stack gives a host dispatch time
   RankRun run;
-  // Mirror matching of receives from unsimulated peers, by tag: this rank's sends and receives.
-  std::set<int64_t> send_tags;
+  // Mirror matching of receives from unsimulated peers, by tag (the graph's send tags: index).
   std::set<std::pair<int64_t, int>> mirror_send_done;  // (tag, iteration) of sends already complete
   std::map<std::pair<int64_t, int>, std::pair<workload::OpId, double>> mirror_recv_waiting;
 
-  // Sets up simulated rank `index` of `owner_job` and begins its first iteration.
-  void init(JobProgress& owner_job, size_t index);
-  // Begins `iteration` at `now_s`: every op waits for its predecessors again.
-  void begin_iteration(int iteration, double now_s);
+  // Sets up simulated rank `at` (of the job's ranks) of `owner_job` and begins its first iteration.
+  void init(JobProgress& owner_job, size_t at);
+  // Begins iteration `next` at `now_s`: every op waits for its predecessors again.
+  void begin_iteration(int next, double now_s);
   // Op `id` of `iteration` finished at `end_s` (issued at `start_s`, its work begun at `launch_s`);
   // its times are kept for iterations below `iterations`.
   void record(workload::OpId id, int iteration, double start_s, double launch_s, double end_s,
@@ -107,6 +118,9 @@ class P2pRendezvous {
 // One job: the iterations it runs and has completed, and when each ended.
 struct JobProgress {
   const Job* input = nullptr;
+  // What the ranks running one graph (at one speed) share, by graph (and speed).
+  std::map<const workload::Graph*, std::unique_ptr<const GraphIndex>> indexes;
+  std::map<std::pair<const workload::Graph*, double>, std::unique_ptr<const std::vector<double>>> durations;
   size_t index = 0;
   std::vector<RankProgress*> members;        // its simulated ranks, ascending
   std::map<int64_t, RankProgress*> by_rank;  // the same, by rank in the plan

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -27,15 +28,13 @@ struct Prepared {
 
 Prepared prepare(const config::Scenario& scenario, const RunOptions& options) {
   Prepared p;
-  p.run =
-      std::make_unique<ScenarioRun>(ScenarioRun{workload::make_plan(scenario), {}, {}, {}, {}, {}, {}, 0});
+  p.run = std::make_unique<ScenarioRun>(workload::make_plan(scenario));
   ScenarioRun& run = *p.run;
   const workload::ParallelPlan& plan = run.plan;
   if (options.engine.full) {
-    for (int64_t r = 0; r < plan.world_size(); ++r) {
-      run.ranks.push_back(r);
-      run.graphs.push_back(workload::build_rank_graph(scenario, plan, r));
-    }
+    run.ranks.resize(static_cast<size_t>(plan.world_size()));
+    std::iota(run.ranks.begin(), run.ranks.end(), 0);
+    run.graphs = workload::build_class_graphs(scenario, plan);
   } else {
     run.ranks = workload::simulated_ranks(scenario, plan);
     run.graphs = workload::build_rank_graphs(scenario, plan, run.ranks);
@@ -120,6 +119,12 @@ std::string unrecordable_link_load(const std::vector<Prepared>& prepared, const 
 
 }  // namespace
 
+const workload::Graph& ScenarioRun::graph(size_t i) const {
+  return graphs[static_cast<size_t>(plan.class_of(ranks[i]))];
+}
+
+workload::Renaming ScenarioRun::renaming(size_t i) const { return {plan, graph(i).info.rank, ranks[i]}; }
+
 std::string to_string(NetworkModel network) { return network == NetworkModel::kIdeal ? "ideal" : "simgrid"; }
 
 NetworkModel network_model(const std::string& name) {
@@ -135,7 +140,7 @@ std::vector<std::unique_ptr<ScenarioRun>> run_jobs(const std::vector<PlacedJob>&
   for (size_t j = 0; j < jobs.size(); ++j) {
     prepared.push_back(prepare(*jobs[j].scenario, options));
     const Prepared& p = prepared.back();
-    for (const workload::Graph& g : p.run->graphs) graphs[j].push_back(&g);
+    for (size_t i = 0; i < p.run->ranks.size(); ++i) graphs[j].push_back(&p.run->graph(i));
     inputs.push_back(Job{&p.run->plan, p.run->ranks, graphs[j], p.compute.get(), p.simulated_speed,
                          jobs[j].gpu_of_rank, jobs[j].start_s});
   }

@@ -13,6 +13,7 @@
 #include "sim/engine/engine.h"
 #include "sim/workload/graph.h"
 #include "sim/workload/plan.h"
+#include "sim/workload/renaming.h"
 
 namespace trainsim::engine {
 
@@ -36,16 +37,25 @@ struct RunOptions {
 };
 
 struct ScenarioRun {
+  explicit ScenarioRun(const workload::ParallelPlan& run_plan) : plan(run_plan) {}
+
   workload::ParallelPlan plan;
-  std::vector<int64_t> ranks;           // simulated, ascending
-  std::vector<workload::Graph> graphs;  // of `ranks`
-  std::vector<double> gpu_speed;        // per rank of the world (workload/gpu_speed.h); empty: all at 1
+  std::vector<int64_t> ranks;  // simulated, ascending
+  // One graph per symmetry class, in class order: in a collapsed run each built for its simulated
+  // rank (one per class), in a run of every rank for the class's representative, which the other
+  // members run renamed (workload/renaming.h).
+  std::vector<workload::Graph> graphs;
+  std::vector<double> gpu_speed;  // per rank of the world (workload/gpu_speed.h); empty: all at 1
   EngineResult result;
   // The load of the network's links over the whole simulation, when RunOptions::busiest_links asked
   // for it; one summary shared by every job of a run of several (groups: the jobs, in order).
   std::shared_ptr<const cost::LinkLoadSummary> links;
   WarningLog warnings;
   double wall_s = 0;  // host time spent building and simulating
+
+  // The graph simulated rank `i` (of `ranks`) runs, and how it renames the graph's groups and peers.
+  const workload::Graph& graph(size_t i) const;
+  workload::Renaming renaming(size_t i) const;
 };
 
 // Simulates `scenario`. One call per process (SimGrid). Throws workload::PlanError for plans the

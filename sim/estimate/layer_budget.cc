@@ -76,7 +76,7 @@ LayerBudget layer_budget(const config::Scenario& scenario, int32_t layer) {
       }
     }
     if (first_micro_batch < 0) continue;
-    LayerBudget out{graph.info.rank, layer, first_micro_batch, {}};
+    LayerBudget out{graph.info.rank, layer, first_micro_batch, {}, {}};
     const std::vector<double> kernel_s = cost::compute_durations(graph, compute);
     // Lines by phase, then first issue; the key merges ops of one label, kind and shape.
     std::map<std::tuple<Phase, workload::OpLabel, OpKind, std::string>, size_t> index;

@@ -186,7 +186,7 @@ StepProfile simulated_step(const config::Scenario& scenario, const engine::Scena
   const double end_s = run.result.total_time_s;
   WarningLog warnings;  // the run logged its own
   const cost::ComputeModel compute(scenario.cluster.hardware, &warnings);
-  return measured::profile_step(simulated_activities(run.graphs[index], run.result.ranks[index], compute),
+  return measured::profile_step(simulated_activities(run.graph(index), run.result.ranks[index], compute),
                                 end_s - run.result.iteration_time_s, end_s);
 }
 
@@ -227,7 +227,7 @@ json make_compare_report(const config::Scenario& scenario, const engine::Scenari
   }
 
   const bool comms_recorded = !trace.comms.empty() || trace.comms_unknown > 0;
-  const json comm = comms_recorded ? communication(trace, run.plan, run.graphs[index]) : json::array();
+  const json comm = comms_recorded ? communication(trace, run.plan, run.graph(index)) : json::array();
 
   json notes = json::array();
   if (rank_run.rank != context.rank) {

@@ -35,19 +35,35 @@ std::optional<GpuState> state_of(const workload::Op& op) {
   }
 }
 
-// How many ranks of the world each simulated rank stands for: its symmetry class's members over the
-// simulated ranks of that class (1 in a full run).
-std::vector<double> rank_weights(const engine::ScenarioRun& run) {
+// How many ranks of the world each simulated rank stands for: its symmetry class's members (a run
+// simulates one rank per class or every rank, so 1 in a full run).
+std::vector<int64_t> rank_weights(const engine::ScenarioRun& run) {
   const std::vector<workload::SymmetryClass> classes = run.plan.symmetry_classes();
   std::vector<int64_t> simulated(classes.size(), 0);
   for (const int64_t rank : run.ranks) ++simulated[static_cast<size_t>(run.plan.class_of(rank))];
-  std::vector<double> weights;
+  std::vector<int64_t> weights;
   for (const int64_t rank : run.ranks) {
     const auto c = static_cast<size_t>(run.plan.class_of(rank));
-    weights.push_back(static_cast<double>(classes[c].size) / static_cast<double>(simulated[c]));
+    weights.push_back(classes[c].size / simulated[c]);
   }
   return weights;
 }
+
+// A sum of energies or GPU-times kept as an integer count of `unit`, so that it does not depend on the
+// order of its terms: a simulated rank weighted by its class's size and the class's members simulated
+// one by one (--full) give the same figures to the last digit. `unit` is the whole (every GPU over
+// the iteration at the highest value) over 2^60: the sum stays within 64 bits, each term rounded to
+// within 1e-18 of the whole.
+class ExactSum {
+ public:
+  explicit ExactSum(double whole) : unit_(whole > 0 ? whole / 0x1p60 : 1.0) {}
+  void add(int64_t weight, double value) { quanta_ += weight * std::llround(value / unit_); }
+  double value() const { return static_cast<double>(quanta_) * unit_; }
+
+ private:
+  double unit_;
+  int64_t quanta_ = 0;
+};
 
 // "612 W", "12.3 kW", "1.23 MW".
 std::string watts(double w) {
@@ -132,70 +148,55 @@ json power_report(const config::Scenario& scenario, const engine::ScenarioRun& r
   const int64_t nodes = (gpus + per_node - 1) / per_node;
   const double other_w = static_cast<double>(nodes) * scenario.cluster.topology.node.other_power_w;
 
-  // The cluster's GPU power as steps (time, change in W), and the GPU-time in each state.
-  const std::vector<double> weights = rank_weights(run);
-  std::vector<std::pair<double, double>> steps;
-  std::array<double, kGpuStateCount> state_s{};
-  for (size_t i = 0; i < run.ranks.size(); ++i) {
-    for (const PowerSpan& span : gpu_states(run.graphs[i], r.ranks[i], start_s, r.total_time_s)) {
-      const double w = weights[i] * state_power_w(power, span.state);
-      steps.emplace_back(span.start_s, w);
-      steps.emplace_back(span.end_s, -w);
-      state_s[static_cast<size_t>(span.state)] += weights[i] * (span.end_s - span.start_s);
-    }
-  }
-  // In time order; the changes of one instant in the order they were made, summed before the level.
-  std::stable_sort(steps.begin(), steps.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  // The GPUs' cumulative energy at each step, and at any instant by interpolation (it grows linearly
-  // between steps).
-  std::vector<std::pair<double, double>> cumulative;  // (time, J since the iteration's start)
-  double level_w = 0;
-  double energy_j = 0;
-  for (size_t i = 0; i < steps.size();) {
-    const double time = steps[i].first;
-    double change_w = 0;
-    for (; i < steps.size() && steps[i].first == time; ++i) change_w += steps[i].second;
-    if (!cumulative.empty()) energy_j += level_w * (time - cumulative.back().first);
-    cumulative.emplace_back(time, energy_j);
-    level_w += change_w;
-  }
-  const auto energy_until = [&cumulative](double time) {
-    const auto after = std::lower_bound(cumulative.begin(), cumulative.end(), std::pair{time, 0.0},
-                                        [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (after == cumulative.begin()) return after->second;
-    if (after == cumulative.end()) return cumulative.back().second;
-    const auto before = std::prev(after);
-    return before->second +
-           (after->second - before->second) * (time - before->first) / (after->first - before->first);
-  };
-  // Window averages: n equal windows of about kPowerWindowS over the iteration.
+  // Each GPU's energy in n equal windows of about kPowerWindowS over the iteration (each span of a
+  // state adds its power times its overlap with each window), and the GPU-time in each state. Rank by
+  // rank, so that memory stays at the windows whatever the number of ranks.
   const auto windows = static_cast<size_t>(std::max(1.0, std::round(t / kPowerWindowS)));
   const double window_s = t / static_cast<double>(windows);
-  std::vector<double> window_j(windows, 0.0);
-  for (size_t w = 0; w < windows; ++w) {
-    const double end = w + 1 == windows ? r.total_time_s : start_s + static_cast<double>(w + 1) * window_s;
-    window_j[w] = energy_until(end) - energy_until(start_s + static_cast<double>(w) * window_s);
+  const auto window_start_s = [&](size_t w) {
+    return w == windows ? r.total_time_s : start_s + static_cast<double>(w) * window_s;
+  };
+  const double max_w = std::max({power.compute_w, power.memory_w, power.communication_w, power.idle_w});
+  const double whole_s = static_cast<double>(gpus) * t;
+  std::vector<ExactSum> window_j(windows, ExactSum(whole_s * max_w));
+  ExactSum energy_j(whole_s * max_w);
+  std::vector<ExactSum> state_s(kGpuStateCount, ExactSum(whole_s));
+  const std::vector<int64_t> weights = rank_weights(run);
+  for (size_t i = 0; i < run.ranks.size(); ++i) {
+    for (const PowerSpan& span : gpu_states(run.graph(i), r.ranks[i], start_s, r.total_time_s)) {
+      const double w = state_power_w(power, span.state);
+      energy_j.add(weights[i], w * (span.end_s - span.start_s));
+      state_s[static_cast<size_t>(span.state)].add(weights[i], span.end_s - span.start_s);
+      // From the window before the one the span starts in (rounding), to the one it ends in.
+      const double first = std::floor((span.start_s - start_s) / window_s) - 1;
+      for (auto k = static_cast<size_t>(std::max(0.0, first)); k < windows && window_start_s(k) < span.end_s;
+           ++k) {
+        const double overlap =
+            std::min(span.end_s, window_start_s(k + 1)) - std::max(span.start_s, window_start_s(k));
+        if (overlap > 0) window_j[k].add(weights[i], w * overlap);
+      }
+    }
   }
   double peak_w = 0;
   double trough_w = std::numeric_limits<double>::infinity();
   double ramp_w_per_s = 0;
   for (size_t w = 0; w < windows; ++w) {
-    const double mean = window_j[w] / window_s + other_w;
+    const double mean = window_j[w].value() / window_s + other_w;
     peak_w = std::max(peak_w, mean);
     trough_w = std::min(trough_w, mean);
     if (w > 0) {
-      ramp_w_per_s = std::max(ramp_w_per_s, std::abs(window_j[w] - window_j[w - 1]) / window_s / window_s);
+      ramp_w_per_s = std::max(ramp_w_per_s,
+                              std::abs(window_j[w].value() - window_j[w - 1].value()) / window_s / window_s);
     }
   }
   const double gpu_time_s = static_cast<double>(gpus) * t;
-  const double it_mean_w = energy_j / t + other_w;
+  const double it_mean_w = energy_j.value() / t + other_w;
   const auto tokens = static_cast<double>(scenario.training.global_batch * scenario.model.seq_len);
   json fractions = json::object();
   for (const auto& [state, name] :
        {std::pair{GpuState::kCompute, "compute"}, std::pair{GpuState::kMemory, "memory"},
         std::pair{GpuState::kCommunication, "communication"}, std::pair{GpuState::kIdle, "idle"}}) {
-    fractions[name] = state_s[static_cast<size_t>(state)] / gpu_time_s;
+    fractions[name] = state_s[static_cast<size_t>(state)].value() / gpu_time_s;
   }
   return {{"window_s", window_s},
           {"gpus", gpus},
@@ -203,7 +204,7 @@ json power_report(const config::Scenario& scenario, const engine::ScenarioRun& r
           {"node_other_power_w", scenario.cluster.topology.node.other_power_w},
           {"pue", scenario.cluster.facility.pue},
           {"gpu_limit_w", power.limit_w},
-          {"gpu_mean_w", energy_j / gpu_time_s},
+          {"gpu_mean_w", energy_j.value() / gpu_time_s},
           {"gpu_state_fraction", fractions},
           {"it_mean_w", it_mean_w},
           {"it_peak_w", peak_w},

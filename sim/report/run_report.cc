@@ -238,11 +238,7 @@ RunMetrics run_metrics(const json& report) {
 json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
                      const ReportContext& context) {
   const engine::EngineResult& r = run.result;
-  // Class graphs for the FLOP and communication accounting (in collapsed runs: the simulated ones).
-  std::vector<workload::Graph> rebuilt;
-  if (context.full) rebuilt = workload::build_class_graphs(s, run.plan);
-  const std::vector<workload::Graph>& class_graphs = context.full ? rebuilt : run.graphs;
-  const workload::WorkloadSummary summary = workload::summarize(s, run.plan, class_graphs);
+  const workload::WorkloadSummary summary = workload::summarize(s, run.plan, run.graphs);
   const analytic::Analysis analysis = analytic::analyze(s);
 
   const int64_t gpus = run.plan.world_size();
@@ -254,7 +250,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   for (size_t i = 0; i < run.ranks.size(); ++i) {
     if (run.ranks[i] == r.critical_rank) critical = i;
   }
-  const workload::Graph& critical_graph = run.graphs[critical];
+  const workload::Graph& critical_graph = run.graph(critical);
   const engine::RankRun& critical_run = r.ranks[critical];
   const double iteration_start = r.total_time_s - r.iteration_time_s;
   const Breakdown b = attribute_time(critical_graph, critical_run, iteration_start, r.total_time_s);
@@ -269,7 +265,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       if (seen[stage]) continue;
       seen[stage] = true;
       const engine::RankRun& rr = r.ranks[i];
-      const Breakdown sb = attribute_time(run.graphs[i], rr, iteration_start, rr.finish_s);
+      const Breakdown sb = attribute_time(run.graph(i), rr, iteration_start, rr.finish_s);
       int64_t layers = 0;
       for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
         layers +=

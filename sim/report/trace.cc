@@ -44,7 +44,8 @@ void emit_part(const TracePart& part, const TraceOptions& options,
   for (size_t i = 0; i < run.ranks.size(); ++i) {
     const int64_t rank = run.ranks[i];
     if (!ranks.empty() && ranks.count(rank) == 0) continue;
-    const workload::Graph& graph = run.graphs[i];
+    const workload::Graph& graph = run.graph(i);
+    const workload::Renaming renaming = run.renaming(i);
     const engine::RankRun& rr = run.result.ranks[i];
     const int64_t job_node = rank / gpus_per_node;
     const int64_t node = part.nodes.empty() ? job_node : part.nodes[static_cast<size_t>(job_node)];
@@ -98,8 +99,9 @@ void emit_part(const TracePart& part, const TraceOptions& options,
             {"dur", (rr.end_s[id] - rr.launch_s[id]) * 1e6},
             {"args", args}});
       if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
-        const int64_t src = op.kind == OpKind::kSend ? rank : op.p2p.peer;
-        const int64_t dst = op.kind == OpKind::kSend ? op.p2p.peer : rank;
+        const int64_t peer = renaming.peer(op.p2p.peer);
+        const int64_t src = op.kind == OpKind::kSend ? rank : peer;
+        const int64_t dst = op.kind == OpKind::kSend ? peer : rank;
         emit({{"ph", op.kind == OpKind::kSend ? "s" : "f"},
               {"name", "p2p"},
               {"cat", "p2p"},

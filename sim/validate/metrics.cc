@@ -128,7 +128,7 @@ LayerTimes layer_times(const engine::ScenarioRun& run) {
   for (size_t i = 0; i < run.ranks.size(); ++i) {
     if (run.ranks[i] == run.result.critical_rank) critical = i;
   }
-  const workload::Graph& graph = run.graphs[critical];
+  const workload::Graph& graph = run.graph(critical);
   const engine::RankRun& timeline = run.result.ranks[critical];
   struct Span {
     double begin = std::numeric_limits<double>::infinity();

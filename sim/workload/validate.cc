@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/workload/renaming.h"
+
 namespace trainsim::workload {
 namespace {
 
@@ -16,23 +18,6 @@ struct Problems {
     if (list.size() < kMaxProblems) list.push_back(fmt::format(format, std::forward<Args>(args)...));
   }
 };
-
-// Coordinates of `peer` relative to `self`, modulo the degrees.
-Coords offset(const ParallelPlan& plan, int64_t self, int64_t peer) {
-  const Coords a = plan.coords(self), b = plan.coords(peer);
-  Coords d;
-  for (int i = 0; i < kAxisCount; ++i) {
-    const int64_t n = plan.degree(static_cast<Axis>(i));
-    d.at[i] = ((b.at[i] - a.at[i]) % n + n) % n;
-  }
-  return d;
-}
-
-int64_t shifted(const ParallelPlan& plan, int64_t rank, const Coords& by) {
-  Coords c = plan.coords(rank);
-  for (int i = 0; i < kAxisCount; ++i) c.at[i] = (c.at[i] + by.at[i]) % plan.degree(static_cast<Axis>(i));
-  return plan.rank_of(c);
-}
 
 using P2pKey = std::tuple<int64_t, int64_t, int64_t>;  // sender, receiver, tag
 
@@ -170,9 +155,8 @@ std::vector<std::string> check_class_matching(const ParallelPlan& plan,
   // Per class and group kind: the sequence of (kind, bytes) collectives.
   using Sequence = std::vector<std::pair<int, double>>;
   std::vector<std::array<Sequence, kGroupKindCount>> sequences(class_graphs.size());
-  // Per class: sends by (peer offset, tag) -> bytes.
-  std::vector<std::map<std::pair<std::array<int64_t, kAxisCount>, int64_t>, double>> sends(
-      class_graphs.size());
+  // Per class: sends of its graph by (peer, tag) -> bytes.
+  std::vector<std::map<std::pair<int64_t, int64_t>, double>> sends(class_graphs.size());
   for (size_t c = 0; c < class_graphs.size(); ++c) {
     const Graph& g = class_graphs[c];
     for (const Op& op : g.ops()) {
@@ -180,7 +164,7 @@ std::vector<std::string> check_class_matching(const ParallelPlan& plan,
         sequences[c][static_cast<int>(op.collective.group.kind)].push_back(
             {static_cast<int>(op.collective.kind), op.bytes});
       } else if (op.kind == OpKind::kSend) {
-        sends[c][{offset(plan, g.info.rank, op.p2p.peer).at, op.p2p.tag}] = op.bytes;
+        sends[c][{op.p2p.peer, op.p2p.tag}] = op.bytes;
       }
     }
   }
@@ -203,10 +187,10 @@ std::vector<std::string> check_class_matching(const ParallelPlan& plan,
       const int64_t sender = op.p2p.peer;
       const int32_t sc = plan.class_of(sender);
       const int64_t representative = class_graphs[sc].info.rank;
-      // The sender's graph is its representative's shifted by (sender - representative).
-      const Coords shift = offset(plan, sender, representative);
-      const int64_t receiver_seen = shifted(plan, rank, shift);
-      const auto it = sends[sc].find({offset(plan, representative, receiver_seen).at, op.p2p.tag});
+      // The sender runs its class graph renamed: its send to `rank` is the graph's send to the rank
+      // that stands to the graph's rank as `rank` stands to the sender.
+      const int64_t peer_in_graph = Renaming(plan, sender, representative).peer(rank);
+      const auto it = sends[sc].find({peer_in_graph, op.p2p.tag});
       if (it == sends[sc].end()) {
         p.add("rank {} receives tag {:#x} from rank {}, which never sends it", rank, op.p2p.tag, sender);
       } else if (it->second != op.bytes) {
@@ -219,7 +203,11 @@ std::vector<std::string> check_class_matching(const ParallelPlan& plan,
 }
 
 std::string check_equivalent(const ParallelPlan& plan, const Graph& a, const Graph& b) {
+  if (plan.class_of(a.info.rank) != plan.class_of(b.info.rank)) {
+    return fmt::format("ranks {} and {} are in different classes", a.info.rank, b.info.rank);
+  }
   if (a.size() != b.size()) return fmt::format("{} ops vs {}", a.size(), b.size());
+  const Renaming a_as_b(plan, a.info.rank, b.info.rank);
   for (OpId id = 0; id < a.size(); ++id) {
     const Op& x = a.op(id);
     const Op& y = b.op(id);
@@ -257,8 +245,7 @@ std::string check_equivalent(const ParallelPlan& plan, const Graph& a, const Gra
         break;
       case OpKind::kSend:
       case OpKind::kRecv:
-        if (x.p2p.tag != y.p2p.tag ||
-            !(offset(plan, a.info.rank, x.p2p.peer) == offset(plan, b.info.rank, y.p2p.peer))) {
+        if (x.p2p.tag != y.p2p.tag || a_as_b.peer(x.p2p.peer) != y.p2p.peer) {
           return differ("peer");
         }
         break;

@@ -29,9 +29,9 @@ std::vector<std::string> check_matching(const ParallelPlan& plan, const std::vec
 std::vector<std::string> check_class_matching(const ParallelPlan& plan,
                                               const std::vector<Graph>& class_graphs);
 
-// Whether `b` equals `a` up to renaming: same ops, streams, shapes, sizes, tags and dependencies;
-// collectives on the same group kind with the same sequence numbers; peers at the same coordinate
-// offset (modulo the degrees). Returns the first difference, empty when equivalent.
+// Whether `b` equals `a` up to renaming (renaming.h): ranks of one class, the same ops, streams,
+// shapes, sizes, tags and dependencies; collectives on the same group kind with the same sequence
+// numbers; b's peers a's renamed. Returns the first difference, empty when equivalent.
 std::string check_equivalent(const ParallelPlan& plan, const Graph& a, const Graph& b);
 
 }  // namespace trainsim::workload

@@ -406,7 +406,7 @@ TEST(Engine, StragglerSlowsItsStageAndCollapsedAgreesWithFull) {
       const std::unique_ptr<ScenarioRun> r = run_scenario(s, options);
       Outcome out{r->result.iteration_time_s, 0};
       if (full) {
-        const workload::Graph& g = r->graphs[4];
+        const workload::Graph& g = r->graph(4);
         for (workload::OpId id = 0; id < g.size(); ++id) {
           if (g.op(id).kind != workload::OpKind::kGemm) continue;
           const auto duration = [&](int rank) {

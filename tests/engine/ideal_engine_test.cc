@@ -23,6 +23,13 @@
 namespace trainsim::engine {
 namespace {
 
+// Which ranks a run simulates, and the graphs they run.
+enum class Ranks {
+  kCollapsed,       // one per class (workload::simulated_ranks)
+  kEvery,           // every rank, running its class's graph renamed (as `trainsim run --full`)
+  kEveryOwnGraphs,  // every rank, each running the graph built for it
+};
+
 // A scenario's simulated ranks ready for either engine, as `trainsim run` prepares them. It keeps its
 // own copy of the scenario, whose hardware profile the compute model refers to.
 struct Prepared {
@@ -36,14 +43,20 @@ struct Prepared {
   std::vector<double> speeds;
   cost::IdealTiers tiers;
 
-  Prepared(const config::Scenario& s, bool full) : scenario(s), plan(workload::make_plan(scenario)) {
+  Prepared(const config::Scenario& s, Ranks which) : scenario(s), plan(workload::make_plan(scenario)) {
+    const bool full = which != Ranks::kCollapsed;
     if (full) {
       for (int64_t r = 0; r < plan.world_size(); ++r) ranks.push_back(r);
     } else {
       ranks = workload::simulated_ranks(scenario, plan);
     }
-    graphs = workload::build_rank_graphs(scenario, plan, ranks);
-    for (const workload::Graph& g : graphs) pointers.push_back(&g);
+    if (which == Ranks::kEvery) {
+      graphs = workload::build_class_graphs(scenario, plan);
+      for (const int64_t r : ranks) pointers.push_back(&graphs[static_cast<size_t>(plan.class_of(r))]);
+    } else {
+      graphs = workload::build_rank_graphs(scenario, plan, ranks);
+      for (const workload::Graph& g : graphs) pointers.push_back(&g);
+    }
     compute = std::make_unique<cost::ComputeModel>(scenario.cluster.hardware, &warnings);
     speeds = workload::simulated_speeds(workload::gpu_speeds(scenario, plan), plan, ranks, full);
     tiers = cost::ideal_tiers(scenario);
@@ -114,8 +127,8 @@ void expect_same(const Figures& loop, const Figures& simgrid,
 std::string describe_figure(const Prepared& p, size_t iterations, size_t index) {
   size_t at = 4 + iterations;
   if (index < at) return "a job-wide figure";
-  for (size_t k = 0; k < p.graphs.size(); ++k) {
-    const workload::Graph& g = p.graphs[k];
+  for (size_t k = 0; k < p.pointers.size(); ++k) {
+    const workload::Graph& g = *p.pointers[k];
     const size_t summary = 3 + workload::kMemoryCategoryCount;
     if (index >= at + summary + 3 * g.size()) {
       at += summary + 3 * g.size();
@@ -151,7 +164,7 @@ void expect_iterations_within(const Figures& loop, const Figures& simgrid, int i
 void expect_same_as_simgrid(const config::Scenario& s, bool full = false, int iterations = 1,
                             uint64_t max_events = 0, double iteration_within = 0) {
   SCOPED_TRACE(s.name);
-  const Prepared p(s, full);
+  const Prepared p(s, full ? Ranks::kEvery : Ranks::kCollapsed);
   EngineOptions options{full, iterations, max_events, 0, p.speeds};
   const Figures loop = flatten(
       [&] { return std::vector{simulate(p.plan, p.ranks, p.pointers, p.tiers, *p.compute, options)}; });
@@ -224,6 +237,40 @@ TEST(IdealEngine, FullRunsRunAsOnSimGrid) {
   expect_same_as_simgrid(pipelined, true);
 }
 
+// Every rank running its class's graph renamed (workload/renaming.h) gives, on both engines, every
+// figure of every rank running the graph built for it: pipeline sends, tensor-, data- and
+// sequence-parallel collectives, expert all-to-alls, a straggler, two iterations.
+TEST(IdealEngine, RanksRunningTheirClassGraphRunAsOnTheirOwn) {
+  config::Scenario pipelined = shipped("03-gpt3-175b-64xa100.yaml");
+  pipelined.parallelism.tp = 2;  // tp 2 x pp 2 x dp 2: 8 ranks
+  pipelined.parallelism.pp = 2;
+  pipelined.parallelism.dp = 2;
+  pipelined.cluster.gpus = 8;
+  pipelined.stragglers.slow_gpus = {{.ranks = {5}, .nodes = {}, .speed = 0.7}};
+  config::Scenario experts = shipped("11-deepseek-v2-lite-16xh100.yaml");
+  for (const config::Scenario& s : {pipelined, shipped("04-llama3-8b-ulysses-8xh100.yaml"), experts}) {
+    SCOPED_TRACE(s.name);
+    const Prepared shared(s, Ranks::kEvery);
+    const Prepared own(s, Ranks::kEveryOwnGraphs);
+    ASSERT_LT(shared.graphs.size(), own.graphs.size());
+    const auto options = [](const Prepared& p) { return EngineOptions{true, 2, 0, 0, p.speeds}; };
+    const auto loop = [&](const Prepared& p) {
+      return flatten([&] {
+        return std::vector{simulate(p.plan, p.ranks, p.pointers, p.tiers, *p.compute, options(p))};
+      });
+    };
+    const auto simgrid = [&](const Prepared& p) {
+      return simgrid_figures([&] {
+        IdealTransport transport(p.tiers);
+        return std::vector{simulate(p.plan, p.ranks, p.pointers, transport, *p.compute, options(p))};
+      });
+    };
+    const auto what = [&](size_t i) { return describe_figure(own, 2, i); };
+    expect_same(loop(shared), loop(own), what);
+    expect_same(simgrid(shared), simgrid(own), what);
+  }
+}
+
 // A host that issues the ops (a dispatch time per op; synchronisations that hold it).
 TEST(IdealEngine, AHostThatIssuesTheOpsRunsAsOnSimGrid) {
   for (const char* name : {"06-llama3-70b-256xh100.yaml", "11-deepseek-v2-lite-16xh100.yaml"}) {
@@ -289,8 +336,8 @@ TEST(IdealEngine, AReceiveWithoutItsSendIsReportedNotHung) {
 // Several jobs on one cluster (each on GPUs of its own, the second starting later): the first job to
 // get through its iterations keeps iterating while the other still runs.
 TEST(IdealEngine, SeveralJobsRunAsOnSimGrid) {
-  const Prepared a(shipped("01-gpt3-1.3b-dp8.yaml"), false);
-  const Prepared b(shipped("02-megatron-22b-tp8.yaml"), false);
+  const Prepared a(shipped("01-gpt3-1.3b-dp8.yaml"), Ranks::kCollapsed);
+  const Prepared b(shipped("02-megatron-22b-tp8.yaml"), Ranks::kCollapsed);
   std::vector<int64_t> second_node(8);
   for (int64_t r = 0; r < 8; ++r) second_node[static_cast<size_t>(r)] = 8 + r;
   const std::vector<Job> jobs{

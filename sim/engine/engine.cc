@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -152,7 +151,7 @@ class Simulation {
   std::vector<RankState> states_;  // every job's, job by job
   uint64_t ops_executed_ = 0;
   uint64_t ops_total_ = 0;  // all ranks and the iterations planned so far
-  std::chrono::steady_clock::time_point started_;
+  std::optional<RunClock> clock_;
   std::string stopped_by_;  // the budget that stopped the simulation, empty while none has
   // Every job of a run of several has run the requested iterations: what the others still run does
   // not count, so the simulation ends.
@@ -281,7 +280,7 @@ void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, d
 
 void Simulation::check_budgets() {
   if (stopped()) return;
-  stopped_by_ = exhausted_budget(options_, ops_executed_, ops_total_, started_);
+  stopped_by_ = clock_->after_op(ops_executed_, ops_total_, sg4::Engine::get_clock());
   if (stopped_by_.empty()) return;
   stopped_at_s_ = sg4::Engine::get_clock();
   stopped_after_ops_ = ops_executed_;
@@ -512,7 +511,7 @@ std::vector<EngineResult> Simulation::run() {
   sg4::Engine::set_config("contexts/stack-size:1024");
   transport_.build_platform();
   if (options_.mirror != MirrorMode::kNone) mirrors_.emplace(inputs_, transport_, options_.mirror);
-  started_ = std::chrono::steady_clock::now();
+  clock_.emplace(options_);
 
   ops_total_ = set_up_jobs(inputs_, options_.iterations, jobs_, states_, [](RankState& rs) {
     if (rs.index->two_lanes) rs.gpu_lock = sg4::Mutex::create();
@@ -556,7 +555,8 @@ EngineResult simulate(const workload::ParallelPlan& plan, const std::vector<int6
                       const std::vector<const Graph*>& graphs, Transport& transport,
                       const cost::ComputeModel& compute, const EngineOptions& options) {
   const std::vector<Job> jobs{Job{&plan, ranks, graphs, &compute, options.compute_speed, {}, 0}};
-  const JobsOptions limits{options.iterations, options.max_events, options.time_limit_s, options.mirror};
+  const JobsOptions limits{options.iterations, options.max_events, options.time_limit_s, options.mirror,
+                           options.progress};
   return std::move(simulate_jobs(jobs, transport, limits).front());
 }
 

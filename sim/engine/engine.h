@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -34,6 +35,22 @@ enum class MirrorMode {
   kAll,      // every mirror (a complete link load)
 };
 
+// Where a simulation in progress stands: ops run of those it will run (the total grows when a job of
+// several runs an extra iteration), the simulated time reached and the wall-clock time spent.
+struct SimulationProgress {
+  uint64_t ops_executed = 0;
+  uint64_t ops_total = 0;
+  double simulated_s = 0;
+  double wall_s = 0;
+};
+
+// Called while a simulation runs, at most once per `every_s` of wall-clock time (the clock is read
+// every few hundred ops): for a progress line on long runs.
+struct ProgressReport {
+  std::function<void(const SimulationProgress&)> call;  // none when empty
+  double every_s = 10;
+};
+
 struct EngineOptions {
   bool full = false;   // simulate every rank instead of one per symmetry class
   int iterations = 1;  // consecutive training iterations
@@ -45,6 +62,7 @@ struct EngineOptions {
   // every GPU runs at the profile's rates.
   std::vector<double> compute_speed{};
   MirrorMode mirror = MirrorMode::kNone;  // collapsed runs only
+  ProgressReport progress{};
 };
 
 // When each op of a rank ran (in the last iteration), and the rank's memory high-water marks.
@@ -137,6 +155,7 @@ struct JobsOptions {
   uint64_t max_events = 0;  // as in EngineOptions, over all jobs
   double time_limit_s = 0;
   MirrorMode mirror = MirrorMode::kNone;  // for the jobs that do not simulate every rank
+  ProgressReport progress{};
 };
 
 // Runs `jobs` together on one transport (their traffic shares its links) and returns one result per

@@ -1,9 +1,9 @@
 #include "sim/engine/ideal_engine.h"
 
 #include <algorithm>
-#include <chrono>
 #include <deque>
 #include <map>
+#include <optional>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -161,7 +161,7 @@ class EventLoop {
   std::vector<size_t> free_transfers_;
   uint64_t ops_executed_ = 0;
   uint64_t ops_total_ = 0;
-  std::chrono::steady_clock::time_point started_;
+  std::optional<RunClock> clock_;
   std::string stopped_by_;
   bool window_closed_ = false;
   double stopped_at_s_ = 0;
@@ -482,14 +482,14 @@ void EventLoop::end_iteration(RankState& rs, int iteration) {
 
 void EventLoop::check_budgets() {
   if (stopped()) return;
-  stopped_by_ = exhausted_budget(options_, ops_executed_, ops_total_, started_);
+  stopped_by_ = clock_->after_op(ops_executed_, ops_total_, now_);
   if (stopped_by_.empty()) return;
   stopped_at_s_ = now_;
   stopped_after_ops_ = ops_executed_;
 }
 
 std::vector<EngineResult> EventLoop::run() {
-  started_ = std::chrono::steady_clock::now();
+  clock_.emplace(options_);
   ops_total_ = set_up_jobs(inputs_, options_.iterations, jobs_, states_, [&](RankState& rs) {
     Event start;
     start.t = rs.job->input->start_s;
@@ -535,7 +535,8 @@ EngineResult simulate(const workload::ParallelPlan& plan, const std::vector<int6
                       const std::vector<const workload::Graph*>& graphs, const cost::IdealTiers& network,
                       const cost::ComputeModel& compute, const EngineOptions& options) {
   const std::vector<Job> jobs{Job{&plan, ranks, graphs, &compute, options.compute_speed, {}, 0}};
-  const JobsOptions limits{options.iterations, options.max_events, options.time_limit_s};
+  const JobsOptions limits{options.iterations, options.max_events, options.time_limit_s, MirrorMode::kNone,
+                           options.progress};
   return std::move(simulate_jobs(jobs, network, limits).front());
 }
 

@@ -130,14 +130,21 @@ EngineResult JobProgress::result(int iterations) {
   return out;
 }
 
-std::string exhausted_budget(const JobsOptions& options, uint64_t ops_executed, uint64_t ops_total,
-                             std::chrono::steady_clock::time_point started) {
+RunClock::RunClock(const JobsOptions& options)
+    : options_(options),
+      started_(std::chrono::steady_clock::now()),
+      next_report_s_(options.progress.every_s) {}
+
+std::string RunClock::after_op(uint64_t ops_executed, uint64_t ops_total, double simulated_s) {
   if (ops_executed >= ops_total) return "";
-  if (options.max_events > 0 && ops_executed >= options.max_events) return "max-events";
-  if (options.time_limit_s > 0 && ops_executed % kClockCheckOps == 0 &&
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >
-          options.time_limit_s) {
-    return "time-limit";
+  if (options_.max_events > 0 && ops_executed >= options_.max_events) return "max-events";
+  const bool watched = options_.time_limit_s > 0 || options_.progress.call;
+  if (!watched || ops_executed % kClockCheckOps != 0) return "";
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  if (options_.time_limit_s > 0 && wall_s > options_.time_limit_s) return "time-limit";
+  if (options_.progress.call && wall_s >= next_report_s_) {
+    options_.progress.call({ops_executed, ops_total, simulated_s, wall_s});
+    next_report_s_ = wall_s + options_.progress.every_s;
   }
   return "";
 }

@@ -207,10 +207,21 @@ AfterIteration end_iteration(const std::vector<JobState>& jobs, JobProgress& job
   return iteration + 1 < job.planned ? AfterIteration::kNext : AfterIteration::kFinished;
 }
 
-// The budget of `options` that `ops_executed` ops of `ops_total`, `started` ago, exhaust ("max-events"
-// or "time-limit"), or "" while none is; the clock is read every kClockCheckOps ops.
-std::string exhausted_budget(const JobsOptions& options, uint64_t ops_executed, uint64_t ops_total,
-                             std::chrono::steady_clock::time_point started);
+// A simulation's budgets and progress report (JobsOptions), checked after every op. Starts the wall
+// clock.
+class RunClock {
+ public:
+  explicit RunClock(const JobsOptions& options);
+  // After op number `ops_executed` of `ops_total`, at simulated time `simulated_s`: the budget now
+  // exhausted ("max-events" or "time-limit"), or "" while none is; calls the progress report when it
+  // is due. The wall clock is read every kClockCheckOps ops.
+  std::string after_op(uint64_t ops_executed, uint64_t ops_total, double simulated_s);
+
+ private:
+  const JobsOptions& options_;
+  std::chrono::steady_clock::time_point started_;
+  double next_report_s_;  // wall seconds since the start
+};
 
 // Throws DeadlockError, naming up to twelve waiting ops, when a rank of `ranks` has not finished the
 // iterations its job planned; the simulation stopped at `now_s`.

@@ -155,7 +155,7 @@ std::vector<std::unique_ptr<ScenarioRun>> run_jobs(const std::vector<PlacedJob>&
                                 ? MirrorMode::kAll
                                 : options.engine.mirror;
   const JobsOptions limits{options.engine.iterations, options.engine.max_events, options.engine.time_limit_s,
-                           mirror};
+                           mirror, options.engine.progress};
   std::unique_ptr<SimGridTransport> network;
   std::vector<EngineResult> results;
   if (options.network == NetworkModel::kIdeal) {

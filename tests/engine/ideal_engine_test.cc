@@ -14,6 +14,7 @@
 #include "sim/common/isolated.h"
 #include "sim/config/loader.h"
 #include "sim/cost/compute_model.h"
+#include "sim/engine/rank_progress.h"
 #include "sim/workload/builder.h"
 #include "sim/workload/gpu_speed.h"
 #include "sim/workload/simulated_ranks.h"
@@ -269,6 +270,48 @@ TEST(IdealEngine, RanksRunningTheirClassGraphRunAsOnTheirOwn) {
     expect_same(loop(shared), loop(own), what);
     expect_same(simgrid(shared), simgrid(own), what);
   }
+}
+
+// The progress report: due at every clock reading when every_s is 0, so once per kClockCheckOps ops
+// before the last, with ops, simulated time and wall time that only grow, on both engines.
+TEST(IdealEngine, ProgressIsReportedWhileTheSimulationRuns) {
+  const Prepared p(shipped("03-gpt3-175b-64xa100.yaml"), Ranks::kCollapsed);
+  // The first thing wrong with the reports of a simulation run by `simulate_with`, or "".
+  const auto check = [&](const auto& simulate_with) -> std::string {
+    std::vector<SimulationProgress> seen;
+    EngineOptions options{false, 1, 0, 0, p.speeds};
+    options.progress = {[&seen](const SimulationProgress& now) { seen.push_back(now); }, 0};
+    const EngineResult r = simulate_with(options);
+    if (seen.size() < 10 || seen.size() != (r.ops_executed - 1) / kClockCheckOps) {
+      return fmt::format("{} reports for {} ops", seen.size(), r.ops_executed);
+    }
+    for (size_t i = 0; i < seen.size(); ++i) {
+      const SimulationProgress& now = seen[i];
+      if (now.ops_executed != (i + 1) * kClockCheckOps || now.ops_total != r.ops_executed) {
+        return fmt::format("report {}: {} of {} ops", i, now.ops_executed, now.ops_total);
+      }
+      if (i > 0 && (now.simulated_s < seen[i - 1].simulated_s || now.wall_s < seen[i - 1].wall_s)) {
+        return fmt::format("report {} goes back in time", i);
+      }
+    }
+    return "";
+  };
+  EXPECT_EQ(check([&](const EngineOptions& o) {
+              return simulate(p.plan, p.ranks, p.pointers, p.tiers, *p.compute, o);
+            }),
+            "");
+  IsolatedResult simgrid;
+  run_isolated(
+      1, {},
+      [&](size_t) {
+        IdealTransport transport(p.tiers);
+        return nlohmann::json(check([&](const EngineOptions& o) {
+          return simulate(p.plan, p.ranks, p.pointers, transport, *p.compute, o);
+        }));
+      },
+      [&](size_t, IsolatedResult done) { simgrid = std::move(done); });
+  ASSERT_TRUE(simgrid.ok) << simgrid.error;
+  EXPECT_EQ(simgrid.value.get<std::string>(), "");
 }
 
 // A host that issues the ops (a dispatch time per op; synchronisations that hold it).

@@ -90,6 +90,15 @@ std::string budget_option(const RunArgs& args, const std::string& limit) {
                                : fmt::format("--time-limit {} s", args.time_limit_s);
 }
 
+// A line about every ten seconds of a long simulation: how far it is and about how long is left.
+void log_progress(const engine::SimulationProgress& p) {
+  const double done =
+      static_cast<double>(p.ops_executed) / static_cast<double>(std::max<uint64_t>(p.ops_total, 1));
+  spdlog::info("{:.0f}% of {} ops simulated (simulated time {:.3f} s) in {:.0f} s; about {:.0f} s left",
+               100 * done, p.ops_total, p.simulated_s, p.wall_s,
+               p.wall_s * (1 - done) / std::max(done, 1e-9));
+}
+
 int run(const RunArgs& args, const Context& context) {
   const InterruptGuard interrupt_guard(
       "trainsim run",
@@ -123,6 +132,7 @@ int run(const RunArgs& args, const Context& context) {
   options.engine.iterations = args.iterations;
   options.engine.max_events = args.max_events;
   options.engine.time_limit_s = args.time_limit_s;
+  options.engine.progress.call = log_progress;
   options.network = engine::network_model(args.network);
   options.busiest_links = args.links;
   spdlog::info("simulating {} on {} GPU{} ({})", s.name, s.cluster.gpus, s.cluster.gpus == 1 ? "" : "s",

@@ -137,8 +137,9 @@ class Simulation {
   static void join(const std::vector<sg4::ActorPtr>& actors) {
     for (const sg4::ActorPtr& actor : actors) actor->join();
   }
-  // Stops the simulation when a budget of the options is exhausted.
-  void check_budgets();
+  // Stops the simulation when a budget of the options is exhausted (an op has just finished at
+  // `now_s`), and reports progress when due.
+  void check_budgets(double now_s);
   // Ops in progress complete, no new op starts, and every waiting actor is woken to return.
   void stop_all();
   bool stopped() const { return !stopped_by_.empty() || window_closed_; }
@@ -259,7 +260,7 @@ void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, d
   ++ops_executed_;
   // Before any simcall: notify_all yields to the other actors, which would finish ops of their own
   // first and carry the count past the budget.
-  check_budgets();
+  check_budgets(now);
   uint32_t ready_streams = 0;  // bit s: an op of stream s became ready
   for (const OpId next : rs.index->successors.of(id)) {
     if (--rs.remaining[next] != 0) continue;
@@ -278,11 +279,11 @@ void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, d
   }
 }
 
-void Simulation::check_budgets() {
+void Simulation::check_budgets(double now_s) {
   if (stopped()) return;
-  stopped_by_ = clock_->after_op(ops_executed_, ops_total_, sg4::Engine::get_clock());
+  stopped_by_ = clock_->after_op(ops_executed_, ops_total_, now_s);
   if (stopped_by_.empty()) return;
-  stopped_at_s_ = sg4::Engine::get_clock();
+  stopped_at_s_ = now_s;
   stopped_after_ops_ = ops_executed_;
   stop_all();
 }

@@ -157,15 +157,13 @@ json power_report(const config::Scenario& scenario, const engine::ScenarioRun& r
     return w == windows ? r.total_time_s : start_s + static_cast<double>(w) * window_s;
   };
   const double max_w = std::max({power.compute_w, power.memory_w, power.communication_w, power.idle_w});
-  const double whole_s = static_cast<double>(gpus) * t;
-  std::vector<ExactSum> window_j(windows, ExactSum(whole_s * max_w));
-  ExactSum energy_j(whole_s * max_w);
-  std::vector<ExactSum> state_s(kGpuStateCount, ExactSum(whole_s));
+  const double gpu_time_s = static_cast<double>(gpus) * t;
+  std::vector<ExactSum> window_j(windows, ExactSum(gpu_time_s * max_w));
+  std::vector<ExactSum> state_s(kGpuStateCount, ExactSum(gpu_time_s));
   const std::vector<int64_t> weights = rank_weights(run);
   for (size_t i = 0; i < run.ranks.size(); ++i) {
     for (const PowerSpan& span : gpu_states(run.graph(i), r.ranks[i], start_s, r.total_time_s)) {
       const double w = state_power_w(power, span.state);
-      energy_j.add(weights[i], w * (span.end_s - span.start_s));
       state_s[static_cast<size_t>(span.state)].add(weights[i], span.end_s - span.start_s);
       // From the window before the one the span starts in (rounding), to the one it ends in.
       const double first = std::floor((span.start_s - start_s) / window_s) - 1;
@@ -189,8 +187,12 @@ json power_report(const config::Scenario& scenario, const engine::ScenarioRun& r
                               std::abs(window_j[w].value() - window_j[w - 1].value()) / window_s / window_s);
     }
   }
-  const double gpu_time_s = static_cast<double>(gpus) * t;
-  const double it_mean_w = energy_j.value() / t + other_w;
+  // The GPUs' energy: each state's GPU-time at its power.
+  double energy_j = 0;
+  for (int s = 0; s < kGpuStateCount; ++s) {
+    energy_j += state_power_w(power, static_cast<GpuState>(s)) * state_s[static_cast<size_t>(s)].value();
+  }
+  const double it_mean_w = energy_j / t + other_w;
   const auto tokens = static_cast<double>(scenario.training.global_batch * scenario.model.seq_len);
   json fractions = json::object();
   for (const auto& [state, name] :
@@ -204,7 +206,7 @@ json power_report(const config::Scenario& scenario, const engine::ScenarioRun& r
           {"node_other_power_w", scenario.cluster.topology.node.other_power_w},
           {"pue", scenario.cluster.facility.pue},
           {"gpu_limit_w", power.limit_w},
-          {"gpu_mean_w", energy_j.value() / gpu_time_s},
+          {"gpu_mean_w", energy_j / gpu_time_s},
           {"gpu_state_fraction", fractions},
           {"it_mean_w", it_mean_w},
           {"it_peak_w", peak_w},

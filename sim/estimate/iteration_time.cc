@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <map>
 #include <optional>
 #include <queue>
 #include <set>
@@ -42,7 +43,8 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // the collapsed simulation takes them. Split the way the run report splits the simulation.
 struct StageTime {
   double iteration_s = 0;
-  double compute_s = 0, exposed_comm_s = 0, pipeline_wait_s = 0, offload_stall_s = 0, idle_s = 0;
+  report::Breakdown breakdown;  // bubble_s: waiting for other stages (the fill and drain come later)
+  double executed_flops = 0;
   double peak_hbm_bytes = 0;
   double peak_host_bytes = 0;
   analytic::PassShares shares;  // of the kernel time of forward and backward passes
@@ -52,14 +54,18 @@ struct StageTime {
   StageTime extrapolate(int64_t ma, const StageTime& b, int64_t mb, int64_t m) const;
 };
 
+// a + (b - a) x f
+double affine(double a, double b, double f) { return a + (b - a) * f; }
+
 StageTime StageTime::extrapolate(int64_t ma, const StageTime& b, int64_t mb, int64_t m) const {
   const double f = static_cast<double>(m - ma) / static_cast<double>(mb - ma);
   StageTime r = b;
-  for (double StageTime::*field :
-       {&StageTime::iteration_s, &StageTime::compute_s, &StageTime::exposed_comm_s,
-        &StageTime::pipeline_wait_s, &StageTime::offload_stall_s, &StageTime::idle_s}) {
-    r.*field = this->*field + (b.*field - this->*field) * f;
+  r.iteration_s = affine(iteration_s, b.iteration_s, f);
+  r.executed_flops = affine(executed_flops, b.executed_flops, f);
+  for (const report::BreakdownPart& part : report::kBreakdownParts) {
+    r.breakdown.*part.seconds = affine(breakdown.*part.seconds, b.breakdown.*part.seconds, f);
   }
+  r.breakdown.outside_layers_s = affine(breakdown.outside_layers_s, b.breakdown.outside_layers_s, f);
   return r;
 }
 
@@ -143,10 +149,13 @@ class StageTimer {
         }
       }
     }
-    const report::Breakdown b = detail_ == EstimateDetail::kFull
-                                    ? report::attribute_time(graph, run, 0, finish_s)
-                                    : report::Breakdown{};
-    StageTime t{finish_s, b.compute_s, b.exposed_comm_s, b.bubble_s, b.offload_stall_s, b.idle_s, 0, 0, {}};
+    StageTime t;
+    t.iteration_s = finish_s;
+    if (detail_ == EstimateDetail::kFull) {
+      t.breakdown = report::attribute_time(graph, run, 0, finish_s);
+      t.breakdown.exposed_comm_by_collective_s.clear();
+      t.executed_flops = workload::flop_totals(graph).executed;
+    }
     double passes_s = 0;  // kernels of the forward and backward passes
     double forward_s = 0;
     double weight_grad_s = 0;
@@ -342,11 +351,8 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
   for (const StageTime& t : times) {
     if (t.iteration_s + fill_drain_s > e.iteration_s) {
       e.iteration_s = t.iteration_s + fill_drain_s;
-      e.compute_s = t.compute_s;
-      e.exposed_comm_s = t.exposed_comm_s;
-      e.bubble_s = t.pipeline_wait_s + fill_drain_s;
-      e.offload_stall_s = t.offload_stall_s;
-      e.idle_s = t.idle_s;
+      e.breakdown = t.breakdown;
+      e.breakdown.bubble_s += fill_drain_s;
     }
     e.peak_hbm_bytes = std::max(e.peak_hbm_bytes, t.peak_hbm_bytes);
     built_host_peak = std::max(built_host_peak, t.peak_host_bytes);
@@ -360,6 +366,35 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
       workload::peak_host_bytes_per_node(plan, class_host_peaks, scenario.cluster.topology.node.gpus);
 
   const double gpus = static_cast<double>(plan.world_size());
+  if (detail == EstimateDetail::kFull) {
+    // Every stage's kernels, each rank of a stage running those of its representative: a stage not built
+    // runs those of a built one with the same layers, embedding and head, else its own graphs give them.
+    const workload::StageLayout layout = workload::partition_layers(shapes);
+    const auto stage_key = [&](int64_t stage) {
+      std::vector<int64_t> key;
+      for (int64_t chunk = 0; chunk < shapes.vpp; ++chunk) {
+        const int64_t v = layout.virtual_stage(stage, chunk);
+        key.insert(key.end(), {layout.layer_count[static_cast<size_t>(v)], layout.has_embedding(v) ? 1 : 0,
+                               layout.has_head(v) ? 1 : 0});
+      }
+      return key;
+    };
+    std::map<std::vector<int64_t>, double> executed;  // per rank, by stage key
+    for (size_t i = 0; i < built.size(); ++i) executed.emplace(stage_key(built[i]), times[i].executed_flops);
+    double per_rank_sum = 0;
+    for (int64_t stage = 0; stage < pp; ++stage) {
+      const auto [it, added] = executed.try_emplace(stage_key(stage), 0.0);
+      if (added) {
+        const auto flops = [&](int64_t micro_batches) {
+          return workload::flop_totals(stages.graph(stage, micro_batches)).executed;
+        };
+        it->second =
+            mb == m ? flops(m) : affine(flops(ma), flops(mb), (md - ma) / static_cast<double>(mb - ma));
+      }
+      per_rank_sum += it->second;
+    }
+    e.executed_flops = per_rank_sum * gpus / static_cast<double>(pp);
+  }
   std::tie(e.model_flops, e.hardware_flops) = report_flops(scenario);
   e.tokens_per_s =
       static_cast<double>(scenario.training.global_batch * scenario.model.seq_len) / e.iteration_s;
@@ -414,16 +449,32 @@ nlohmann::json to_json(const IterationTimeEstimate& e) {
           {"mfu", e.mfu},
           {"model_flops_per_iteration", e.model_flops},
           {"hardware_flops_per_iteration", e.hardware_flops},
-          {"breakdown",
-           {{"compute_s", e.compute_s},
-            {"exposed_comm_s", e.exposed_comm_s},
-            {"bubble_s", e.bubble_s},
-            {"offload_stall_s", e.offload_stall_s},
-            {"idle_s", e.idle_s}}},
+          {"executed_flops_per_iteration", e.executed_flops},
+          {"breakdown", report::to_json(e.breakdown)},
+          {"compute_outside_layers_s", e.breakdown.outside_layers_s},
           {"memory",
            {{"peak_hbm_bytes", e.peak_hbm_bytes},
             {"peak_host_bytes_per_node", e.peak_host_bytes_per_node},
             {"fits", e.fits}}}};
+}
+
+report::RunMetrics run_metrics(const config::Scenario& scenario, const IterationTimeEstimate& e) {
+  const double gpus = static_cast<double>(scenario.cluster.gpus);
+  const double peak_s =
+      e.iteration_s * gpus * *scenario.cluster.hardware.peak_flops_per_s(scenario.training.dtype);
+  report::RunMetrics m;
+  m.gpus = scenario.cluster.gpus;
+  m.iteration_time_s = e.iteration_s;
+  m.tokens_per_s = e.tokens_per_s;
+  m.tflops_per_gpu = e.model_flops / (e.iteration_s * gpus) / 1e12;
+  m.mfu = e.mfu;
+  m.hfu = e.hardware_flops / peak_s;
+  m.executed_flops_utilization = e.executed_flops / peak_s;
+  m.breakdown = e.breakdown;
+  m.peak_hbm_bytes = e.peak_hbm_bytes;
+  m.peak_host_bytes_per_node = e.peak_host_bytes_per_node;
+  m.fits = e.fits;
+  return m;
 }
 
 }  // namespace trainsim::estimate

@@ -10,20 +10,24 @@
 
 #include "sim/common/warnings.h"
 #include "sim/config/scenario.h"
+#include "sim/report/breakdown.h"
+#include "sim/report/run_report.h"
 
 namespace trainsim::estimate {
 
 // Seconds of one iteration on the slowest pipeline stage, split the way `trainsim run` splits it
-// (iteration_s is the sum of the five parts).
+// (iteration_s is the sum of the breakdown's five parts).
 struct IterationTimeEstimate {
   double iteration_s = 0;
-  double compute_s = 0;        // forward, backward, recompute and optimizer kernels
-  double exposed_comm_s = 0;   // communication not hidden behind compute
-  double bubble_s = 0;         // pipeline fill and drain
-  double offload_stall_s = 0;  // host<->device copies not hidden (FPDT, CPU checkpointing)
-  double idle_s = 0;           // waiting for nothing the breakdown names (as `trainsim run` reports it)
-  double model_flops = 0;      // per iteration, all GPUs (the MFU numerator of `trainsim run`)
-  double hardware_flops = 0;   // model FLOPs plus what recomputation repeats (the HFU numerator)
+  // Of the slowest stage's rank: compute (forward, backward, recompute and optimizer kernels, of which
+  // outside_layers_s outside the transformer layers), exposed communication, pipeline fill and drain,
+  // host<->device copies not hidden (FPDT, CPU checkpointing), and waiting for nothing the breakdown
+  // names, as `trainsim run` reports them (no per-collective split).
+  report::Breakdown breakdown;
+  double model_flops = 0;     // per iteration, all GPUs (the MFU numerator of `trainsim run`)
+  double hardware_flops = 0;  // model FLOPs plus what recomputation repeats (the HFU numerator)
+  double executed_flops =
+      0;  // every kernel's FLOPs, masks and padding included (0 unless EstimateDetail::kFull)
   double tokens_per_s = 0;
   double mfu = 0;                       // model FLOPs / (iteration_s x GPUs x dense peak)
   double peak_hbm_bytes = 0;            // the memory peak of the fullest rank
@@ -32,7 +36,8 @@ struct IterationTimeEstimate {
 };
 
 // What an estimate holds: everything, or only the iteration time, the FLOPs and the memory peaks (the
-// breakdown fields 0), which is what search's screening ranks plans by, for a tenth less time.
+// breakdown and executed FLOPs 0), which is what search's screening ranks plans by, for a tenth less
+// time.
 enum class EstimateDetail { kFull, kTimeAndMemory };
 
 // Estimates `scenario`'s iteration. For the first stage, the last, the one with the most layers and
@@ -56,6 +61,10 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
 double iteration_lower_bound_s(const config::Scenario& scenario);
 
 nlohmann::json to_json(const IterationTimeEstimate& estimate);
+
+// The estimate as the metrics a run report states (report::RunMetrics), for `scenario`'s GPUs and
+// dense peak.
+report::RunMetrics run_metrics(const config::Scenario& scenario, const IterationTimeEstimate& estimate);
 
 }  // namespace trainsim::estimate
 

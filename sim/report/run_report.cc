@@ -217,6 +217,22 @@ MemoryPeaks memory_peaks(const config::Scenario& scenario, const engine::Scenari
   return out;
 }
 
+json to_json(const RunMetrics& m) {
+  return {{"gpus", m.gpus},
+          {"iteration_time_s", m.iteration_time_s},
+          {"tokens_per_s", m.tokens_per_s},
+          {"tflops_per_gpu", m.tflops_per_gpu},
+          {"mfu", m.mfu},
+          {"hfu", m.hfu},
+          {"executed_flops_utilization", m.executed_flops_utilization},
+          {"compute_outside_layers_s", m.breakdown.outside_layers_s},
+          {"breakdown", to_json(m.breakdown)},
+          {"memory",
+           {{"peak_hbm_bytes", m.peak_hbm_bytes},
+            {"peak_host_bytes_per_node", m.peak_host_bytes_per_node},
+            {"fits", m.fits}}}};
+}
+
 RunMetrics run_metrics(const json& report) {
   RunMetrics m;
   m.gpus = report.at("gpus").get<int64_t>();
@@ -313,36 +329,17 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   m.peak_hbm_bytes = hbm_peak;
   m.peak_host_bytes_per_node = host_peak;
   m.fits = s.memory_fits(hbm_peak, host_peak);
-  json report = {
+  json report = to_json(m);
+  report.update({
       {"schema_version", 1},
       {"provenance", provenance},
       {"scenario", s.name},
-      {"gpus", m.gpus},
       {"plan", plan_summary(s)},
-      {"iteration_time_s", m.iteration_time_s},
-      {"tokens_per_s", m.tokens_per_s},
-      {"tflops_per_gpu", m.tflops_per_gpu},
       {"dtype", config::to_string(s.training.dtype)},  // whose peak mfu, hfu and executed use
       {"attention_kernel", config::to_string(s.attention_kernel())},
       {"attention_pricing", fused_attention_pricing(s)},
-      {"mfu", m.mfu},
-      {"hfu", m.hfu},
-      {"executed_flops_utilization", m.executed_flops_utilization},
       {"critical_rank", r.critical_rank},
-      {"compute_outside_layers_s", m.breakdown.outside_layers_s},
-      {"breakdown", to_json(m.breakdown)},
       {"stages", stages},
-      {"memory",
-       {{"peak_hbm_bytes", m.peak_hbm_bytes},
-        {"peak_hbm_rank", r.ranks[peak_index].rank},
-        {"hbm_at_peak_bytes", by_category},
-        {"gradient_dtype", config::to_string(s.gradient_dtype())},
-        {"hbm_capacity_bytes", hbm_capacity},
-        {"memory_headroom", s.training.memory_headroom},
-        {"usable_hbm_bytes", s.usable_hbm_bytes()},
-        {"peak_host_bytes_per_node", m.peak_host_bytes_per_node},
-        {"host_capacity_bytes_per_node", host_capacity},
-        {"fits", m.fits}}},
       {"comm", comm_log(run.plan, critical_graph, critical_run)},
       {"analytic",
        {{"parameters", summary.parameters},
@@ -352,7 +349,14 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
         {"bubble_fraction", analysis.bubble_fraction}}},
       {"warnings", warnings},
       {"simulation", {{"ranks_simulated", run.ranks.size()}, {"ops_executed", r.ops_executed}}},
-  };
+  });
+  report["memory"].update({{"peak_hbm_rank", r.ranks[peak_index].rank},
+                           {"hbm_at_peak_bytes", by_category},
+                           {"gradient_dtype", config::to_string(s.gradient_dtype())},
+                           {"hbm_capacity_bytes", hbm_capacity},
+                           {"memory_headroom", s.training.memory_headroom},
+                           {"usable_hbm_bytes", s.usable_hbm_bytes()},
+                           {"host_capacity_bytes_per_node", host_capacity}});
   report["why"] = why_slow(s, critical_graph, critical_run, iteration_start, r.total_time_s, b, stages,
                            analysis.bubble_fraction, hbm_peak);
   if (context.iterations > 1) report["iterations"] = iterations_report(r);

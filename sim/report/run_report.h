@@ -44,8 +44,12 @@ struct RunMetrics {
   bool fits = true;
 };
 
-// The metrics of a report made by make_run_report (or read back from its JSON). Throws
-// nlohmann::json::exception when the report lacks one.
+// The metrics as the keys of a report (gpus, iteration_time_s, tokens_per_s, tflops_per_gpu, mfu, hfu,
+// executed_flops_utilization, compute_outside_layers_s, breakdown, and memory's peak_hbm_bytes,
+// peak_host_bytes_per_node and fits): what make_run_report and sweep's closed-form results share.
+nlohmann::json to_json(const RunMetrics& metrics);
+// The metrics of a report holding to_json's keys (made by make_run_report, or a sweep's closed-form
+// result). Throws nlohmann::json::exception when the report lacks one.
 RunMetrics run_metrics(const nlohmann::json& report);
 
 // Builds the report. Never throws for a finished run.

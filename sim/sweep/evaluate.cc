@@ -39,15 +39,14 @@ json with_status(json result, const Point& point, const EvaluateOptions& options
   return result;
 }
 
-// The closed-form counterpart of the run report: same keys where the estimate has the number.
+// The closed-form counterpart of the run report: its metrics under the same keys, the estimate whole
+// under "analytic".
 json analytic_report(const config::Scenario& s, const estimate::IterationTimeEstimate& e,
                      const WarningLog& warnings, const std::string& command_line) {
-  const double gpus = static_cast<double>(s.cluster.gpus);
-  const double peak = *s.cluster.hardware.peak_flops_per_s(s.training.dtype);
   json warning_list = json::array();
   for (const std::string& w : warnings.messages()) warning_list.push_back(w);
-  const json closed_form = estimate::to_json(e);
-  json report = {
+  json report = report::to_json(estimate::run_metrics(s, e));
+  report.update({
       {"schema_version", 1},
       {"provenance",
        {{"tool", "trainsim"},
@@ -57,24 +56,13 @@ json analytic_report(const config::Scenario& s, const estimate::IterationTimeEst
         {"inputs", report::scenario_inputs(s)},
         {"options", {{"network", "analytic"}}}}},
       {"scenario", s.name},
-      {"gpus", s.cluster.gpus},
-      {"iteration_time_s", e.iteration_s},
-      {"tokens_per_s", e.tokens_per_s},
-      {"tflops_per_gpu", e.model_flops / (e.iteration_s * gpus) / 1e12},
-      {"mfu", e.mfu},
-      {"hfu", e.hardware_flops / (e.iteration_s * gpus * peak)},
-      {"breakdown", closed_form.at("breakdown")},
-      {"memory",
-       {{"peak_hbm_bytes", e.peak_hbm_bytes},
-        {"hbm_capacity_bytes", s.cluster.hardware.gpu.hbm_capacity_bytes},
-        {"memory_headroom", s.training.memory_headroom},
-        {"usable_hbm_bytes", s.usable_hbm_bytes()},
-        {"peak_host_bytes_per_node", e.peak_host_bytes_per_node},
-        {"host_capacity_bytes_per_node", s.cluster.topology.node.host_memory_bytes},
-        {"fits", e.fits}}},
-      {"analytic", closed_form},
+      {"analytic", estimate::to_json(e)},
       {"warnings", warning_list},
-  };
+  });
+  report["memory"].update({{"hbm_capacity_bytes", s.cluster.hardware.gpu.hbm_capacity_bytes},
+                           {"memory_headroom", s.training.memory_headroom},
+                           {"usable_hbm_bytes", s.usable_hbm_bytes()},
+                           {"host_capacity_bytes_per_node", s.cluster.topology.node.host_memory_bytes}});
   if (s.campaign.tokens > 0)
     report["campaign"] = report::campaign_report(s, e.iteration_s, e.peak_host_bytes_per_node);
   return report;

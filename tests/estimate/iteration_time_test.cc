@@ -118,15 +118,17 @@ TEST(IterationTime, AgreesWithTheSimulatorOnShippedScenarios) {
         "{:<36.36} sim {:10.4f} est {:10.4f} ({:+6.1f}%) | compute {:.4f}/{:.4f} comm {:.4f}/{:.4f} "
         "bubble {:.4f}/{:.4f} offload {:.4f}/{:.4f} idle {:.4f} | hbm {:.2f}/{:.2f} GiB\n",
         kCases[i].file + fmt::format("{}", fmt::join(kCases[i].sets, " ")), t, e.iteration_s,
-        100 * (e.iteration_s - t) / t, b["compute_s"].get<double>(), e.compute_s,
-        b["exposed_comm_s"].get<double>(), e.exposed_comm_s, b["bubble_s"].get<double>(), e.bubble_s,
-        b["offload_stall_s"].get<double>(), e.offload_stall_s, b["idle_s"].get<double>(),
-        sim["memory"]["peak_hbm_bytes"].get<double>() / (1 << 30), e.peak_hbm_bytes / (1 << 30));
+        100 * (e.iteration_s - t) / t, b["compute_s"].get<double>(), e.breakdown.compute_s,
+        b["exposed_comm_s"].get<double>(), e.breakdown.exposed_comm_s, b["bubble_s"].get<double>(),
+        e.breakdown.bubble_s, b["offload_stall_s"].get<double>(), e.breakdown.offload_stall_s,
+        b["idle_s"].get<double>(), sim["memory"]["peak_hbm_bytes"].get<double>() / (1 << 30),
+        e.peak_hbm_bytes / (1 << 30));
     EXPECT_NEAR(e.iteration_s, t, kTimeTolerance * t);
     // One stage: nothing waits for another stage, and the estimate times the simulated rank's own ops
     // as the engine does (a kernel issued with a collective overlaps it, whatever the graph order).
     if (scenario.parallelism.pp == 1) {
       EXPECT_NEAR(e.iteration_s, t, 1e-4 * t);
+      EXPECT_NEAR(e.breakdown.outside_layers_s, sim["compute_outside_layers_s"].get<double>(), 1e-4 * t);
     }
     EXPECT_NEAR(e.peak_hbm_bytes, sim["memory"]["peak_hbm_bytes"].get<double>(),
                 kMemoryTolerance * sim["memory"]["peak_hbm_bytes"].get<double>());
@@ -168,14 +170,14 @@ TEST(IterationTime, FlopsFollowTheRunReport) {
     const IterationTimeEstimate e = estimate(s);
     EXPECT_NEAR(e.model_flops, summary.iteration.model, 1e-9 * summary.iteration.model);
     EXPECT_NEAR(e.hardware_flops, summary.iteration.hardware, 1e-9 * summary.iteration.hardware);
+    EXPECT_NEAR(e.executed_flops, summary.iteration.executed, 1e-9 * summary.iteration.executed);
   }
 }
 
 TEST(IterationTime, SplitAddsUpAndMfuFollowsFromIt) {
   const config::Scenario s = load("06-llama3-70b-256xh100.yaml");
   const IterationTimeEstimate e = estimate(s);
-  EXPECT_NEAR(e.iteration_s, e.compute_s + e.exposed_comm_s + e.bubble_s + e.offload_stall_s + e.idle_s,
-              1e-9 * e.iteration_s);
+  EXPECT_NEAR(e.iteration_s, e.breakdown.total_s(), 1e-9 * e.iteration_s);
   EXPECT_NEAR(e.tokens_per_s, 512.0 * 8192 / e.iteration_s, 1e-6 * e.tokens_per_s);
   EXPECT_NEAR(e.mfu, e.model_flops / (e.iteration_s * 256 * 989e12), 1e-3 * e.mfu);
 }
@@ -193,8 +195,8 @@ TEST(IterationTime, TimeAndMemoryAloneAreTheFullEstimates) {
     EXPECT_EQ(lean.peak_hbm_bytes, full.peak_hbm_bytes);
     EXPECT_EQ(lean.peak_host_bytes_per_node, full.peak_host_bytes_per_node);
     EXPECT_EQ(lean.fits, full.fits);
-    EXPECT_GT(full.compute_s, 0);
-    EXPECT_EQ(lean.compute_s, 0);
+    EXPECT_GT(full.breakdown.compute_s, 0);
+    EXPECT_EQ(lean.breakdown.compute_s, 0);
   }
 }
 
@@ -204,7 +206,7 @@ TEST(IterationTime, MoreTensorParallelismMeansLessComputeAndMoreCommunicationPer
       estimate(load("01-gpt3-1.3b-dp8.yaml", {"parallelism.tp=2", "parallelism.dp=4"}));
   const IterationTimeEstimate tp8 =
       estimate(load("01-gpt3-1.3b-dp8.yaml", {"parallelism.tp=8", "parallelism.dp=1"}));
-  EXPECT_GT(tp8.exposed_comm_s, tp2.exposed_comm_s);
+  EXPECT_GT(tp8.breakdown.exposed_comm_s, tp2.breakdown.exposed_comm_s);
   EXPECT_LT(tp8.peak_hbm_bytes, tp2.peak_hbm_bytes);
 }
 
@@ -215,11 +217,11 @@ TEST(IterationTime, DeeperPipelinesHaveMoreBubbleAndMoreMicroBatchesLess) {
                           fmt::format("training.global_batch={}", global_batch)}));
   };
   const IterationTimeEstimate pp1 = with(1, 64), pp2 = with(2, 64), pp4 = with(4, 64);
-  EXPECT_EQ(pp1.bubble_s, 0);
-  EXPECT_GT(pp2.bubble_s, 0);
-  EXPECT_GT(pp4.bubble_s / pp4.iteration_s, pp2.bubble_s / pp2.iteration_s);
+  EXPECT_EQ(pp1.breakdown.bubble_s, 0);
+  EXPECT_GT(pp2.breakdown.bubble_s, 0);
+  EXPECT_GT(pp4.breakdown.bubble_s / pp4.iteration_s, pp2.breakdown.bubble_s / pp2.iteration_s);
   const IterationTimeEstimate pp4_more = with(4, 256);
-  EXPECT_LT(pp4_more.bubble_s / pp4_more.iteration_s, pp4.bubble_s / pp4.iteration_s);
+  EXPECT_LT(pp4_more.breakdown.bubble_s / pp4_more.iteration_s, pp4.breakdown.bubble_s / pp4.iteration_s);
   EXPECT_GT(pp4_more.iteration_s, pp4.iteration_s);
 }
 
@@ -228,7 +230,7 @@ TEST(IterationTime, LargerMicroBatchesRaiseMemory) {
   const IterationTimeEstimate mb8 = estimate(load("01-gpt3-1.3b-dp8.yaml", {"training.micro_batch=8"}));
   EXPECT_GT(mb8.peak_hbm_bytes, mb1.peak_hbm_bytes);
   // Bigger GEMMs run closer to peak and fewer micro-batches mean fewer launches: not slower.
-  EXPECT_LE(mb8.compute_s, mb1.compute_s * 1.001);
+  EXPECT_LE(mb8.breakdown.compute_s, mb1.breakdown.compute_s * 1.001);
 }
 
 // The straggler sweep's claim (scenarios/sweeps/gpt3-175b-1024xa100-stragglers.yaml): on 1,024 GPUs a
@@ -304,8 +306,8 @@ TEST(IterationTime, ZeroThreeAloneStopsScalingAtThousandsOfGpus) {
               fmt::format("cluster.gpus={}", gpus), fmt::format("parallelism.dp={}", gpus)}));
   };
   const IterationTimeEstimate small = run(64), medium = run(256), large = run(4096);
-  EXPECT_LT(small.exposed_comm_s, 0.05 * small.iteration_s);
-  EXPECT_GT(large.exposed_comm_s, 0.4 * large.iteration_s);
+  EXPECT_LT(small.breakdown.exposed_comm_s, 0.05 * small.iteration_s);
+  EXPECT_GT(large.breakdown.exposed_comm_s, 0.4 * large.iteration_s);
   EXPECT_GT(large.iteration_s, 2 * medium.iteration_s / 16);
 }
 

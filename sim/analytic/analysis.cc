@@ -83,7 +83,7 @@ Analysis analyze(const config::Scenario& scenario) {
     st.comm = expected_comm(scenario, stage);
     a.stages.push_back(std::move(st));
   }
-  if (p.sequence_parallel == config::SequenceParallel::kFpdt) a.fpdt = fpdt_memory(scenario);
+  if (config::sequence_scheme(p.sequence_parallel).chunked) a.fpdt = fpdt_memory(scenario);
   return a;
 }
 

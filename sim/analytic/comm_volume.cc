@@ -126,7 +126,6 @@ void expert_parallel(const StageView& v, Collector& c) {
 // Sequence parallelism. Ulysses and FPDT move q, k, v and the output (or their gradients) once per
 // pass; ring attention passes K and V around the ring (or gathers them).
 void sequence_parallel(const StageView& v, Collector& c) {
-  using config::SequenceParallel;
   const workload::RankShapes& s = v.s;
   if (s.sp <= 1) return;
   const double g = v.g;
@@ -136,49 +135,37 @@ void sequence_parallel(const StageView& v, Collector& c) {
       v.token_message(s.q_width()), v.token_message(s.a2a_kv_heads() * s.qk_head_dim()),
       v.token_message(s.a2a_kv_heads() * s.v_head_dim), v.token_message(s.attn_out_width())};
   const double passes = 2 + v.recomputed;  // forward, backward, recomputed forward
-  switch (s.scheme) {
-    case SequenceParallel::kUlysses:
-      for (const double message : qkvo_messages) {
-        c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * passes, message, "layers");
-      }
-      if (v.head) c.add(CommKind::kAllGather, GroupKind::kSp, g, 4.0 * s.batch * s.seq, "loss");
-      return;
-    case SequenceParallel::kRing: {
-      if (s.cp_all_gather) {
-        // K and V gathered in every forward (and recomputed forward) and again in the backward, their
-        // gradients reduce-scattered: messages of the whole sequence's K (or V).
-        for (const int64_t width : {s.qk_head_dim(), s.v_head_dim}) {
-          const double message = e * static_cast<double>(s.batch * s.seq * s.attn_kv_heads * width);
-          c.add(CommKind::kAllGather, GroupKind::kSp, g * layers * (v.full ? 3 : 2), message, "layers");
-          c.add(CommKind::kReduceScatter, GroupKind::kSp, g * layers, message, "layers");
-        }
-        if (v.head) c.add(CommKind::kAllReduce, GroupKind::kSp, g, 8, "loss");
-        return;
-      }
-      const double p = static_cast<double>(s.sp);
-      const double kv = e * static_cast<double>(s.batch * s.tokens * s.attn_kv_heads) *
-                        static_cast<double>(s.qk_head_dim() + s.v_head_dim);
-      c.add_p2p(GroupKind::kSp, g * layers * (p - 1) * (v.full ? 2 : 1), kv, "ring attention forward");
-      c.add_p2p(GroupKind::kSp, g * layers * 2, kv, "ring attention backward");
-      c.add_p2p(GroupKind::kSp, g * layers * (p - 2), 2 * kv, "ring attention backward");
-      if (v.head) c.add(CommKind::kAllReduce, GroupKind::kSp, g, 8, "loss");
-      return;
+  if (s.scheme.heads_over_sp) {
+    // FPDT moves each chunk's share of the messages chunk by chunk.
+    const double u = s.scheme.chunked ? static_cast<double>(s.fpdt_chunks) : 1.0;
+    for (const double message : qkvo_messages) {
+      c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * u * passes, message / u, "layers");
     }
-    case SequenceParallel::kFpdt: {
-      const double u = static_cast<double>(s.fpdt_chunks);
-      for (const double message : qkvo_messages) {
-        c.add(CommKind::kAllToAll, GroupKind::kSp, g * layers * u * passes, message / u, "layers");
-      }
-      if (v.head) c.add(CommKind::kAllGather, GroupKind::kSp, g, 4.0 * s.batch * s.seq, "loss");
-      if (s.fpdt_offload && v.plan.world_size() > 1) {
-        c.add(CommKind::kBarrier, GroupKind::kWorld, g * layers * (u * (v.full ? 2 : 1) + 2 * u - 1), 4,
-              "FPDT barriers");
-      }
-      return;
+  } else if (s.scheme.exchanges_kv && s.cp_all_gather) {
+    // K and V gathered in every forward (and recomputed forward) and again in the backward, their
+    // gradients reduce-scattered: messages of the whole sequence's K (or V).
+    for (const int64_t width : {s.qk_head_dim(), s.v_head_dim}) {
+      const double message = e * static_cast<double>(s.batch * s.seq * s.attn_kv_heads * width);
+      c.add(CommKind::kAllGather, GroupKind::kSp, g * layers * (v.full ? 3 : 2), message, "layers");
+      c.add(CommKind::kReduceScatter, GroupKind::kSp, g * layers, message, "layers");
     }
-    case SequenceParallel::kNone:  // sp > 1 needs one of the kinds above (the scenario's rules)
-    case SequenceParallel::kMegatron:
-      return;
+  } else if (s.scheme.exchanges_kv) {
+    const double p = static_cast<double>(s.sp);
+    const double kv = e * static_cast<double>(s.batch * s.tokens * s.attn_kv_heads) *
+                      static_cast<double>(s.qk_head_dim() + s.v_head_dim);
+    c.add_p2p(GroupKind::kSp, g * layers * (p - 1) * (v.full ? 2 : 1), kv, "ring attention forward");
+    c.add_p2p(GroupKind::kSp, g * layers * 2, kv, "ring attention backward");
+    c.add_p2p(GroupKind::kSp, g * layers * (p - 2), 2 * kv, "ring attention backward");
+  }
+  if (v.head && s.scheme.gathers_token_losses) {
+    c.add(CommKind::kAllGather, GroupKind::kSp, g, 4.0 * s.batch * s.seq, "loss");
+  } else if (v.head) {
+    c.add(CommKind::kAllReduce, GroupKind::kSp, g, 8, "loss");
+  }
+  if (s.scheme.chunked && s.fpdt_offload && v.plan.world_size() > 1) {
+    const double u = static_cast<double>(s.fpdt_chunks);
+    c.add(CommKind::kBarrier, GroupKind::kWorld, g * layers * (u * (v.full ? 2 : 1) + 2 * u - 1), 4,
+          "FPDT barriers");
   }
 }
 

@@ -33,17 +33,15 @@ IterationFlops iteration_flops(const config::Scenario& scenario) {
   r.model = 3 * (r.forward_layers + r.forward_logits);
   r.hardware = r.model;
   const config::Parallelism& p = scenario.parallelism;
-  const bool fpdt = p.sequence_parallel == config::SequenceParallel::kFpdt;
+  const config::SequenceScheme scheme = config::sequence_scheme(p.sequence_parallel);
   if (p.recompute == config::Recompute::kFull) {
     r.hardware += r.forward_layers;
   } else if (p.recompute == config::Recompute::kSelective) {
     // Only Megatron's unfused core attention has anything to recompute (see workload/shapes.h).
-    const bool unfused = m.position_embedding == config::PositionEmbedding::kLearned &&
-                         (p.sequence_parallel == config::SequenceParallel::kNone ||
-                          p.sequence_parallel == config::SequenceParallel::kMegatron);
+    const bool unfused = m.position_embedding == config::PositionEmbedding::kLearned && !scheme.sp_group;
     if (unfused) r.hardware += b * static_cast<double>(m.layers) * attention;
   }
-  if (fpdt) r.hardware += b * dense_layers * 2 * s * h * fc1 + r.forward_logits;
+  if (scheme.chunked) r.hardware += b * dense_layers * 2 * s * h * fc1 + r.forward_logits;
   return r;
 }
 

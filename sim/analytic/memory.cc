@@ -33,10 +33,9 @@ bool korthikanti_config(const config::Scenario& scenario, ActivationConfig* out)
   const bool gpt = m.position_embedding == config::PositionEmbedding::kLearned &&
                    m.activation == config::Activation::kGelu && m.kv_heads == m.heads &&
                    m.ffn_hidden == 4 * m.hidden && m.heads * m.head_dim == m.hidden;
-  const bool megatron = p.sequence_parallel == config::SequenceParallel::kNone ||
-                        p.sequence_parallel == config::SequenceParallel::kMegatron;
-  if (!gpt || !megatron) return false;
-  const bool sp = p.sequence_parallel == config::SequenceParallel::kMegatron && p.tp > 1;
+  const config::SequenceScheme scheme = config::sequence_scheme(p.sequence_parallel);
+  if (!gpt || scheme.sp_group) return false;
+  const bool sp = scheme.shards_over_tp && p.tp > 1;
   switch (p.recompute) {
     case config::Recompute::kFull:
       if (sp) return false;  // Table 2 lists full recompute without SP only

@@ -52,7 +52,7 @@ MemoryLowerBound memory_lower_bound(const config::Scenario& scenario) {
   };
   double per_layer = s.experts == 0 ? kept(false) : kept(true);
   if (s.experts > 0 && s.dense_layers > 0) per_layer = std::min(per_layer, kept(false));
-  if (s.scheme == config::SequenceParallel::kFpdt) per_layer = 0;  // activations live on the host
+  if (s.scheme.chunked) per_layer = 0;  // activations live on the host
 
   MemoryLowerBound bound;
   const std::optional<config::RuntimeMemory>& runtime = scenario.cluster.hardware.runtime_memory;

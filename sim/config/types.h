@@ -43,6 +43,41 @@ constexpr bool split_backward_schedule(Schedule s) {
   return s == Schedule::kZeroBubble || v_shaped_schedule(s);
 }
 enum class SequenceParallel { kNone, kMegatron, kUlysses, kRing, kFpdt };
+// What a sequence-parallel scheme does to a layer: the modules that build, count and price layers
+// ask this instead of naming schemes (the plan rules, which judge the schemes themselves, name them).
+struct SequenceScheme {
+  // Megatron's sequence parallelism: outside attention each tensor-parallel rank holds seq/tp tokens
+  // (norms, dropouts and residuals sharded; all-gathers and reduce-scatters in place of all-reduces).
+  // Megatron-Core's context parallelism keeps it. Takes effect with tp > 1.
+  bool shards_over_tp = false;
+  // A group of sp ranks splits the sequence (parallelism.sp).
+  bool sp_group = false;
+  // Attention sees the whole sequence with heads/sp of the heads, all-to-alls around it
+  // (DeepSpeed-Ulysses and FPDT).
+  bool heads_over_sp = false;
+  // Attention exchanges K/V between the sequence shards (a ring of sends or an all-gather, cp_comm).
+  bool exchanges_kv = false;
+  // Each layer runs chunk by chunk over the sequence, its activations offloadable to the host (FPDT).
+  bool chunked = false;
+  // The loss gathers every token's fp32 loss over the sp group (DeepSpeed's sequence-parallel cross
+  // entropy); otherwise an sp group all-reduces the loss's sum (Megatron-Core's context parallelism).
+  bool gathers_token_losses = false;
+};
+constexpr SequenceScheme sequence_scheme(SequenceParallel kind) {
+  switch (kind) {
+    case SequenceParallel::kNone:
+      return {};
+    case SequenceParallel::kMegatron:
+      return {.shards_over_tp = true};
+    case SequenceParallel::kUlysses:
+      return {.sp_group = true, .heads_over_sp = true, .gathers_token_losses = true};
+    case SequenceParallel::kRing:
+      return {.shards_over_tp = true, .sp_group = true, .exchanges_kv = true};
+    case SequenceParallel::kFpdt:
+      return {.sp_group = true, .heads_over_sp = true, .chunked = true, .gathers_token_losses = true};
+  }
+  return {};
+}
 // How context parallelism (sequence_parallel: ring) exchanges K/V: a ring of send/receives that overlaps
 // the attention blocks, or one all-gather (and a reduce-scatter of their gradients) around them
 // (Megatron-Core's cp_comm_type p2p and all_gather).

@@ -269,7 +269,7 @@ std::pair<double, double> report_flops(const config::Scenario& scenario) {
   const double model = flops.model + 3 * flops.forward_logits * padding;
   double recomputed = flops.hardware - flops.model;
   // FPDT's loss recomputes the logits (see iteration_flops).
-  if (scenario.parallelism.sequence_parallel == config::SequenceParallel::kFpdt) {
+  if (config::sequence_scheme(scenario.parallelism.sequence_parallel).chunked) {
     recomputed += flops.forward_logits * padding;
   }
   return {model, model + recomputed};

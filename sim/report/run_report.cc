@@ -166,7 +166,8 @@ json plan_summary(const config::Scenario& s) {
               {"micro_batches_per_replica", s.micro_batches()},
               {"seq_len", s.model.seq_len},
               {"tokens_per_iteration", s.training.global_batch * s.model.seq_len}};
-  if (p.sequence_parallel == config::SequenceParallel::kRing) out["cp_comm"] = config::to_string(p.cp_comm);
+  if (config::sequence_scheme(p.sequence_parallel).exchanges_kv)
+    out["cp_comm"] = config::to_string(p.cp_comm);
   return out;
 }
 

@@ -42,10 +42,8 @@ LayerActivationBytes layer_activation_bytes(const RankShapes& s, bool moe) {
       s.mla() ? static_cast<double>(2 * (s.q_lora_rank + s.kv_lora_rank) + s.rope_head_dim) : 0.0;
   const double fc1_width = static_cast<double>(s.ffn_local) * (s.swiglu ? 2 : 1);
   const double mask = s.dropout ? 1.0 : 0.0;
-  const bool ulysses_layout =
-      s.scheme == config::SequenceParallel::kUlysses || s.scheme == config::SequenceParallel::kFpdt;
   // Attention-kernel extent: Ulysses/FPDT see the whole sequence with a slice of the heads.
-  const double attn_q = ulysses_layout ? static_cast<double>(s.seq) : t;
+  const double attn_q = s.scheme.heads_over_sp ? static_cast<double>(s.seq) : t;
   const double attn_heads = static_cast<double>(s.attn_heads);
 
   LayerActivationBytes a;
@@ -58,14 +56,15 @@ LayerActivationBytes layer_activation_bytes(const RankShapes& s, bool moe) {
   } else {
     core = scores * (e + mask * (1.0 + e));  // softmax output (+ dropout mask and output)
   }
-  const double kept = e * b * tn * h                                    // LN1 output (QKV input)
-                      + e * b * tn * latents                            // MLA latents
-                      + e * b * t * (q_width + kv_width)                // Q, K, V
-                      + lse                                             // fused kernel's log-sum-exp
-                      + e * b * t * out_width                           // attention output (projection input)
-                      + (ulysses_layout ? e * b * t * out_width : 0.0)  // head-sharded attention output
-                      + mask * b * tn * h                               // attention dropout mask
-                      + 2 * e * b * tn * h                              // LN2 input and output
+  const double kept = e * b * tn * h                      // LN1 output (QKV input)
+                      + e * b * tn * latents              // MLA latents
+                      + e * b * t * (q_width + kv_width)  // Q, K, V
+                      + lse                               // fused kernel's log-sum-exp
+                      + e * b * t * out_width             // attention output (projection input)
+                      +
+                      (s.scheme.heads_over_sp ? e * b * t * out_width : 0.0)  // head-sharded attention output
+                      + mask * b * tn * h                                     // attention dropout mask
+                      + 2 * e * b * tn * h                                    // LN2 input and output
                       + (moe ? experts_kept(s) : mlp_kept(s, s.ffn_local, fc1_width)) +
                       mask * b * tn * h;  // MLP dropout mask
   a.core = core;

@@ -438,7 +438,6 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
     zero3.emplace(w, grad_group, s.act_bytes, s.grad_bytes, zero3_uses(s, layout, stage, steps),
                   s.zero3_per_iteration(), s.zero3_reduce_bucket_elements);
   }
-  const bool ring = s.scheme == config::SequenceParallel::kRing;
   BuildContext ctx{
       .scenario = scenario,
       .plan = plan,
@@ -455,9 +454,9 @@ Graph build(const config::Scenario& scenario, const ParallelPlan& plan, const Ra
       .expert_grads = expert_grads ? &*expert_grads : nullptr,
       .zero3 = zero3 ? &*zero3 : nullptr,
       .grad_group = grad_group,
-      .attention_model_flops = 2.0 * s.batch * s.attn_heads * static_cast<double>(ring ? s.tokens : s.seq) *
-                               static_cast<double>(s.seq) *
-                               static_cast<double>(s.qk_head_dim() + s.v_head_dim),
+      .attention_model_flops =
+          2.0 * s.batch * s.attn_heads * static_cast<double>(s.scheme.exchanges_kv ? s.tokens : s.seq) *
+          static_cast<double>(s.seq) * static_cast<double>(s.qk_head_dim() + s.v_head_dim),
   };
 
   const Setup setup = set_up(ctx, stage, bucket_bytes);

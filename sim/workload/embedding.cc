@@ -63,8 +63,7 @@ OpId embedding_backward(BuildContext& ctx, int64_t micro_batch, OpId grad_ready)
 
 void head_forward(BuildContext& ctx, int64_t micro_batch, BufferId input, OpId input_ready) {
   const RankShapes& s = ctx.shapes;
-  if (s.scheme == config::SequenceParallel::kFpdt)
-    return fpdt_head_forward(ctx, micro_batch, input, input_ready);
+  if (s.scheme.chunked) return fpdt_head_forward(ctx, micro_batch, input, input_ready);
   GraphWriter& w = ctx.w;
   w.set_position({Phase::kForward, -1, static_cast<int32_t>(micro_batch)});
   const OpId params = ctx.zero3 ? ctx.zero3->acquire(head_unit_elements(s), false) : kNoOp;
@@ -94,10 +93,10 @@ void head_forward(BuildContext& ctx, int64_t micro_batch, BufferId input, OpId i
   }
   w.memory(OpLabel::kLoss, 3 * per_token, {reduced});
   w.release(scratch, Stream::kCompute);
-  if (s.scheme == config::SequenceParallel::kRing) {
+  if (s.scheme.sp_group && !s.scheme.gathers_token_losses) {
     w.collective(OpLabel::kLossComm, CollectiveKind::kAllReduce, GroupKind::kSp, 8, Stream::kComm,
                  {w.last(Stream::kCompute)});
-  } else if (s.scheme == config::SequenceParallel::kUlysses) {
+  } else if (s.scheme.gathers_token_losses) {
     w.collective(OpLabel::kLossComm, CollectiveKind::kAllGather, GroupKind::kSp, 4.0 * s.batch * s.seq,
                  Stream::kComm, {w.last(Stream::kCompute)});
   }
@@ -106,7 +105,7 @@ void head_forward(BuildContext& ctx, int64_t micro_batch, BufferId input, OpId i
 
 OpId head_backward(BuildContext& ctx, int64_t micro_batch) {
   const RankShapes& s = ctx.shapes;
-  if (s.scheme == config::SequenceParallel::kFpdt) return fpdt_head_backward(ctx, micro_batch);
+  if (s.scheme.chunked) return fpdt_head_backward(ctx, micro_batch);
   GraphWriter& w = ctx.w;
   w.set_position({Phase::kBackward, -1, static_cast<int32_t>(micro_batch)});
   const auto it = ctx.saved.find({-1, micro_batch});

@@ -7,8 +7,6 @@
 namespace trainsim::workload {
 namespace {
 
-using config::SequenceParallel;
-
 // The expert shapes, once tp, sp and the token counts are set.
 void derive_experts(const config::Moe& moe, const ParallelPlan& plan, RankShapes& s) {
   s.experts = moe.experts;
@@ -57,7 +55,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.learned_positions = m.position_embedding == config::PositionEmbedding::kLearned;
   s.tied_embeddings = m.tied_embeddings;
   s.linear_bias = m.linear_bias;
-  s.scheme = p.sequence_parallel;
+  s.scheme = config::sequence_scheme(p.sequence_parallel);
   s.tp = plan.degree(Axis::kTp);
   s.sp = plan.degree(Axis::kSp);
   s.dp = plan.degree(Axis::kDp);
@@ -85,8 +83,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.ffn_local = m.ffn_hidden / s.tp;
   s.vocab_local = (m.vocab + s.tp - 1) / s.tp;
 
-  s.megatron_sp =
-      s.tp > 1 && (s.scheme == SequenceParallel::kMegatron || s.scheme == SequenceParallel::kRing);
+  s.megatron_sp = s.tp > 1 && s.scheme.shards_over_tp;
   s.tp_comm_overlap = s.megatron_sp && scenario.parallelism.tp_comm_overlap;
   s.async_tp_reduce = scenario.parallelism.async_tp_reduce;
   s.dropout = s.learned_positions;
@@ -100,7 +97,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.attn_heads = s.qkv_heads;
   s.attn_kv_heads = s.qkv_kv_heads;
 
-  if (s.scheme == SequenceParallel::kUlysses || s.scheme == SequenceParallel::kFpdt) {
+  if (s.scheme.heads_over_sp) {
     // With more ranks than K/V heads, each K/V head is repeated sp / kv_heads times after the QKV
     // projection, so that the all-to-all gives every rank one; autograd sums the copies' gradients
     // (DeepSpeed's UlyssesSPAttentionHF, deepspeed/runtime/sequence_parallel/ulysses_sp.py:
@@ -109,10 +106,10 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
     s.attn_heads = m.heads / s.sp;
     s.attn_kv_heads = m.kv_heads * s.kv_replication / s.sp;
   }
-  if (s.scheme == SequenceParallel::kRing) {
+  if (s.scheme.exchanges_kv) {
     s.cp_all_gather = p.cp_comm == config::CpComm::kAllGather;
   }
-  if (s.scheme == SequenceParallel::kFpdt) {
+  if (s.scheme.chunked) {
     const int64_t chunk = p.fpdt.chunk_tokens;
     s.fpdt_chunk = chunk;
     s.fpdt_chunks = m.seq_len / chunk;

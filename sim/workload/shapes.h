@@ -40,8 +40,8 @@ struct RankShapes {
   bool bias_passes = false;  // separate bias-add and bias-gradient passes (see above)
 
   // Plan.
-  config::SequenceParallel scheme = config::SequenceParallel::kNone;
-  bool cp_all_gather = false;  // context parallelism (ring) exchanges K/V by all-gather, not send/receive
+  config::SequenceScheme scheme;  // of parallelism.sequence_parallel
+  bool cp_all_gather = false;     // context parallelism (ring) exchanges K/V by all-gather, not send/receive
   int64_t tp = 1, sp = 1, dp = 1, pp = 1, vpp = 1;
   bool v_shape = false;  // ZB-V, DualPipeV: stage s runs virtual stages s and 2pp - 1 - s (layout.h)
   int64_t first_stage_layers = 0, last_stage_layers = 0;  // 0: the split of layout.h

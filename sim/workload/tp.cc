@@ -105,42 +105,38 @@ struct ForwardResult {
   BufferId stash = -1;   // what this pass allocated for the backward (-1 if nothing)
 };
 
+// The attention core of the layer's scheme: heads over the sp group between all-to-alls (Ulysses), K/V
+// exchanged between the sequence shards (ring or all-gather), or this rank's tokens alone.
 OpId attention_core_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch) {
-  switch (ctx.shapes.scheme) {
-    case config::SequenceParallel::kUlysses:
-      ulysses_attention_forward(ctx);
-      break;
-    case config::SequenceParallel::kRing:
-      if (ctx.shapes.cp_all_gather) {
-        all_gather_attention_forward(ctx);
-      } else {
-        ring_attention_forward(ctx, layer, micro_batch);
-      }
-      break;
-    default:
-      local_attention_forward(ctx);
-      break;
+  const RankShapes& s = ctx.shapes;
+  if (s.scheme.heads_over_sp) {
+    ulysses_attention_forward(ctx);
+    return ctx.w.last(Stream::kComm);  // the projection waits for the output all-to-all
   }
-  // The projection waits for the core's last communication (Ulysses' output all-to-all).
-  return ctx.shapes.scheme == config::SequenceParallel::kUlysses ? ctx.w.last(Stream::kComm) : kNoOp;
+  if (s.scheme.exchanges_kv && s.cp_all_gather) {
+    all_gather_attention_forward(ctx);
+  } else if (s.scheme.exchanges_kv) {
+    ring_attention_forward(ctx, layer, micro_batch);
+  } else {
+    local_attention_forward(ctx);
+  }
+  return kNoOp;
 }
 
 OpId attention_core_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch) {
-  switch (ctx.shapes.scheme) {
-    case config::SequenceParallel::kUlysses:
-      ulysses_attention_backward(ctx);
-      return ctx.w.last(Stream::kComm);
-    case config::SequenceParallel::kRing:
-      if (ctx.shapes.cp_all_gather) {
-        all_gather_attention_backward(ctx);
-      } else {
-        ring_attention_backward(ctx, layer, micro_batch);
-      }
-      return kNoOp;
-    default:
-      local_attention_backward(ctx);
-      return kNoOp;
+  const RankShapes& s = ctx.shapes;
+  if (s.scheme.heads_over_sp) {
+    ulysses_attention_backward(ctx);
+    return ctx.w.last(Stream::kComm);
   }
+  if (s.scheme.exchanges_kv && s.cp_all_gather) {
+    all_gather_attention_backward(ctx);
+  } else if (s.scheme.exchanges_kv) {
+    ring_attention_backward(ctx, layer, micro_batch);
+  } else {
+    local_attention_backward(ctx);
+  }
+  return kNoOp;
 }
 
 // The forward pass of one layer, in the writer's current phase (forward, or recompute inside the
@@ -349,14 +345,14 @@ void local_attention_backward(BuildContext& ctx) {
 
 BufferId layer_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch, BufferId input,
                        OpId input_ready) {
-  if (ctx.shapes.scheme == config::SequenceParallel::kFpdt) {
+  if (ctx.shapes.scheme.chunked) {
     return fpdt_layer_forward(ctx, layer, micro_batch, input, input_ready);
   }
   return dense_layer_forward(ctx, layer, micro_batch, input, input_ready);
 }
 
 OpId layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch, OpId grad_ready) {
-  if (ctx.shapes.scheme == config::SequenceParallel::kFpdt) {
+  if (ctx.shapes.scheme.chunked) {
     return fpdt_layer_backward(ctx, layer, micro_batch, grad_ready);
   }
   return dense_layer_backward(ctx, layer, micro_batch, grad_ready);

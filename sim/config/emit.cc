@@ -112,6 +112,10 @@ void emit_parallelism(YAML::Emitter& out, const Scenario& s, Defaults defaults) 
                                                 : format_quantity(s.dp_bucket_bytes(), QuantityKind::kBytes));
   framework_key(out, s, defaults, "overlap_grad_reduce", p.overlap_grad_reduce.has_value(),
                 s.overlap_grad_reduce() ? "true" : "false");
+  if (p.schedule == Schedule::kInterleaved) {
+    framework_key(out, s, defaults, "overlap_p2p_comm", p.overlap_p2p_comm.has_value(),
+                  s.overlap_p2p_comm() ? "true" : "false");
+  }
   if (p.zero_stage == 3) {
     framework_key(out, s, defaults, "reshard_after_forward", p.reshard_after_forward.has_value(),
                   s.reshard_after_forward() ? "true" : "false");

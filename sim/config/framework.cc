@@ -55,6 +55,28 @@ bool Scenario::overlap_grad_reduce() const {
   return true;
 }
 
+bool Scenario::overlap_p2p_comm() const {
+  if (parallelism.overlap_p2p_comm) return *parallelism.overlap_p2p_comm;
+  switch (framework) {
+    case Framework::kMegatronLm:
+      // --no-overlap-p2p-communication turns it off (megatron/training/arguments.py, dest
+      // overlap_p2p_comm, on by default). Earlier releases left it off unless --overlap-p2p-communication
+      // was given, and the 2021 release waited for every exchange (the validation scenarios of those
+      // papers set it off).
+    case Framework::kNemo:
+      // MegatronCommOverlapCallback sets overlap_p2p_comm with pipeline and virtual stages
+      // (nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py, _get_model_comm_overlap_cfgs;
+      // Megatron-Bridge's CommOverlapConfig the same).
+      return true;
+    case Framework::kDeepSpeed:
+    case Framework::kMegatronDeepSpeed:  // --overlap-p2p-communication, off unless given
+    case Framework::kTorchtitan:
+    case Framework::kGeneric:
+      return false;
+  }
+  return false;
+}
+
 double Scenario::dp_bucket_bytes() const {
   if (parallelism.dp_bucket_bytes) return *parallelism.dp_bucket_bytes;
   const double grad_bytes = dtype_bytes(gradient_dtype());

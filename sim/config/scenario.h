@@ -135,6 +135,10 @@ struct Parallelism {
   // Unset: the framework's default (Scenario::dp_bucket_bytes and the accessors beside it).
   std::optional<double> dp_bucket_bytes;    // gradient reduction bucket size
   std::optional<bool> overlap_grad_reduce;  // DP reduction overlaps backward
+  // The interleaved schedule posts each step's receive as soon as the previous step of the same pass
+  // (forward or backward) has run, so that the transfer proceeds under the other pass's compute
+  // (Megatron-Core's overlap_p2p_comm); otherwise after the step just before it, whichever its pass.
+  std::optional<bool> overlap_p2p_comm;
   // ZeRO-3 / FSDP: free the gathered parameters after each forward use and gather them again for the
   // backward (FSDP's reshard_after_forward, DeepSpeed stage 3's release after each module), or keep
   // them from the forward to the backward.
@@ -287,6 +291,7 @@ struct Scenario {
   Dtype gradient_dtype() const;
   double dp_bucket_bytes() const;
   bool overlap_grad_reduce() const;
+  bool overlap_p2p_comm() const;
   bool reshard_after_forward() const;
   // ZeRO-3's collective granularity. zero3_gather_bucket_bytes: the most parameter bytes one all-gather
   // collects (+infinity: a whole unit per all-gather, as FSDP's fully_shard units); the tensors too

@@ -1,6 +1,7 @@
 #include "sim/workload/builder.h"
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 #include <numeric>
 #include <optional>
@@ -141,7 +142,9 @@ struct StepInput {
   OpId ready = kNoOp;
 };
 
-StepInput receive_input(BuildContext& ctx, const PipelineStep& step) {
+// The input of `step`: its buffer, and the receive of the pipeline message (posted once `post_after`
+// has run) or the op that leaves it on this stage.
+StepInput receive_input(BuildContext& ctx, const PipelineStep& step, OpId post_after) {
   GraphWriter& w = ctx.w;
   const RankShapes& s = ctx.shapes;
   const StageLayout& layout = ctx.layout;
@@ -161,7 +164,7 @@ StepInput receive_input(BuildContext& ctx, const PipelineStep& step) {
   const int64_t tag =
       p2p_tag(forward ? P2pKind::kPipelineActivation : P2pKind::kPipelineGradient, step.micro_batch, v, 0);
   in.ready = gather_pipeline_message(
-      ctx, w.recv(OpLabel::kPpComm, peer, tag, pipeline_message_bytes(s), {w.last(Stream::kCompute)}));
+      ctx, w.recv(OpLabel::kPpComm, peer, tag, pipeline_message_bytes(s), {post_after}));
   return in;
 }
 
@@ -319,14 +322,15 @@ void run_steps(BuildContext& ctx, const std::vector<PipelineStep>& steps, int64_
   }
   StepInput pair_input;  // the backward's, received before the forward ran
   OpId pair_start = kNoOp;
+  std::array<OpId, 2> pass_ends = {kNoOp, kNoOp};  // the last forward and backward steps' last compute
   for (size_t i = 0; i < steps.size(); ++i) {
     const PipelineStep& step = steps[i];
     if (step.pass == Pass::kForward && i + 1 < steps.size() && steps[i + 1].overlapped) {
-      const StepInput in = receive_input(ctx, step);
+      const StepInput in = receive_input(ctx, step, w.last(Stream::kCompute));
       const OpId posted = w.last(Stream::kCompute);
       w.set_lane(1);
       w.wait(Stream::kCompute, {posted});  // lane 1 posts its receive no earlier
-      pair_input = receive_input(ctx, steps[i + 1]);
+      pair_input = receive_input(ctx, steps[i + 1], w.last(Stream::kCompute));
       w.set_lane(0);
       pair_start = w.wait(Stream::kCompute, {w.last(Stream::kComm), in.ready, pair_input.ready});
       forward_step(ctx, step, in);
@@ -338,7 +342,10 @@ void run_steps(BuildContext& ctx, const std::vector<PipelineStep>& steps, int64_
       w.wait(Stream::kCompute, {pair_start, w.last(Stream::kComm)});
       in = pair_input;
     } else if (step.pass != Pass::kWeightGrad) {
-      in = receive_input(ctx, step);
+      // Megatron-Core's overlap_p2p_comm: the receive was posted with the previous step of its pass.
+      const OpId pass_end = pass_ends[step.pass == Pass::kForward ? 0 : 1];
+      in = receive_input(ctx, step,
+                         s.overlap_p2p_comm && pass_end != kNoOp ? pass_end : w.last(Stream::kCompute));
     }
     if (step.pass == Pass::kForward) {
       forward_step(ctx, step, in);
@@ -360,6 +367,8 @@ void run_steps(BuildContext& ctx, const std::vector<PipelineStep>& steps, int64_
       const OpId backward_done = w.wait(Stream::kCompute, {w.last(Stream::kComm)});
       w.set_lane(0);
       w.wait(Stream::kCompute, {backward_done, w.last(Stream::kComm)});
+    } else if (step.pass != Pass::kWeightGrad) {
+      pass_ends[step.pass == Pass::kForward ? 0 : 1] = w.last(Stream::kCompute);
     }
   }
 }

@@ -42,6 +42,9 @@ struct RankShapes {
   // Plan.
   config::SequenceScheme scheme;  // of parallelism.sequence_parallel
   bool cp_all_gather = false;     // context parallelism (ring) exchanges K/V by all-gather, not send/receive
+  // The interleaved schedule posts a step's pipeline receive after the previous step of its pass
+  // (Scenario::overlap_p2p_comm), not after the step just before it.
+  bool overlap_p2p_comm = false;
   int64_t tp = 1, sp = 1, dp = 1, pp = 1, vpp = 1;
   bool v_shape = false;  // ZB-V, DualPipeV: stage s runs virtual stages s and 2pp - 1 - s (layout.h)
   int64_t first_stage_layers = 0, last_stage_layers = 0;  // 0: the split of layout.h

@@ -287,6 +287,13 @@ TEST_F(ScenarioRules, FrameworkDefaults) {
   EXPECT_EQ(generic.framework, Framework::kGeneric);
   EXPECT_EQ(generic.dp_bucket_bytes(), 25 * MiB);
   EXPECT_TRUE(generic.overlap_grad_reduce());
+  // Receives posted with the previous step of their pass: Megatron-Core and NeMo, not the others.
+  EXPECT_TRUE(megatron.overlap_p2p_comm());
+  EXPECT_TRUE(nemo.overlap_p2p_comm());
+  EXPECT_FALSE(deepspeed.overlap_p2p_comm());
+  EXPECT_FALSE(titan.overlap_p2p_comm());
+  EXPECT_FALSE(generic.overlap_p2p_comm());
+  EXPECT_FALSE(with("nemo", "{dp: 32, overlap_p2p_comm: false}").overlap_p2p_comm());
 }
 
 // Which ZeRO stages compose with pipeline parallelism depends on the framework.

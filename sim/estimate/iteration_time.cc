@@ -443,21 +443,6 @@ double iteration_lower_bound_s(const config::Scenario& scenario) {
   return bound_s;
 }
 
-nlohmann::json to_json(const IterationTimeEstimate& e) {
-  return {{"iteration_time_s", e.iteration_s},
-          {"tokens_per_s", e.tokens_per_s},
-          {"mfu", e.mfu},
-          {"model_flops_per_iteration", e.model_flops},
-          {"hardware_flops_per_iteration", e.hardware_flops},
-          {"executed_flops_per_iteration", e.executed_flops},
-          {"breakdown", report::to_json(e.breakdown)},
-          {"compute_outside_layers_s", e.breakdown.outside_layers_s},
-          {"memory",
-           {{"peak_hbm_bytes", e.peak_hbm_bytes},
-            {"peak_host_bytes_per_node", e.peak_host_bytes_per_node},
-            {"fits", e.fits}}}};
-}
-
 report::RunMetrics run_metrics(const config::Scenario& scenario, const IterationTimeEstimate& e) {
   const double gpus = static_cast<double>(scenario.cluster.gpus);
   const double peak_s =

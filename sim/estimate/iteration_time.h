@@ -6,8 +6,6 @@
 #ifndef TRAINSIM_SIM_ESTIMATE_ITERATION_TIME_H_
 #define TRAINSIM_SIM_ESTIMATE_ITERATION_TIME_H_
 
-#include <nlohmann/json.hpp>
-
 #include "sim/common/warnings.h"
 #include "sim/config/scenario.h"
 #include "sim/report/breakdown.h"
@@ -59,8 +57,6 @@ IterationTimeEstimate estimate_iteration_time(const config::Scenario& scenario, 
 // which is affine in the micro-batch count and so given at m by two small graphs per stage (the
 // schedule's fewest micro-batches and twice that). Throws as estimate_iteration_time does.
 double iteration_lower_bound_s(const config::Scenario& scenario);
-
-nlohmann::json to_json(const IterationTimeEstimate& estimate);
 
 // The estimate as the metrics a run report states (report::RunMetrics), for `scenario`'s GPUs and
 // dense peak.

@@ -7,20 +7,27 @@ namespace {
 
 double branches(const RankShapes& s) { return s.swiglu ? 2 : 1; }
 
+// Bytes per element of a linear layer's input kept for its weight gradient: FP8 training keeps the
+// input as the FP8 GEMM read it (Transformer Engine's Linear, LayerNormLinear, LayerNormMLP and
+// GroupedLinear save the quantized input, or its transpose, for the wgrad GEMM), else the activation
+// dtype.
+double gemm_input_bytes(const RankShapes& s) { return s.fp8 ? 1.0 : s.act_bytes; }
+
 // A dense MLP's kept tensors: the FC1 output and the activation output (FC2 input).
 double mlp_kept(const RankShapes& s, int64_t ffn_local, double fc1_width) {
   const double rows = static_cast<double>(s.batch * s.tokens);
-  return s.act_bytes * rows * (fc1_width + static_cast<double>(ffn_local));
+  return rows * (s.act_bytes * fc1_width + gemm_input_bytes(s) * static_cast<double>(ffn_local));
 }
 
 double experts_kept(const RankShapes& s) {
   const double e = s.act_bytes;
+  const double g = gemm_input_bytes(s);
   const double h = static_cast<double>(s.hidden);
   const double rows = static_cast<double>(s.local_experts * s.expert_rows);
   const double ffn = static_cast<double>(s.expert_ffn_local);
   const int64_t shared_ffn = s.shared_ffn_local;
   return 4.0 * static_cast<double>(s.batch * s.tokens_norm * s.experts)  // router probabilities
-         + e * rows * (h + ffn * branches(s) + ffn)                      // expert input, FC1, activation
+         + rows * (g * h + e * ffn * branches(s) + g * ffn)              // expert input, FC1, activation
          + s.dispatch_bytes()                                            // expert outputs
          + (shared_ffn > 0 ? mlp_kept(s, shared_ffn, static_cast<double>(shared_ffn) * branches(s)) : 0.0);
 }
@@ -56,15 +63,16 @@ LayerActivationBytes layer_activation_bytes(const RankShapes& s, bool moe) {
   } else {
     core = scores * (e + mask * (1.0 + e));  // softmax output (+ dropout mask and output)
   }
-  const double kept = e * b * tn * h                      // LN1 output (QKV input)
+  const double g = gemm_input_bytes(s);
+  const double kept = g * b * tn * h                      // LN1 output (QKV input)
                       + e * b * tn * latents              // MLA latents
                       + e * b * t * (q_width + kv_width)  // Q, K, V
                       + lse                               // fused kernel's log-sum-exp
-                      + e * b * t * out_width             // attention output (projection input)
+                      + g * b * t * out_width             // attention output (projection input)
                       +
                       (s.scheme.heads_over_sp ? e * b * t * out_width : 0.0)  // head-sharded attention output
                       + mask * b * tn * h                                     // attention dropout mask
-                      + 2 * e * b * tn * h                                    // LN2 input and output
+                      + (e + g) * b * tn * h                                  // LN2 input and output
                       + (moe ? experts_kept(s) : mlp_kept(s, s.ffn_local, fc1_width)) +
                       mask * b * tn * h;  // MLP dropout mask
   a.core = core;

@@ -71,6 +71,22 @@ TEST(ActivationMemory, GraphReproducesKorthikantiTable2) {
   }
 }
 
+// FP8 training keeps each linear layer's input as the FP8 GEMM read it, one byte per element, for the
+// weight gradient (Transformer Engine's modules): of Table 2's 34 sbh/t with tensor and sequence
+// parallelism, the QKV, projection, FC1 and FC2 inputs (sbh/t each, 4 sbh/t for FC2's) halve.
+TEST(ActivationMemory, Fp8KeepsTheLinearLayersInputsInFp8) {
+  testing::PlanSpec spec;
+  spec.tp = 8;
+  spec.sequence = SequenceParallel::kMegatron;
+  config::Scenario sc = testing::make_scenario("megatron-22b", 4, 4, spec);
+  sc.model.layers = 4;
+  const double bf16 = layer_one_activation_bytes(build_rank_graph(sc, make_plan(sc), 0));
+  sc.training.dtype = config::Dtype::kFp8;
+  const double fp8 = layer_one_activation_bytes(build_rank_graph(sc, make_plan(sc), 0));
+  const double sbh = 2048.0 * 4 * 6144;
+  EXPECT_DOUBLE_EQ(bf16 - fp8, sbh / 8 * (1 + 1 + 1 + 4));
+}
+
 // Ulysses wraps the model's own attention kernel: a GPT-style model keeps Megatron's unfused one (its
 // scores stored for the backward) unless the scenario names the fused one.
 TEST(ActivationMemory, UlyssesKeepsTheModelsAttentionKernel) {

@@ -245,6 +245,8 @@ std::string to_yaml(const Scenario& s, Defaults defaults) {
                 std::string(to_string(s.gradient_dtype())));
   out << YAML::Key << "memory_headroom" << YAML::Value
       << fmt::format("{:g}%", 100 * s.training.memory_headroom);
+  if (s.training.dtype == Dtype::kFp8)
+    out << YAML::Key << "fp8_params" << YAML::Value << s.training.fp8_params;
   out << YAML::EndMap;
   emit_parallelism(out, s, defaults);
   const std::filesystem::path dir = s.path.parent_path();

@@ -96,6 +96,11 @@ struct Training {
   // 2026); fragmentation can reach 30 % in extreme cases (Rajbhandari et al. 2020, ZeRO, section 3.2).
   // 0 with `expandable_segments:True` and a measured peak.
   double memory_headroom = 0.05;
+  // FP8 training only: the linear layers' weights are kept in FP8 alone, with their transposes, and
+  // the distributed optimizer writes and all-gathers them in FP8 (Megatron-Core's fp8_param_gather,
+  // Transformer Engine's FP8 primary weights; set by NeMo's and Megatron-Bridge's FP8 recipes), instead
+  // of bf16 weights with FP8 copies cast from them every iteration.
+  bool fp8_params = false;
 };
 
 // FPDT computes the loss in pieces of chunk_tokens / sp / kFpdtLossPieces tokens per GPU (DeepSpeed's

@@ -225,6 +225,12 @@ void decode_training(MapReader& m, Training& out) {
     }
   }
   if (m.has("memory_headroom")) decode_percent(m.child("memory_headroom"), out.memory_headroom, 50);
+  if (m.read("fp8_params", out.fp8_params) && out.fp8_params && out.dtype != Dtype::kFp8) {
+    m.child("fp8_params")
+        .error(fmt::format("FP8 weights need FP8 training: set training.dtype to fp8, or fp8_params to "
+                           "false (training.dtype is {})",
+                           to_string(out.dtype)));
+  }
   m.finish();
 }
 

@@ -288,16 +288,24 @@ Setup set_up(BuildContext& ctx, int64_t stage, double bucket_bytes) {
   const auto keep = [&](OpLabel label, MemoryCategory category, double bytes) {
     out.persistent.push_back(w.alloc(label, category, MemorySpace::kHbm, bytes, Stream::kCompute).buffer);
   };
+  const auto linear_weights =
+      static_cast<double>(stage_layer_sum(s, ctx.layout, stage, &LayerParams::linear_weights));
+  if (s.fp8_params && !s.master_weight_shards) {
+    // FP8 primary weights: the linear layers' weights are the FP8 ones (1 byte each), sharded as the
+    // others under ZeRO-3.
+    const double shards = s.zero_stage >= 3 ? static_cast<double>(ctx.plan.group_size(ctx.grad_group)) : 1;
+    out.state.weights -= (s.act_bytes - 1.0) * linear_weights / shards;
+  }
   keep(OpLabel::kModelState, MemoryCategory::kWeights, out.state.weights);
   keep(OpLabel::kModelState, MemoryCategory::kGradients, out.state.gradients);
   keep(OpLabel::kModelState, MemoryCategory::kOptimizer, out.state.optimizer);
   if (s.fp8) {
-    // Transformer Engine's fp8 copies of the linear layers' weights, row- and column-wise (2 bytes per
-    // weight), cast from the bf16 weights once per iteration and kept across its micro-batches.
-    const auto linear_weights =
-        static_cast<double>(stage_layer_sum(s, ctx.layout, stage, &LayerParams::linear_weights));
-    keep(OpLabel::kModelState, MemoryCategory::kBuffers, 2 * linear_weights);
-    w.memory(OpLabel::kModelState, (s.act_bytes + 2.0) * linear_weights);
+    // Transformer Engine's fp8 copies of the linear layers' weights, kept across the iteration's
+    // micro-batches: row- and column-wise (2 bytes per weight), cast from the bf16 weights once per
+    // iteration; with FP8 weights only the column-wise transposes (1 byte), made from them.
+    const double copies = s.fp8_params ? 1.0 : 2.0;
+    keep(OpLabel::kModelState, MemoryCategory::kBuffers, copies * linear_weights);
+    w.memory(OpLabel::kModelState, ((s.fp8_params ? 1.0 : s.act_bytes) + copies) * linear_weights);
   }
   if (s.zero_stage == 2) {
     // DeepSpeed's reduction bucket (ipg buffer).

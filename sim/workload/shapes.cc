@@ -69,6 +69,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.cpu_checkpointing = p.cpu_checkpointing;
   s.batch = scenario.training.micro_batch;
   s.fp8 = scenario.training.dtype == config::Dtype::kFp8;
+  s.fp8_params = s.fp8 && scenario.training.fp8_params;
   s.act_bytes = config::dtype_bytes(config::storage_dtype(scenario.training.dtype));
   s.grad_bytes = config::dtype_bytes(scenario.gradient_dtype());
 

@@ -237,6 +237,13 @@ TEST_F(ScenarioRules, GradientDtypeDefaultsToTheStorageDtype) {
                           "fp32, bf16 or fp16, not fp8"));
 }
 
+// FP8 primary weights are an FP8 training option.
+TEST_F(ScenarioRules, Fp8ParamsNeedFp8Training) {
+  EXPECT_THAT(errors(scenario(kLlama, "{}", "{global_batch: 64, fp8_params: true}", 1)),
+              ElementsAre("s.yaml:4:42: error: training.fp8_params: FP8 weights need FP8 training: set "
+                          "training.dtype to fp8, or fp8_params to false (training.dtype is bf16)"));
+}
+
 // A framework supplies the keys a scenario leaves out (sim/config/framework.cc); what the scenario
 // sets wins.
 TEST_F(ScenarioRules, FrameworkDefaults) {

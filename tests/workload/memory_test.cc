@@ -158,6 +158,30 @@ TEST(ModelStateMemory, GraphAllocationsFollowTheZeroFormulas) {
   }
 }
 
+// FP8 training casts the bf16 weights of the linear layers into FP8 copies, row- and column-wise (2
+// bytes per weight, held as buffers); with FP8 primary weights (training.fp8_params) those weights are
+// the FP8 ones, 1 byte each, and only the transposes are extra.
+TEST(ModelStateMemory, Fp8PrimaryWeightsReplaceTheBf16WeightsOfTheLinearLayers) {
+  testing::PlanSpec spec;
+  spec.dp = 8;
+  spec.zero = 1;
+  config::Scenario sc = testing::make_scenario("llama3-8b", 8, 1, spec);
+  sc.training.dtype = config::Dtype::kFp8;
+  const ParallelPlan plan = make_plan(sc);
+  const double linear = 32.0 * static_cast<double>(layer_params(derive_shapes(sc, plan)).linear_weights());
+  const auto setup_bytes = [&](MemoryCategory category) {
+    return testing::sum_bytes(build_rank_graph(sc, plan, 0), [category](const Op& op) {
+      return op.kind == OpKind::kAlloc && op.phase == Phase::kSetup && op.label == OpLabel::kModelState &&
+             op.buffer.category == category;
+    });
+  };
+  const double bf16_weights = setup_bytes(MemoryCategory::kWeights);
+  EXPECT_DOUBLE_EQ(setup_bytes(MemoryCategory::kBuffers), 2 * linear);
+  sc.training.fp8_params = true;
+  EXPECT_DOUBLE_EQ(bf16_weights - setup_bytes(MemoryCategory::kWeights), linear);
+  EXPECT_DOUBLE_EQ(setup_bytes(MemoryCategory::kBuffers), linear);
+}
+
 RankShapes state_shapes(int zero_stage, int grad_bytes, bool master_weight_shards = false) {
   RankShapes s;
   s.act_bytes = 2;

@@ -444,7 +444,7 @@ double iteration_lower_bound_s(const config::Scenario& scenario) {
 }
 
 report::RunMetrics run_metrics(const config::Scenario& scenario, const IterationTimeEstimate& e) {
-  const double gpus = static_cast<double>(scenario.cluster.gpus);
+  const auto gpus = static_cast<double>(scenario.cluster.gpus);
   const double peak_s =
       e.iteration_s * gpus * *scenario.cluster.hardware.peak_flops_per_s(scenario.training.dtype);
   report::RunMetrics m;

@@ -234,6 +234,13 @@ json to_json(const RunMetrics& m) {
             {"fits", m.fits}}}};
 }
 
+json memory_limits(const config::Scenario& s) {
+  return {{"hbm_capacity_bytes", s.cluster.hardware.gpu.hbm_capacity_bytes},
+          {"memory_headroom", s.training.memory_headroom},
+          {"usable_hbm_bytes", s.usable_hbm_bytes()},
+          {"host_capacity_bytes_per_node", s.cluster.topology.node.host_memory_bytes}};
+}
+
 RunMetrics run_metrics(const json& report) {
   RunMetrics m;
   m.gpus = report.at("gpus").get<int64_t>();
@@ -303,8 +310,6 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   const MemoryPeaks peaks = memory_peaks(s, run);
   const size_t peak_index = peaks.hbm_rank_index;
   const double host_peak = peaks.host_bytes_per_node;
-  const double hbm_capacity = s.cluster.hardware.gpu.hbm_capacity_bytes;
-  const double host_capacity = s.cluster.topology.node.host_memory_bytes;
   const double hbm_peak = peaks.hbm_bytes;
   json by_category = json::object();
   for (int c = 0; c < workload::kMemoryCategoryCount; ++c) {
@@ -351,13 +356,10 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"warnings", warnings},
       {"simulation", {{"ranks_simulated", run.ranks.size()}, {"ops_executed", r.ops_executed}}},
   });
+  report["memory"].update(memory_limits(s));
   report["memory"].update({{"peak_hbm_rank", r.ranks[peak_index].rank},
                            {"hbm_at_peak_bytes", by_category},
-                           {"gradient_dtype", config::to_string(s.gradient_dtype())},
-                           {"hbm_capacity_bytes", hbm_capacity},
-                           {"memory_headroom", s.training.memory_headroom},
-                           {"usable_hbm_bytes", s.usable_hbm_bytes()},
-                           {"host_capacity_bytes_per_node", host_capacity}});
+                           {"gradient_dtype", config::to_string(s.gradient_dtype())}});
   report["why"] = why_slow(s, critical_graph, critical_run, iteration_start, r.total_time_s, b, stages,
                            analysis.bubble_fraction, hbm_peak);
   if (context.iterations > 1) report["iterations"] = iterations_report(r);

@@ -51,6 +51,9 @@ nlohmann::json to_json(const RunMetrics& metrics);
 // The metrics of a report holding to_json's keys (made by make_run_report, or a sweep's closed-form
 // result). Throws nlohmann::json::exception when the report lacks one.
 RunMetrics run_metrics(const nlohmann::json& report);
+// The limits a report's "memory" object states beside the peaks: hbm_capacity_bytes, memory_headroom,
+// usable_hbm_bytes and host_capacity_bytes_per_node, from `scenario`.
+nlohmann::json memory_limits(const config::Scenario& scenario);
 
 // Builds the report. Never throws for a finished run.
 nlohmann::json make_run_report(const config::Scenario& scenario, const engine::ScenarioRun& run,

@@ -61,10 +61,7 @@ json analytic_report(const config::Scenario& s, const estimate::IterationTimeEst
         {"executed_flops_per_iteration", e.executed_flops}}},
       {"warnings", warning_list},
   });
-  report["memory"].update({{"hbm_capacity_bytes", s.cluster.hardware.gpu.hbm_capacity_bytes},
-                           {"memory_headroom", s.training.memory_headroom},
-                           {"usable_hbm_bytes", s.usable_hbm_bytes()},
-                           {"host_capacity_bytes_per_node", s.cluster.topology.node.host_memory_bytes}});
+  report["memory"].update(report::memory_limits(s));
   if (s.campaign.tokens > 0)
     report["campaign"] = report::campaign_report(s, e.iteration_s, e.peak_host_bytes_per_node);
   return report;

@@ -24,8 +24,8 @@ struct IterationTimeEstimate {
   report::Breakdown breakdown;
   double model_flops = 0;     // per iteration, all GPUs (the MFU numerator of `trainsim run`)
   double hardware_flops = 0;  // model FLOPs plus what recomputation repeats (the HFU numerator)
-  double executed_flops =
-      0;  // every kernel's FLOPs, masks and padding included (0 unless EstimateDetail::kFull)
+  // Every kernel's FLOPs, masks and padding included (0 unless EstimateDetail::kFull).
+  double executed_flops = 0;
   double tokens_per_s = 0;
   double mfu = 0;                       // model FLOPs / (iteration_s x GPUs x dense peak)
   double peak_hbm_bytes = 0;            // the memory peak of the fullest rank

@@ -290,7 +290,7 @@ Setup set_up(BuildContext& ctx, int64_t stage, double bucket_bytes) {
   };
   const auto linear_weights =
       static_cast<double>(stage_layer_sum(s, ctx.layout, stage, &LayerParams::linear_weights));
-  if (s.fp8_params && !s.master_weight_shards) {
+  if (s.fp8_params) {
     // FP8 primary weights: the linear layers' weights are the FP8 ones (1 byte each), sharded as the
     // others under ZeRO-3.
     const double shards = s.zero_stage >= 3 ? static_cast<double>(ctx.plan.group_size(ctx.grad_group)) : 1;

@@ -69,7 +69,6 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.cpu_checkpointing = p.cpu_checkpointing;
   s.batch = scenario.training.micro_batch;
   s.fp8 = scenario.training.dtype == config::Dtype::kFp8;
-  s.fp8_params = s.fp8 && scenario.training.fp8_params;
   s.act_bytes = config::dtype_bytes(config::storage_dtype(scenario.training.dtype));
   s.grad_bytes = config::dtype_bytes(scenario.gradient_dtype());
 
@@ -80,6 +79,8 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
       scenario.zero3_bucketed_reduce() ? scenario.dp_bucket_bytes() / s.grad_bytes : 0;
   s.zero3_persistence_threshold = scenario.zero3_persistence_threshold();
   s.master_weight_shards = scenario.master_weight_shards();
+  // Megatron-Core's FP8 weights replace bf16 ones; FSDP2's fp32 weight shards are never replaced.
+  s.fp8_params = s.fp8 && scenario.training.fp8_params && !s.master_weight_shards;
   s.optimizer_passes = scenario.optimizer_passes();
   s.ffn_local = m.ffn_hidden / s.tp;
   s.vocab_local = (m.vocab + s.tp - 1) / s.tp;

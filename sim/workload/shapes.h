@@ -96,9 +96,11 @@ struct RankShapes {
   int64_t vocab_local = 0;    // ceil(vocab / tp)
   int64_t micro_batches = 0;  // per iteration and data-parallel replica
   bool fp8 = false;  // fp8 training: linear layers' GEMMs in fp8, the rest in bf16 (config::storage_dtype)
-  bool fp8_params = false;  // fp8 training with the linear layers' weights in fp8 only (training.fp8_params)
-  int act_bytes = 2;        // bytes per activation/weight element (the training dtype's storage dtype)
-  int grad_bytes = 2;       // bytes per gradient element
+  // fp8 training with the linear layers' weights in fp8 only (training.fp8_params; never with
+  // master_weight_shards, whose fp32 shards are the weights).
+  bool fp8_params = false;
+  int act_bytes = 2;   // bytes per activation/weight element (the training dtype's storage dtype)
+  int grad_bytes = 2;  // bytes per gradient element
 
   // FPDT (seed-papers.md A2): u chunks of c global tokens, c_l = c / sp local tokens each.
   int64_t fpdt_chunks = 1;

@@ -127,6 +127,33 @@ struct KeyBlockTasks {
   int count = 0;  // 0: no query sees these keys
 };
 
+// The shared memory of a backward block, from `base` on: K and V (kKvSize units of T each), Q and dO
+// (two stages of kQSize units each), dSᵀ (kDsSize units), then lse and delta (two stages of kBlockM
+// floats each). T is the element of the sm_80 kernel's tiles, char for the wgmma kernel's slabs.
+template <typename T>
+struct BwdShared {
+  T* k;
+  T* v;
+  T* q;     // [2] stages
+  T* dout;  // [2] stages
+  T* ds;
+  float* lse;    // [2][kBlockM]
+  float* delta;  // [2][kBlockM]
+};
+
+template <int kKvSize, int kQSize, int kDsSize, int kBlockM, typename T>
+__device__ __forceinline__ BwdShared<T> bwd_shared(T* base) {
+  BwdShared<T> shared;
+  shared.k = base;
+  shared.v = shared.k + kKvSize;
+  shared.q = shared.v + kKvSize;
+  shared.dout = shared.q + 2 * kQSize;
+  shared.ds = shared.dout + 2 * kQSize;
+  shared.lse = reinterpret_cast<float*>(shared.ds + kDsSize);
+  shared.delta = shared.lse + 2 * kBlockM;
+  return shared;
+}
+
 // Where the inputs of a task start: its q and dout rows, lse and delta; `valid` rows of kBlockM.
 template <typename Element>
 struct TaskInputs {
@@ -147,6 +174,66 @@ __device__ TaskInputs<Element> task_inputs(const AttentionBwdParams& params, int
           static_cast<const Element*>(params.dout) + batch * params.dout_strides.batch +
               static_cast<int64_t>(q_start) * params.dout_strides.row + head * params.dout_strides.head,
           fwd.lse + row_offset, params.delta + row_offset, min(kBlockM, fwd.q_len - q_start)};
+}
+
+// Pᵀ = exp(scale·Sᵀ - lse) in place, for accumulator tiles [kTiles][4] (mma layout) of Sᵀ over the
+// keys key0 + 0..15 of `block` and the queries q_start + 0..kTiles·8-1 of a task (their lse from
+// `lse`); zero where masked (past q_len or kv_len, or after the diagonal).
+template <typename Element, int kTiles>
+__device__ __forceinline__ void recompute_probabilities(float (&p)[kTiles][4], const AttentionFwdParams& fwd,
+                                                        const BwdBlock<Element>& block, int key0, int q_start,
+                                                        const float* lse, int lane) {
+  const float scale_log2 = fwd.softmax_scale * kLog2e;
+#pragma unroll
+  for (int nt = 0; nt < kTiles; ++nt) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int key = block.kv_start + key0 + accumulator_row(lane, e);
+      const int col = nt * 8 + accumulator_col(lane, e);
+      const int row = q_start + col;
+      const bool visible = row < fwd.q_len && key < fwd.kv_len && (!fwd.causal || key <= row + block.shift);
+      p[nt][e] = visible ? ptx::fast_exp2(p[nt][e] * scale_log2 - lse[col] * kLog2e) : 0.0F;
+    }
+  }
+}
+
+// dSᵀ = Pᵀ ∘ (dPᵀ - delta) in place of dPᵀ, for accumulator tiles [kTiles][4] (mma layout) over the
+// queries 0..kTiles·8-1 of a task (their delta from `delta`).
+template <int kTiles>
+__device__ __forceinline__ void score_gradients(float (&ds)[kTiles][4], const float (&p)[kTiles][4],
+                                                const float* delta, int lane) {
+#pragma unroll
+  for (int nt = 0; nt < kTiles; ++nt) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      ds[nt][e] = p[nt][e] * (ds[nt][e] - delta[nt * 8 + accumulator_col(lane, e)]);
+    }
+  }
+}
+
+// dq_accum += scale·dQ, atomically (the other key blocks add to the same rows), for accumulator
+// tiles [kTiles][4] (mma layout) holding the rows row0 + 0..15 of the query tile at q_start of query
+// head `head`, columns col0 + 0..kTiles·8-1.
+template <int kHeadDim, typename Element, int kTiles>
+__device__ __forceinline__ void add_query_gradients(const AttentionBwdParams& params,
+                                                    const BwdBlock<Element>& block, int head, int q_start,
+                                                    int row0, int col0, int lane,
+                                                    const float (&dq)[kTiles][4]) {
+  const AttentionFwdParams& fwd = params.fwd;
+  float* dq_accum = params.dq_accum +
+                    ((static_cast<int64_t>(block.batch) * fwd.q_len + q_start) * fwd.heads + head) * kHeadDim;
+  const int64_t dq_row_stride = static_cast<int64_t>(fwd.heads) * kHeadDim;
+#pragma unroll
+  for (int nt = 0; nt < kTiles; ++nt) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int row = row0 + accumulator_row(lane, e);
+      if (q_start + row < fwd.q_len) {
+        atomicAdd(dq_accum + row * dq_row_stride + col0 + nt * 8 + accumulator_col(lane, e),
+                  dq[nt][e] * fwd.softmax_scale);
+      }
+    }
+  }
 }
 
 // dk_accum += scale·dK, dv_accum += dV for accumulator tiles [kTiles][4] (mma layout) holding the
@@ -195,77 +282,52 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
     return;  // no query sees these keys: nothing to add
   }
 
-  Element* s_k = reinterpret_cast<Element*>(ptx::dynamic_smem());
-  Element* s_v = s_k + KvTile::kElements;
-  Element* s_q = s_v + KvTile::kElements;      // [2] stages
-  Element* s_do = s_q + 2 * QTile::kElements;  // [2] stages
-  Element* s_ds = s_do + 2 * QTile::kElements;
-  float* s_lse = reinterpret_cast<float*>(s_ds + DsTile::kElements);  // [2][kBlockM]
-  float* s_delta = s_lse + 2 * kBlockM;                               // [2][kBlockM]
+  const BwdShared<Element> shared =
+      bwd_shared<KvTile::kElements, QTile::kElements, DsTile::kElements, kBlockM>(
+          reinterpret_cast<Element*>(ptx::dynamic_smem()));
 
   // Starts the loads of task t (query head, query tile) into `stage`.
   auto load_task = [&](int t, int stage) {
     const TaskInputs<Element> in =
         task_inputs<Element, kBlockM>(params, block.batch, tasks.head(t), tasks.q_start(t));
-    load_tile_async<QTile, kThreads>(s_q + stage * QTile::kElements, in.q, fwd.q_strides.row, in.valid, tid);
-    load_tile_async<QTile, kThreads>(s_do + stage * QTile::kElements, in.dout, params.dout_strides.row,
+    load_tile_async<QTile, kThreads>(shared.q + stage * QTile::kElements, in.q, fwd.q_strides.row, in.valid,
+                                     tid);
+    load_tile_async<QTile, kThreads>(shared.dout + stage * QTile::kElements, in.dout, params.dout_strides.row,
                                      in.valid, tid);
-    load_floats_async<kThreads>(s_lse + stage * kBlockM, in.lse, kBlockM, in.valid, tid);
-    load_floats_async<kThreads>(s_delta + stage * kBlockM, in.delta, kBlockM, in.valid, tid);
+    load_floats_async<kThreads>(shared.lse + stage * kBlockM, in.lse, kBlockM, in.valid, tid);
+    load_floats_async<kThreads>(shared.delta + stage * kBlockM, in.delta, kBlockM, in.valid, tid);
   };
 
-  load_tile_async<KvTile, kThreads>(s_k, block.k, fwd.k_strides.row, block.kv_rows, tid);
-  load_tile_async<KvTile, kThreads>(s_v, block.v, fwd.v_strides.row, block.kv_rows, tid);
+  load_tile_async<KvTile, kThreads>(shared.k, block.k, fwd.k_strides.row, block.kv_rows, tid);
+  load_tile_async<KvTile, kThreads>(shared.v, block.v, fwd.v_strides.row, block.kv_rows, tid);
   load_task(0, 0);
   ptx::cp_async_commit();
 
   float dk[kDTiles][4] = {};
   float dv[kDTiles][4] = {};
-  const float scale_log2 = fwd.softmax_scale * kLog2e;
   const int warp_key0 = warp * 16;
 
   for (int t = 0; t < tasks.count; ++t) {
     const int stage = t & 1;
-    if (t + 1 < tasks.count) {
-      load_task(t + 1, stage ^ 1);
-    }
-    ptx::cp_async_commit();
-    ptx::cp_async_wait<1>();
+    load_next_and_wait(t, tasks.count, load_task);
     __syncthreads();
     const int head = tasks.head(t);
     const int q_start = tasks.q_start(t);
-    const Element* tile_q = s_q + stage * QTile::kElements;
-    const Element* tile_do = s_do + stage * QTile::kElements;
-    const float* tile_lse = s_lse + stage * kBlockM;
-    const float* tile_delta = s_delta + stage * kBlockM;
+    const Element* tile_q = shared.q + stage * QTile::kElements;
+    const Element* tile_do = shared.dout + stage * QTile::kElements;
+    const float* tile_lse = shared.lse + stage * kBlockM;
+    const float* tile_delta = shared.delta + stage * kBlockM;
 
-    // Sᵀ = K·Qᵀ for this warp's 16 keys.
+    // Sᵀ = K·Qᵀ for this warp's 16 keys, then Pᵀ in place.
     float p[kQTiles][4] = {};
-    warp_mma_abt<KvTile, QTile, kHeadDim>(p, s_k, warp_key0, tile_q, lane);
-    // Pᵀ = exp(scale·Sᵀ - lse), zero where masked (past q_len or kv_len, or after the diagonal).
-#pragma unroll
-    for (int nt = 0; nt < kQTiles; ++nt) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int key = block.kv_start + warp_key0 + accumulator_row(lane, e);
-        const int col = nt * 8 + accumulator_col(lane, e);
-        const int row = q_start + col;
-        const bool visible = row < fwd.q_len && key < fwd.kv_len && (!fwd.causal || key <= row + block.shift);
-        p[nt][e] = visible ? ptx::fast_exp2(p[nt][e] * scale_log2 - tile_lse[col] * kLog2e) : 0.0F;
-      }
-    }
+    warp_mma_abt<KvTile, QTile, kHeadDim>(p, shared.k, warp_key0, tile_q, lane);
+    recompute_probabilities(p, fwd, block, warp_key0, q_start, tile_lse, lane);
     // dV += Pᵀ·dO.
     warp_mma_pb<QTile>(dv, p, tile_do, lane);
     // dPᵀ = V·dOᵀ, then dSᵀ = Pᵀ ∘ (dPᵀ - delta) in place.
     float ds[kQTiles][4] = {};
-    warp_mma_abt<KvTile, QTile, kHeadDim>(ds, s_v, warp_key0, tile_do, lane);
-#pragma unroll
-    for (int nt = 0; nt < kQTiles; ++nt) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        ds[nt][e] = p[nt][e] * (ds[nt][e] - tile_delta[nt * 8 + accumulator_col(lane, e)]);
-      }
-    }
+    warp_mma_abt<KvTile, QTile, kHeadDim>(ds, shared.v, warp_key0, tile_do, lane);
+    score_gradients(ds, p, tile_delta, lane);
     // dK += dSᵀ·Q.
     warp_mma_pb<QTile>(dk, ds, tile_q, lane);
     // dSᵀ to shared memory, [key][query].
@@ -274,16 +336,13 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int key = warp_key0 + (lane >> 2) + half * 8;
-        *reinterpret_cast<uint32_t*>(s_ds + DsTile::offset(key, nt) + ((lane & 3) << 1)) =
+        *reinterpret_cast<uint32_t*>(shared.ds + DsTile::offset(key, nt) + ((lane & 3) << 1)) =
             ElementTraits<Element>::pack(ds[nt][2 * half], ds[nt][2 * half + 1]);
       }
     }
     __syncthreads();
 
     // dQ += scale·dS·K for this warp's query rows, atomically added (other key blocks add too).
-    float* dq = params.dq_accum +
-                ((static_cast<int64_t>(block.batch) * fwd.q_len + q_start) * fwd.heads + head) * kHeadDim;
-    const int64_t dq_row_stride = static_cast<int64_t>(fwd.heads) * kHeadDim;
 #pragma unroll
     for (int piece = warp; piece < Traits::kDqPieces; piece += Traits::kWarps) {
       const int m0 = (piece % (kBlockM / 16)) * 16;
@@ -292,26 +351,16 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_bwd_kernel(const A
 #pragma unroll
       for (int kk = 0; kk < kBlockN / 16; ++kk) {
         uint32_t a[4];
-        load_a_trans<DsTile>(a, s_ds, m0, kk * 16, lane);
+        load_a_trans<DsTile>(a, shared.ds, m0, kk * 16, lane);
 #pragma unroll
         for (int dp = 0; dp < Traits::kDqCols / 16; ++dp) {
           uint32_t b[2][2];
-          load_b_pair_trans<KvTile>(b, s_k, kk * 16, d0 + dp * 16, lane);
+          load_b_pair_trans<KvTile>(b, shared.k, kk * 16, d0 + dp * 16, lane);
           ptx::mma_m16n8k16<Element>(acc[2 * dp], a, b[0]);
           ptx::mma_m16n8k16<Element>(acc[2 * dp + 1], a, b[1]);
         }
       }
-#pragma unroll
-      for (int nt = 0; nt < Traits::kDqCols / 8; ++nt) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int row = m0 + accumulator_row(lane, e);
-          if (q_start + row < fwd.q_len) {
-            atomicAdd(dq + row * dq_row_stride + d0 + nt * 8 + accumulator_col(lane, e),
-                      acc[nt][e] * fwd.softmax_scale);
-          }
-        }
-      }
+      add_query_gradients<kHeadDim>(params, block, head, q_start, m0, d0, lane, acc);
     }
     __syncthreads();  // dSᵀ and this stage are free again
   }

@@ -64,39 +64,33 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
 
   char* smem = ptx::dynamic_smem();
   smem += (wgmma::kGroupBytes - (ptx::shared_address(smem) % wgmma::kGroupBytes)) % wgmma::kGroupBytes;
-  char* s_k = smem;
-  char* s_v = s_k + Traits::kKvBytes;
-  char* s_q = s_v + Traits::kKvBytes;      // [2] stages
-  char* s_do = s_q + 2 * Traits::kQBytes;  // [2] stages
-  char* s_ds = s_do + 2 * Traits::kQBytes;
-  float* s_lse = reinterpret_cast<float*>(s_ds + Traits::kDsBytes);  // [2][kBlockM]
-  float* s_delta = s_lse + 2 * kBlockM;                              // [2][kBlockM]
-  const uint32_t k_address = ptx::shared_address(s_k);
-  const uint32_t v_address = ptx::shared_address(s_v);
-  const uint32_t q_address = ptx::shared_address(s_q);
-  const uint32_t do_address = ptx::shared_address(s_do);
-  const uint32_t ds_address = ptx::shared_address(s_ds);
+  const BwdShared<char> shared =
+      bwd_shared<Traits::kKvBytes, Traits::kQBytes, Traits::kDsBytes, kBlockM>(smem);
+  const uint32_t k_address = ptx::shared_address(shared.k);
+  const uint32_t v_address = ptx::shared_address(shared.v);
+  const uint32_t q_address = ptx::shared_address(shared.q);
+  const uint32_t do_address = ptx::shared_address(shared.dout);
+  const uint32_t ds_address = ptx::shared_address(shared.ds);
 
   // Starts the loads of task t (query head, query tile) into `stage`.
   auto load_task = [&](int t, int stage) {
     const TaskInputs<Element> in =
         task_inputs<Element, kBlockM>(params, block.batch, tasks.head(t), tasks.q_start(t));
-    load_swizzled_async<kBlockM, kHeadDim, kThreads>(s_q + stage * Traits::kQBytes, in.q, fwd.q_strides.row,
-                                                     in.valid, tid);
-    load_swizzled_async<kBlockM, kHeadDim, kThreads>(s_do + stage * Traits::kQBytes, in.dout,
+    load_swizzled_async<kBlockM, kHeadDim, kThreads>(shared.q + stage * Traits::kQBytes, in.q,
+                                                     fwd.q_strides.row, in.valid, tid);
+    load_swizzled_async<kBlockM, kHeadDim, kThreads>(shared.dout + stage * Traits::kQBytes, in.dout,
                                                      params.dout_strides.row, in.valid, tid);
-    load_floats_async<kThreads>(s_lse + stage * kBlockM, in.lse, kBlockM, in.valid, tid);
-    load_floats_async<kThreads>(s_delta + stage * kBlockM, in.delta, kBlockM, in.valid, tid);
+    load_floats_async<kThreads>(shared.lse + stage * kBlockM, in.lse, kBlockM, in.valid, tid);
+    load_floats_async<kThreads>(shared.delta + stage * kBlockM, in.delta, kBlockM, in.valid, tid);
   };
 
-  load_swizzled_async<kBlockN, kHeadDim, kThreads>(s_k, block.k, fwd.k_strides.row, block.kv_rows, tid);
-  load_swizzled_async<kBlockN, kHeadDim, kThreads>(s_v, block.v, fwd.v_strides.row, block.kv_rows, tid);
+  load_swizzled_async<kBlockN, kHeadDim, kThreads>(shared.k, block.k, fwd.k_strides.row, block.kv_rows, tid);
+  load_swizzled_async<kBlockN, kHeadDim, kThreads>(shared.v, block.v, fwd.v_strides.row, block.kv_rows, tid);
   load_task(0, 0);
   ptx::cp_async_commit();
 
   float dk[kHeadDim / 8][4] = {};
   float dv[kHeadDim / 8][4] = {};
-  const float scale_log2 = fwd.softmax_scale * kLog2e;
   const uint32_t wg_keys = warpgroup * 64 * kRow;  // this warpgroup's rows in a K/V slab
   // dQ: this warpgroup's output slab and keys.
   const int dq_slab = warpgroup % kSlabs;
@@ -104,19 +98,15 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
 
   for (int t = 0; t < tasks.count; ++t) {
     const int stage = t & 1;
-    if (t + 1 < tasks.count) {
-      load_task(t + 1, stage ^ 1);
-    }
-    ptx::cp_async_commit();
-    ptx::cp_async_wait<1>();
+    load_next_and_wait(t, tasks.count, load_task);
     wgmma::fence_proxy_async();
     __syncthreads();
     const int head = tasks.head(t);
     const int q_start = tasks.q_start(t);
     const uint32_t tile_q = q_address + stage * Traits::kQBytes;
     const uint32_t tile_do = do_address + stage * Traits::kQBytes;
-    const float* tile_lse = s_lse + stage * kBlockM;
-    const float* tile_delta = s_delta + stage * kBlockM;
+    const float* tile_lse = shared.lse + stage * kBlockM;
+    const float* tile_delta = shared.delta + stage * kBlockM;
 
     // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for this warpgroup's 64 keys, 16 head_dim columns per instruction.
     float p[8][4] = {};
@@ -140,20 +130,9 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     wgmma::fence_operands(p);
     wgmma::fence_operands(ds);
 
-    // Pᵀ = exp(scale·Sᵀ - lse), zero where masked (past q_len or kv_len, or after the diagonal);
-    // dSᵀ = Pᵀ ∘ (dPᵀ - delta).
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int key = block.kv_start + warpgroup * 64 + warp_row0 + accumulator_row(lane, e);
-        const int col = nt * 8 + accumulator_col(lane, e);
-        const int row = q_start + col;
-        const bool visible = row < fwd.q_len && key < fwd.kv_len && (!fwd.causal || key <= row + block.shift);
-        p[nt][e] = visible ? ptx::fast_exp2(p[nt][e] * scale_log2 - tile_lse[col] * kLog2e) : 0.0F;
-        ds[nt][e] = p[nt][e] * (ds[nt][e] - tile_delta[col]);
-      }
-    }
+    // Pᵀ = exp(scale·Sᵀ - lse) and dSᵀ = Pᵀ ∘ (dPᵀ - delta), in place.
+    recompute_probabilities(p, fwd, block, warpgroup * 64 + warp_row0, q_start, tile_lse, lane);
+    score_gradients(ds, p, tile_delta, lane);
 
     // dV += Pᵀ·dO and dK += dSᵀ·Q: 16 queries per instruction, one instruction per 64-column slab.
     uint32_t a_p[kBlockM / 16][4];
@@ -185,7 +164,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int key = warpgroup * 64 + warp_row0 + (lane >> 2) + half * 8;
-        *reinterpret_cast<uint32_t*>(s_ds + wgmma::swizzled_offset(key, nt) + ((lane & 3) << 2)) =
+        *reinterpret_cast<uint32_t*>(shared.ds + wgmma::swizzled_offset(key, nt) + ((lane & 3) << 2)) =
             ElementTraits<Element>::pack(ds[nt][2 * half], ds[nt][2 * half + 1]);
       }
     }
@@ -211,21 +190,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     wgmma::commit_group();
     wgmma::wait_group<0>();
     wgmma::fence_operands(dq);
-    float* dq_accum =
-        params.dq_accum +
-        ((static_cast<int64_t>(block.batch) * fwd.q_len + q_start) * fwd.heads + head) * kHeadDim;
-    const int64_t dq_row_stride = static_cast<int64_t>(fwd.heads) * kHeadDim;
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = warp_row0 + accumulator_row(lane, e);
-        if (q_start + row < fwd.q_len) {
-          atomicAdd(dq_accum + row * dq_row_stride + dq_slab * 64 + nt * 8 + accumulator_col(lane, e),
-                    dq[nt][e] * fwd.softmax_scale);
-        }
-      }
-    }
+    add_query_gradients<kHeadDim>(params, block, head, q_start, warp_row0, dq_slab * 64, lane, dq);
     __syncthreads();  // dSᵀ and this stage are free again
   }
 

@@ -86,6 +86,15 @@ __device__ __forceinline__ void mask_scores(float (&s)[kNTiles][4], const Attent
   }
 }
 
+// Whether the key tile [n_start, n_start + kBlockN) needs mask_scores for some row of `block`: it
+// reaches past kv_len or, when causal, past the diagonal of the block's first row.
+template <int kBlockN, typename Element>
+__device__ __forceinline__ bool tile_needs_mask(const FwdBlock<Element>& block,
+                                                const AttentionFwdParams& params, int n_start) {
+  return n_start + kBlockN > params.kv_len ||
+         (params.causal && n_start + kBlockN - 1 > block.q_start + block.shift);
+}
+
 // One online-softmax step of a 16-row accumulator tile: the new running max, the running sum and
 // the output accumulator rescaled, the scores replaced by P = exp(S - max) (scaled, base 2).
 template <int kNTiles, int kDTiles>
@@ -167,10 +176,22 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_fwd_kernel(const A
   Element* s_q = reinterpret_cast<Element*>(ptx::dynamic_smem());
   Element* s_k = s_q + QTile::kElements;
   Element* s_v = s_k + 2 * KvTile::kElements;
+
+  // Starts the loads of key/value tile `tile` into `stage`.
+  auto load_kv = [&](int tile, int stage) {
+    const int n_start = tile * kBlockN;
+    const int valid = min(kBlockN, params.kv_len - n_start);
+    load_tile_async<KvTile, kThreads>(s_k + stage * KvTile::kElements,
+                                      block.k + static_cast<int64_t>(n_start) * params.k_strides.row,
+                                      params.k_strides.row, valid, tid);
+    load_tile_async<KvTile, kThreads>(s_v + stage * KvTile::kElements,
+                                      block.v + static_cast<int64_t>(n_start) * params.v_strides.row,
+                                      params.v_strides.row, valid, tid);
+  };
+
   if (n_tiles > 0) {
     load_tile_async<QTile, kThreads>(s_q, block.q, params.q_strides.row, block.q_rows, tid);
-    load_tile_async<KvTile, kThreads>(s_k, block.k, params.k_strides.row, min(kBlockN, params.kv_len), tid);
-    load_tile_async<KvTile, kThreads>(s_v, block.v, params.v_strides.row, min(kBlockN, params.kv_len), tid);
+    load_kv(0, 0);
   }
   ptx::cp_async_commit();
 
@@ -188,18 +209,7 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_fwd_kernel(const A
   for (int tile = 0; tile < n_tiles; ++tile) {
     const int stage = tile & 1;
     const int n_start = tile * kBlockN;
-    if (tile + 1 < n_tiles) {
-      const int next_start = n_start + kBlockN;
-      const int valid = min(kBlockN, params.kv_len - next_start);
-      load_tile_async<KvTile, kThreads>(s_k + (stage ^ 1) * KvTile::kElements,
-                                        block.k + static_cast<int64_t>(next_start) * params.k_strides.row,
-                                        params.k_strides.row, valid, tid);
-      load_tile_async<KvTile, kThreads>(s_v + (stage ^ 1) * KvTile::kElements,
-                                        block.v + static_cast<int64_t>(next_start) * params.v_strides.row,
-                                        params.v_strides.row, valid, tid);
-    }
-    ptx::cp_async_commit();
-    ptx::cp_async_wait<1>();
+    load_next_and_wait(tile, n_tiles, load_kv);
     __syncthreads();
     const Element* tile_k = s_k + stage * KvTile::kElements;
     const Element* tile_v = s_v + stage * KvTile::kElements;
@@ -226,9 +236,7 @@ __global__ void __launch_bounds__(Traits::kThreads) attention_fwd_kernel(const A
     }
 
     // Mask keys past kv_len and, for causal blocks, keys after the row's diagonal; online softmax.
-    const bool needs_mask = n_start + kBlockN > params.kv_len ||
-                            (params.causal && n_start + kBlockN - 1 > block.q_start + block.shift);
-    if (needs_mask) {
+    if (tile_needs_mask<kBlockN>(block, params, n_start)) {
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
         mask_scores(s[mt], params, block.shift, block.q_start + warp_row0 + mt * 16, n_start, lane);

@@ -60,13 +60,22 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   const uint32_t k_address = ptx::shared_address(s_k);
   const uint32_t v_address = ptx::shared_address(s_v);
 
+  // Starts the loads of key/value tile `tile` into `stage`.
+  auto load_kv = [&](int tile, int stage) {
+    const int n_start = tile * kBlockN;
+    const int valid = min(kBlockN, params.kv_len - n_start);
+    load_swizzled_async<kBlockN, kHeadDim, kThreads>(
+        s_k + stage * Traits::kKvBytes, block.k + static_cast<int64_t>(n_start) * params.k_strides.row,
+        params.k_strides.row, valid, tid);
+    load_swizzled_async<kBlockN, kHeadDim, kThreads>(
+        s_v + stage * Traits::kKvBytes, block.v + static_cast<int64_t>(n_start) * params.v_strides.row,
+        params.v_strides.row, valid, tid);
+  };
+
   const int n_tiles = block.kv_end > 0 ? ceil_div(block.kv_end, kBlockN) : 0;
   if (n_tiles > 0) {
     load_swizzled_async<kBlockM, kHeadDim, kThreads>(s_q, block.q, params.q_strides.row, block.q_rows, tid);
-    load_swizzled_async<kBlockN, kHeadDim, kThreads>(s_k, block.k, params.k_strides.row,
-                                                     min(kBlockN, params.kv_len), tid);
-    load_swizzled_async<kBlockN, kHeadDim, kThreads>(s_v, block.v, params.v_strides.row,
-                                                     min(kBlockN, params.kv_len), tid);
+    load_kv(0, 0);
   }
   ptx::cp_async_commit();
 
@@ -78,20 +87,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   for (int tile = 0; tile < n_tiles; ++tile) {
     const int stage = tile & 1;
     const int n_start = tile * kBlockN;
-    if (tile + 1 < n_tiles) {
-      const int next_start = n_start + kBlockN;
-      const int valid = min(kBlockN, params.kv_len - next_start);
-      load_swizzled_async<kBlockN, kHeadDim, kThreads>(
-          s_k + (stage ^ 1) * Traits::kKvBytes,
-          block.k + static_cast<int64_t>(next_start) * params.k_strides.row, params.k_strides.row, valid,
-          tid);
-      load_swizzled_async<kBlockN, kHeadDim, kThreads>(
-          s_v + (stage ^ 1) * Traits::kKvBytes,
-          block.v + static_cast<int64_t>(next_start) * params.v_strides.row, params.v_strides.row, valid,
-          tid);
-    }
-    ptx::cp_async_commit();
-    ptx::cp_async_wait<1>();
+    load_next_and_wait(tile, n_tiles, load_kv);
     wgmma::fence_proxy_async();
     __syncthreads();
     const uint32_t tile_k = k_address + stage * Traits::kKvBytes;
@@ -115,8 +111,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     wgmma::fence_operands(s);
 
     // Mask keys past kv_len and, for causal blocks, keys after the row's diagonal; online softmax.
-    if (n_start + kBlockN > params.kv_len ||
-        (params.causal && n_start + kBlockN - 1 > block.q_start + block.shift)) {
+    if (tile_needs_mask<kBlockN>(block, params, n_start)) {
       mask_scores(s, params, block.shift, block.q_start + warp_row0, n_start, lane);
     }
     online_softmax(s, o, row_max, row_sum, scale_log2);

@@ -1,5 +1,6 @@
 // Shared-memory tiles of the attention kernels and the fragment loads between them and mma.sync
-// (see kernels/cuda/ptx.cuh for the fragment layouts); the swizzled slab loads of the wgmma kernels.
+// (see kernels/cuda/ptx.cuh for the fragment layouts); the swizzled slab loads of the wgmma kernels;
+// the step of their double-buffered cp.async loop.
 #ifndef TRAINSIM_KERNELS_ATTENTION_TILE_CUH_
 #define TRAINSIM_KERNELS_ATTENTION_TILE_CUH_
 
@@ -77,6 +78,19 @@ __device__ __forceinline__ void load_floats_async(float* shared, const float* gl
     const bool in_range = tid < valid;
     ptx::cp_async_4(shared + tid, global + (in_range ? tid : 0), in_range);
   }
+}
+
+// Step t of a loop over `count` items whose cp.async loads run one item ahead in two shared-memory
+// stages (item t in stage t & 1; the loads of item 0 started and committed before the loop): starts
+// the loads of item t + 1, if any, into the other stage with `load_item(t + 1, stage)`, then waits
+// for this thread's copies of item t. The block must still synchronize before it reads item t.
+template <typename LoadItem>
+__device__ __forceinline__ void load_next_and_wait(int t, int count, const LoadItem& load_item) {
+  if (t + 1 < count) {
+    load_item(t + 1, (t & 1) ^ 1);
+  }
+  ptx::cp_async_commit();
+  ptx::cp_async_wait<1>();
 }
 
 // A operand (16x16 at rows m0.., columns k0..) of a row-major [m][k] tile.

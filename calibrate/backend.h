@@ -68,6 +68,22 @@ struct TimingPolicy {
   double settle_s = 0;
 };
 
+// The rotating buffer sets of a TimingPolicy: next() is 0, 1, ..., sets - 1, 0, ... (one set when
+// `sets` < 1).
+class SetRotation {
+ public:
+  explicit SetRotation(int sets) : sets_(sets < 1 ? 1 : sets) {}
+  int next() {
+    const int current = set_;
+    set_ = (set_ + 1) % sets_;
+    return current;
+  }
+
+ private:
+  int sets_;
+  int set_ = 0;
+};
+
 // Fixed overheads around kernels, one entry per timed repetition.
 struct OverheadSamples {
   std::vector<double> launch_s;     // one kernel launch, back to back (not hidden by the previous)

@@ -82,17 +82,12 @@ std::vector<double> time_in_group(ThreadGroup& group, const TimingPolicy& policy
   std::vector<double> durations;
   int runs = 1;
   group.run([&](int rank) {
-    int set = 0;
-    const auto next = [&] {
-      const int current = set;
-      set = (set + 1) % sets;
-      return current;
-    };
+    SetRotation rotation(sets);
     double single_s = 0;
     for (int i = 0; i < std::max(1, policy.warmup); ++i) {
       group.barrier();
       const double start = now_s();
-      op(rank, next());
+      op(rank, rotation.next());
       single_s = now_s() - start;
     }
     if (rank == 0) runs = runs_per_repetition(single_s, policy);
@@ -101,7 +96,7 @@ std::vector<double> time_in_group(ThreadGroup& group, const TimingPolicy& policy
     for (int rep = 0; rep < policy.repetitions; ++rep) {
       group.barrier();
       const double start = now_s();
-      for (int i = 0; i < my_runs; ++i) op(rank, next());
+      for (int i = 0; i < my_runs; ++i) op(rank, rotation.next());
       if (rank == 0) durations.push_back((now_s() - start) / my_runs);
     }
   });

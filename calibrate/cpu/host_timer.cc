@@ -11,17 +11,11 @@ double now_s() {
 
 std::vector<double> time_on_host(const TimingPolicy& policy, int sets,
                                  const std::function<void(int set)>& run) {
-  sets = std::max(1, sets);
-  int set = 0;
-  const auto next = [&] {
-    const int current = set;
-    set = (set + 1) % sets;
-    return current;
-  };
+  SetRotation rotation(sets);
   double single_s = 0;
   for (int i = 0; i < std::max(1, policy.warmup); ++i) {
     const double start = now_s();
-    run(next());
+    run(rotation.next());
     single_s = now_s() - start;
   }
   const int runs = runs_per_repetition(single_s, policy);
@@ -29,7 +23,7 @@ std::vector<double> time_on_host(const TimingPolicy& policy, int sets,
   durations.reserve(static_cast<size_t>(policy.repetitions));
   for (int rep = 0; rep < policy.repetitions; ++rep) {
     const double start = now_s();
-    for (int i = 0; i < runs; ++i) run(next());
+    for (int i = 0; i < runs; ++i) run(rotation.next());
     durations.push_back((now_s() - start) / runs);
   }
   return durations;

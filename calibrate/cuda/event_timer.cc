@@ -19,13 +19,7 @@ std::vector<double> time_with_events(cudaStream_t stream, const TimingPolicy& po
 std::vector<double> time_with_events_on(const std::vector<int>& devices,
                                         const std::vector<cudaStream_t>& streams, const TimingPolicy& policy,
                                         int sets, const std::function<void(int set)>& enqueue) {
-  sets = std::max(1, sets);
-  int set = 0;
-  const auto next = [&] {
-    const int current = set;
-    set = (set + 1) % sets;
-    return current;
-  };
+  SetRotation rotation(sets);
   const auto synchronize = [&] {
     for (const cudaStream_t s : streams) CUDA_CHECK(cudaStreamSynchronize(s));
   };
@@ -53,19 +47,19 @@ std::vector<double> time_with_events_on(const std::vector<int>& devices,
     return slowest;
   };
 
-  for (int i = 0; i < policy.warmup; ++i) enqueue(next());
+  for (int i = 0; i < policy.warmup; ++i) enqueue(rotation.next());
   synchronize();
   std::vector<std::vector<Event>> probe_start = make_events(1);
   std::vector<std::vector<Event>> probe_end = make_events(1);
   record(probe_start[0]);
-  enqueue(next());
+  enqueue(rotation.next());
   record(probe_end[0]);
   synchronize();
   const double probe_s = slowest_s(probe_start[0], probe_end[0]);
   const int runs = runs_per_repetition(probe_s, policy);
   if (policy.settle_s > 0 && probe_s > 0) {
     const double settle_runs = std::min(std::ceil(policy.settle_s / probe_s), 1e6);
-    for (int i = 0; i < static_cast<int>(settle_runs); ++i) enqueue(next());
+    for (int i = 0; i < static_cast<int>(settle_runs); ++i) enqueue(rotation.next());
   }
 
   const size_t repetitions = static_cast<size_t>(std::max(1, policy.repetitions));
@@ -73,7 +67,7 @@ std::vector<double> time_with_events_on(const std::vector<int>& devices,
   std::vector<std::vector<Event>> ends = make_events(repetitions);
   for (size_t r = 0; r < repetitions; ++r) {
     record(starts[r]);
-    for (int i = 0; i < runs; ++i) enqueue(next());
+    for (int i = 0; i < runs; ++i) enqueue(rotation.next());
     record(ends[r]);
   }
   synchronize();

@@ -114,6 +114,31 @@ BufferId layer_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch, Bu
 // The backward; `grad_ready` as `input_ready`. Returns the op that produced the input gradient.
 OpId layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch, OpId grad_ready);
 
+// The frame both layer kinds (dense, FPDT) put around their forward's body: the writer at (layer,
+// micro-batch) in the forward, ZeRO-3's gather of the layer's `param_elements`, and the layer input
+// kept for the backward in the layer's state; with cpu_checkpointing it is copied to the host
+// (DeepSpeed's checkpoint_in_cpu, synchronously: `input_bytes` once `input_ready` is done).
+struct LayerForwardFrame {
+  OpId params;  // the gather, kNoOp without ZeRO-3
+  LayerState& state;
+};
+LayerForwardFrame open_layer_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch, BufferId input,
+                                     OpId input_ready, int64_t param_elements, double input_bytes);
+// After the body: ZeRO-3 lets the parameters go; a host-checkpointed input leaves the GPU.
+void close_layer_forward(BuildContext& ctx, LayerState& state);
+// Before a backward: the forward's state of (layer, micro-batch), taken out of the context, with the
+// writer at (layer, micro-batch) in the backward and ZeRO-3's gather of `param_elements` (kNoOp
+// without ZeRO-3).
+struct LayerBackwardFrame {
+  LayerState state;
+  OpId params;
+};
+LayerBackwardFrame open_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
+                                       int64_t param_elements);
+// Under full recomputation with cpu_checkpointing, the layer input (`input_bytes`) brought back from
+// the host before the forward is replayed.
+void fetch_checkpointed_input(BuildContext& ctx, LayerState& state, double input_bytes);
+
 // Megatron's "g" after a row-parallel GEMM: all-reduce, or reduce-scatter under Megatron-SP, of
 // `bytes` (the full tensor; default: one hidden state of the GEMM region).
 OpId tp_reduce(BuildContext& ctx, OpId after, double bytes);

@@ -104,7 +104,8 @@ AttentionShape block_shape(const Sizes& z, bool causal) {
 
 // compute_stream.wait_stream(stream); compute_stream.synchronize()
 OpId sync(BuildContext& ctx, GraphWriter::Deps deps, int32_t index = -1) {
-  return ctx.shapes.fpdt_host_sync ? ctx.w.host_sync(deps, index) : ctx.w.wait(Stream::kCompute, deps, index);
+  return ctx.shapes.fpdt_host_sync ? ctx.w.host_sync(OpLabel::kHostSync, deps, index)
+                                   : ctx.w.wait(Stream::kCompute, deps, index);
 }
 
 OpId all_to_all(BuildContext& ctx, double bytes, OpId after, int32_t index) {
@@ -281,7 +282,7 @@ OpId offload_backward(BuildContext& ctx, FpdtSaved& saved, OpId grad_ready) {
   const BufferId grad_weights = gpu(ctx, kFp32Bytes * (p.qkv_weight + p.qkv_bias), Stream::kCopyAux);
   gdo[0] = gpu(ctx, z.q, Stream::kCompute, 0);
   all_to_all(ctx, z.q, grad_ready, 0);
-  w.host_sync({w.last(Stream::kComm), w.last(Stream::kCopy), w.last(Stream::kCopyAux)});
+  w.host_sync(OpLabel::kHostSync, {w.last(Stream::kComm), w.last(Stream::kCopy), w.last(Stream::kCopyAux)});
   hdo[0] = host(ctx, z.q, Stream::kCopy, 0);
   w.copy(OpLabel::kOffload, CopyDirection::kDeviceToHost, z.q, Stream::kCopy, {}, 0);
   gdq[0] = gpu(ctx, z.dq, Stream::kCopy, 0);
@@ -348,7 +349,7 @@ OpId offload_backward(BuildContext& ctx, FpdtSaved& saved, OpId grad_ready) {
     all_to_all(ctx, z.q, grads_ready, ci);
     all_to_all(ctx, z.kv, grads_ready, ci);
     replicate_kv(ctx, z, all_to_all(ctx, z.kv, grads_ready, ci), ci);
-    w.host_sync({w.last(Stream::kCopyAux)}, ci);
+    w.host_sync(OpLabel::kHostSync, {w.last(Stream::kCopyAux)}, ci);
     const OpId bar = barrier(ctx, w.last(Stream::kComm), ci);
     const int64_t q_width = s.heads * s.head_dim, kv_width = s.kv_heads * s.head_dim;
     for (int64_t width : {q_width, kv_width, kv_width}) {
@@ -595,26 +596,12 @@ ForwardResult fpdt_forward(BuildContext& ctx, OpId input_ready, OpId params, boo
 
 BufferId fpdt_layer_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch, BufferId input,
                             OpId input_ready) {
-  GraphWriter& w = ctx.w;
-  const RankShapes& s = ctx.shapes;
-  w.set_position({Phase::kForward, static_cast<int32_t>(layer), static_cast<int32_t>(micro_batch)});
-  const OpId params = ctx.zero3 ? ctx.zero3->acquire(ctx.params.total(), false) : kNoOp;
-  LayerState& state = ctx.state(layer, micro_batch);
-  state.input = input;
-  if (s.cpu_checkpointing) {
-    state.host_input = w.alloc(OpLabel::kCheckpoint, MemoryCategory::kActivations, MemorySpace::kHost,
-                               s.hidden_bytes(), Stream::kCompute, {input_ready})
-                           .buffer;
-    w.copy(OpLabel::kOffload, CopyDirection::kDeviceToHost, s.hidden_bytes(), Stream::kCompute);
-  }
-  const bool save = s.recompute != config::Recompute::kFull;
+  const auto [params, state] = open_layer_forward(ctx, layer, micro_batch, input, input_ready,
+                                                  ctx.params.total(), ctx.shapes.hidden_bytes());
+  const bool save = ctx.shapes.recompute != config::Recompute::kFull;
   ForwardResult r = fpdt_forward(ctx, input_ready, params, save);
   state.fpdt = std::move(r.saved);
-  if (ctx.zero3) ctx.zero3->release(kNoOp);
-  if (s.cpu_checkpointing) {
-    w.release(input, Stream::kCompute);
-    state.input = -1;
-  }
+  close_layer_forward(ctx, state);
   return r.output;
 }
 
@@ -622,22 +609,11 @@ OpId fpdt_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch, 
   GraphWriter& w = ctx.w;
   const RankShapes& s = ctx.shapes;
   const LayerParams& p = ctx.params;
-  const auto it = ctx.saved.find({layer, micro_batch});
-  TRAINSIM_WORKLOAD_CHECK(it != ctx.saved.end())
-      << "FPDT backward of layer " << layer << " before its forward";
-  LayerState state = std::move(it->second);
-  ctx.saved.erase(it);
+  auto [state, params] = open_layer_backward(ctx, layer, micro_batch, p.total());
   const int32_t l32 = static_cast<int32_t>(layer), mb32 = static_cast<int32_t>(micro_batch);
-  w.set_position({Phase::kBackward, l32, mb32});
-  const OpId params = ctx.zero3 ? ctx.zero3->acquire(p.total(), true) : kNoOp;
   const double hidden = s.hidden_bytes();
   if (s.recompute == config::Recompute::kFull) {
-    if (s.cpu_checkpointing) {
-      state.input = w.alloc(OpLabel::kLayerInput, MemoryCategory::kActivations, MemorySpace::kHbm, hidden,
-                            Stream::kCompute)
-                        .buffer;
-      w.copy(OpLabel::kFetch, CopyDirection::kHostToDevice, hidden, Stream::kCompute);
-    }
+    fetch_checkpointed_input(ctx, state, hidden);
     w.set_position({Phase::kRecompute, l32, mb32});
     state.fpdt = fpdt_forward(ctx, grad_ready, params, true).saved;
     w.set_position({Phase::kBackward, l32, mb32});

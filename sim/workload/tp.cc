@@ -195,26 +195,12 @@ ForwardResult dense_forward(BuildContext& ctx, int64_t layer, int64_t micro_batc
 
 BufferId dense_layer_forward(BuildContext& ctx, int64_t layer, int64_t micro_batch, BufferId input,
                              OpId input_ready) {
-  GraphWriter& w = ctx.w;
-  const RankShapes& s = ctx.shapes;
-  w.set_position({Phase::kForward, static_cast<int32_t>(layer), static_cast<int32_t>(micro_batch)});
-  const OpId params = ctx.zero3 ? ctx.zero3->acquire(ctx.params_of(layer).total(), false) : kNoOp;
-  LayerState& state = ctx.state(layer, micro_batch);
-  state.input = input;
-  if (s.cpu_checkpointing) {
-    // DeepSpeed checkpoint_in_cpu: the checkpointed input is copied to the host synchronously.
-    state.host_input = w.alloc(OpLabel::kCheckpoint, MemoryCategory::kActivations, MemorySpace::kHost,
-                               s.hidden_norm_bytes(), Stream::kCompute, {input_ready})
-                           .buffer;
-    w.copy(OpLabel::kOffload, CopyDirection::kDeviceToHost, s.hidden_norm_bytes(), Stream::kCompute);
-  }
+  const auto [params, state] =
+      open_layer_forward(ctx, layer, micro_batch, input, input_ready, ctx.params_of(layer).total(),
+                         ctx.shapes.hidden_norm_bytes());
   const ForwardResult r = dense_forward(ctx, layer, micro_batch, input_ready, params);
   state.stash = r.stash;
-  if (ctx.zero3) ctx.zero3->release(kNoOp);
-  if (s.cpu_checkpointing) {
-    w.release(input, Stream::kCompute);
-    state.input = -1;
-  }
+  close_layer_forward(ctx, state);
   return r.output;
 }
 
@@ -223,14 +209,8 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
   const RankShapes& s = ctx.shapes;
   const LayerParams& p = ctx.params_of(layer);
   const LayerActivationBytes& act = ctx.act_of(layer);
-  const auto it = ctx.saved.find({layer, micro_batch});
-  TRAINSIM_WORKLOAD_CHECK(it != ctx.saved.end())
-      << "backward of layer " << layer << " mb " << micro_batch << " before its forward";
-  LayerState state = it->second;
-  ctx.saved.erase(it);
+  auto [state, params] = open_layer_backward(ctx, layer, micro_batch, p.total());
   const int32_t l32 = static_cast<int32_t>(layer), mb32 = static_cast<int32_t>(micro_batch);
-  w.set_position({Phase::kBackward, l32, mb32});
-  const OpId params = ctx.zero3 ? ctx.zero3->acquire(p.total(), true) : kNoOp;
   const double hn = s.hidden_norm_bytes();
   const double e = s.act_bytes;
   const int64_t rows = s.batch * s.tokens;
@@ -243,12 +223,7 @@ OpId dense_layer_backward(BuildContext& ctx, int64_t layer, int64_t micro_batch,
 
   BufferId rematerialised = -1;
   if (s.recompute == config::Recompute::kFull) {
-    if (s.cpu_checkpointing) {
-      state.input =
-          w.alloc(OpLabel::kLayerInput, MemoryCategory::kActivations, MemorySpace::kHbm, hn, Stream::kCompute)
-              .buffer;
-      w.copy(OpLabel::kFetch, CopyDirection::kHostToDevice, hn, Stream::kCompute);
-    }
+    fetch_checkpointed_input(ctx, state, hn);
     w.set_position({Phase::kRecompute, l32, mb32});
     rematerialised = dense_forward(ctx, layer, micro_batch, grad_ready, params).stash;
     w.set_position({Phase::kBackward, l32, mb32});

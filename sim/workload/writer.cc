@@ -152,8 +152,8 @@ OpId GraphWriter::copy(OpLabel label, CopyDirection direction, double bytes, Str
   return append(op, deps, true);
 }
 
-OpId GraphWriter::host_sync(Deps deps, int32_t index) {
-  Op op = make(OpKind::kHostSync, OpLabel::kHostSync, Stream::kCompute, index);
+OpId GraphWriter::host_sync(OpLabel label, Deps deps, int32_t index) {
+  Op op = make(OpKind::kHostSync, label, Stream::kCompute, index);
   return append(op, deps, true);
 }
 

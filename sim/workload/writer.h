@@ -78,7 +78,9 @@ class GraphWriter {
   OpId copy(OpLabel label, CopyDirection direction, double bytes, Stream stream, Deps deps = {},
             int32_t index = -1);
   // The host blocks until `deps` (and the compute stream) are done; placed on the compute stream.
-  OpId host_sync(Deps deps = {}, int32_t index = -1);
+  // kHostSync labels the offload loops' synchronisations; another label names what the host waits
+  // for (kRouter: a dropless MoE dispatcher's token counts).
+  OpId host_sync(OpLabel label, Deps deps = {}, int32_t index = -1);
   // `stream` waits for `deps` without the host blocking (cudaStreamWaitEvent).
   OpId wait(Stream stream, Deps deps, int32_t index = -1);
   OpId optimizer_step(double params, double bytes_per_param, double flops_per_param, Deps deps = {});

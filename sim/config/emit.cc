@@ -116,6 +116,10 @@ void emit_parallelism(YAML::Emitter& out, const Scenario& s, Defaults defaults) 
     framework_key(out, s, defaults, "overlap_p2p_comm", p.overlap_p2p_comm.has_value(),
                   s.overlap_p2p_comm() ? "true" : "false");
   }
+  if (s.model.moe.enabled()) {
+    framework_key(out, s, defaults, "moe_host_sync", p.moe_host_sync.has_value(),
+                  s.moe_host_sync() ? "true" : "false");
+  }
   if (p.zero_stage == 3) {
     framework_key(out, s, defaults, "reshard_after_forward", p.reshard_after_forward.has_value(),
                   s.reshard_after_forward() ? "true" : "false");

@@ -77,6 +77,32 @@ bool Scenario::overlap_p2p_comm() const {
   return false;
 }
 
+bool Scenario::moe_host_sync() const {
+  if (parallelism.moe_host_sync) return *parallelism.moe_host_sync;
+  switch (framework) {
+    case Framework::kMegatronLm:
+    case Framework::kNemo:
+      // Megatron-Core's dropless MoEAlltoAllTokenDispatcher copies the token counts to the host and
+      // waits for them (_maybe_dtoh_and_synchronize at "before_ep_alltoall", or "before_finish"
+      // without expert parallelism, where the grouped GEMM takes its split sizes from the host),
+      // megatron/core/transformer/moe/token_dispatcher.py.
+      return true;
+    case Framework::kTorchtitan:
+      // ExpertParallel._token_dispatch copies the split sizes to the host with non_blocking=False
+      // before the all-to-all ("this would incur a device-to-host sync"); without expert
+      // parallelism the grouped GEMM reads its offsets on the device
+      // (torchtitan/distributed/expert_parallel.py).
+      return parallelism.ep > 1;
+    case Framework::kDeepSpeed:
+    case Framework::kMegatronDeepSpeed:
+      // DeepSpeed-MoE's gate pads every expert to its capacity: all-to-alls of a fixed size
+      // (deepspeed/moe/sharded_moe.py).
+    case Framework::kGeneric:
+      return false;
+  }
+  return false;
+}
+
 double Scenario::dp_bucket_bytes() const {
   if (parallelism.dp_bucket_bytes) return *parallelism.dp_bucket_bytes;
   const double grad_bytes = dtype_bytes(gradient_dtype());

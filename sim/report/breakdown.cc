@@ -10,6 +10,12 @@ namespace {
 using workload::OpId;
 using workload::OpKind;
 
+// A host synchronisation of an offload loop (FPDT's), whose time is offload stall; any other (a MoE
+// dispatcher waiting for its token counts) leaves the GPU waiting for its host: idle.
+bool offload_sync(const workload::Op& op) {
+  return op.kind == OpKind::kHostSync && op.label == workload::OpLabel::kHostSync;
+}
+
 // Exposed communication behind `op` (a collective, or point-to-point traffic that is not the pipeline's).
 void add_exposed(Breakdown& b, const workload::Op& op, double seconds) {
   b.exposed_comm_s += seconds;
@@ -41,8 +47,10 @@ void add_wait(Breakdown& b, const workload::Op* blocker, double seconds) {
       }
       return;
     case OpKind::kCopy:
-    case OpKind::kHostSync:
       b.offload_stall_s += seconds;
+      return;
+    case OpKind::kHostSync:
+      (offload_sync(*blocker) ? b.offload_stall_s : b.idle_s) += seconds;
       return;
     default:
       b.idle_s += seconds;
@@ -119,8 +127,12 @@ Breakdown attribute_time(const workload::Graph& graph, const engine::RankRun& ru
     if (finish > begin) {
       const workload::Op& op = graph.op(id);
       const double busy = finish - std::max(begin, cursor);
-      (op.kind == OpKind::kHostSync ? b.offload_stall_s : b.compute_s) += busy;
-      if (op.kind != OpKind::kHostSync && op.layer < 0) b.outside_layers_s += busy;
+      if (op.kind == OpKind::kHostSync) {
+        (offload_sync(op) ? b.offload_stall_s : b.idle_s) += busy;
+      } else {
+        b.compute_s += busy;
+        if (op.layer < 0) b.outside_layers_s += busy;
+      }
     }
     cursor = std::max(cursor, finish);
   }

@@ -3,10 +3,11 @@
 // overlapped pairs): while one runs the time is compute;
 // while it waits, the wait belongs to whatever the next kernel was waiting for (its last predecessor
 // to finish): a collective or a non-pipeline send/receive (ring attention's K/V passes) is exposed
-// communication, a pipeline send/receive is bubble, a host copy or host synchronisation is offload
-// stall, anything else is idle, and so is the part of a wait after that predecessor ended (the kernel's
-// host had not issued it yet: the stack's host dispatch, cost/rank_schedule.h). Host synchronisations
-// executed on the compute stream count as offload stall too.
+// communication, a pipeline send/receive is bubble, a host copy or an offload loop's host
+// synchronisation is offload stall, anything else is idle, and so is the part of a wait after that
+// predecessor ended (the kernel's host had not issued it yet: the stack's host dispatch,
+// cost/rank_schedule.h). An offload loop's host synchronisations count as offload stall while they
+// run too; other host synchronisations (a MoE dispatcher waiting for its token counts) as idle.
 #ifndef TRAINSIM_SIM_REPORT_BREAKDOWN_H_
 #define TRAINSIM_SIM_REPORT_BREAKDOWN_H_
 

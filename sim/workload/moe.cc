@@ -15,6 +15,10 @@
 // comes from the unpermute (the probabilities' gradient) through the softmax.
 // Buffers and GEMMs are sized for the busiest expert (capacity_factor times the balanced load),
 // which every rank waits for at the all-to-alls; model FLOPs count only the routed tokens.
+// With moe_host_sync the forward's host waits for the router's token counts before it issues the
+// permutation and the dispatch (Scenario::moe_host_sync cites where each framework does): a GPU whose
+// kernels are shorter than the host's dispatch then idles after every MoE layer's router. (Megatron-Core
+// issues the first permutation before it waits, which hides up to that one kernel's time of it.)
 #include <utility>
 
 #include "sim/workload/context.h"
@@ -85,6 +89,8 @@ OpId moe_forward(BuildContext& ctx) {
 
   w.gemm(OpLabel::kRouter, GemmPass::kForward, tokens, s.experts, s.hidden);
   w.memory(OpLabel::kRouter, router_pass_bytes(s));
+  // The dispatch's split sizes reach the host: it waits for the router, then issues the rest.
+  if (s.moe_host_sync) w.host_sync(OpLabel::kRouter);
   w.memory(OpLabel::kPermute, s.hidden_norm_bytes() + s.dispatch_bytes());
   const OpId ready = arrive(ctx, w.last(Stream::kCompute));
   w.grouped_gemm(OpLabel::kExpertFc1, GemmPass::kForward, groups, s.expert_rows, fc1_width, s.hidden, useful,

@@ -94,7 +94,10 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.fused_attention = scenario.attention_kernel() == config::AttentionKernel::kFused;
   s.tokens = m.seq_len / s.sp;
   s.tokens_norm = s.megatron_sp ? s.tokens / s.tp : s.tokens;
-  if (m.moe.enabled()) derive_experts(m.moe, plan, s);
+  if (m.moe.enabled()) {
+    derive_experts(m.moe, plan, s);
+    s.moe_host_sync = scenario.moe_host_sync();
+  }
   s.qkv_heads = m.heads / s.tp;
   s.qkv_kv_heads = m.kv_heads / s.tp;
   s.attn_heads = s.qkv_heads;

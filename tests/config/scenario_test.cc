@@ -301,6 +301,17 @@ TEST_F(ScenarioRules, FrameworkDefaults) {
   EXPECT_FALSE(titan.overlap_p2p_comm());
   EXPECT_FALSE(generic.overlap_p2p_comm());
   EXPECT_FALSE(with("nemo", "{dp: 32, overlap_p2p_comm: false}").overlap_p2p_comm());
+  // A MoE dispatcher waiting on the host for its token counts: Megatron-Core's always, torchtitan's
+  // with expert parallelism, DeepSpeed's capacity-padded one never.
+  EXPECT_TRUE(megatron.moe_host_sync());
+  EXPECT_TRUE(nemo.moe_host_sync());
+  EXPECT_FALSE(deepspeed.moe_host_sync());
+  EXPECT_FALSE(titan.moe_host_sync());
+  config::Scenario titan_ep = titan;
+  titan_ep.parallelism.ep = 8;
+  EXPECT_TRUE(titan_ep.moe_host_sync());
+  EXPECT_FALSE(generic.moe_host_sync());
+  EXPECT_FALSE(with("nemo", "{dp: 32, moe_host_sync: false}").moe_host_sync());
 }
 
 // Which ZeRO stages compose with pipeline parallelism depends on the framework.

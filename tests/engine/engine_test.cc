@@ -611,6 +611,7 @@ TEST(Engine, AHostSlowerThanItsKernelsLeavesTheGpuIdle) {
   for (int i = 1; i < 100; ++i) last = g.add(kernel, std::vector<workload::OpId>{last});
   workload::Op sync;
   sync.kind = workload::OpKind::kHostSync;
+  sync.label = workload::OpLabel::kHostSync;  // an offload loop's (its wait is offload stall)
   last = g.add(sync, std::vector<workload::OpId>{last});
   workload::Op after = kernel;
   after.bytes = 100e6;  // 100 us, issued only once the synchronisation has returned

@@ -81,6 +81,10 @@ const std::vector<Case> kCases = {
     {"01-gpt3-1.3b-dp8.yaml",
      {"parallelism.pp=2", "parallelism.dp=4", "training.micro_batch=1", "model.seq_len=512",
       "cluster.hardware_set={stack: {framework: what-if, parameters: {host_dispatch: 60us}}}"}},
+    // A host that waits for each MoE layer's token counts before dispatching it.
+    {"11-deepseek-v2-lite-16xh100.yaml",
+     {"parallelism={pp: 1, dp: 16, ep: 8, moe_host_sync: true}", "training.global_batch=64",
+      "cluster.hardware_set={stack: {framework: what-if, parameters: {host_dispatch: 30us}}}"}},
     // A slow GPU in stage 2, a middle stage the estimate builds only because of it.
     {"01-gpt3-1.3b-dp8.yaml",
      {"parallelism.pp=4", "parallelism.dp=2", "stragglers.slow_gpus=[{ranks: [5], speed: 0.7}]"}},

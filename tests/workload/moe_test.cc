@@ -74,6 +74,34 @@ TEST(MoeLayer, DispatchesAndCombinesOverTheExpertGroup) {
   EXPECT_EQ(testing::count_ops(l, [](const Op& op) { return op.label == OpLabel::kEpComm; }), 0);
 }
 
+// With moe_host_sync each MoE layer's forward holds the host until the router is done, before the
+// permutation and the dispatch; the backward reuses the split sizes and never waits.
+TEST(MoeLayer, ADroplessDispatcherWaitsOnTheHostForTheRoutersCounts) {
+  config::Scenario s = mixtral(4, 4);
+  s.parallelism.moe_host_sync = true;
+  const Graph g = build_rank_graph(s, make_plan(s), 0);
+  const auto syncs = [](const Graph& graph) {
+    return testing::count_ops(graph, [](const Op& op) { return op.kind == OpKind::kHostSync; });
+  };
+  EXPECT_EQ(syncs(g), 2);  // 2 layers, 1 micro-batch, forward only
+  for (OpId id = 0; id < g.size(); ++id) {
+    const Op& op = g.op(id);
+    if (op.kind != OpKind::kHostSync) continue;
+    EXPECT_EQ(op.label, OpLabel::kRouter);
+    EXPECT_EQ(op.phase, Phase::kForward);
+    // It waits for the router's softmax and top-k; the permutation and the dispatch wait for it.
+    const auto preds = g.predecessors(id);
+    ASSERT_EQ(preds.size(), 1u);
+    EXPECT_EQ(g.op(preds[0]).label, OpLabel::kRouter);
+    EXPECT_EQ(g.op(id + 1).label, OpLabel::kPermute);
+  }
+  // Under full recomputation the replayed forward waits again.
+  s.parallelism.recompute = config::Recompute::kFull;
+  EXPECT_EQ(syncs(build_rank_graph(s, make_plan(s), 0)), 4);
+  s.parallelism.moe_host_sync = false;
+  EXPECT_EQ(syncs(build_rank_graph(s, make_plan(s), 0)), 0);
+}
+
 // Qwen3-30B-A3B under TP + SP, with MoE parallel folding.
 config::Scenario folded_qwen(int64_t tp, int64_t dp, int64_t ep, int64_t expert_tp) {
   testing::PlanSpec spec;

@@ -52,7 +52,14 @@ void add_wait(Breakdown& b, const workload::Op* blocker, double seconds) {
     case OpKind::kHostSync:
       (offload_sync(*blocker) ? b.offload_stall_s : b.idle_s) += seconds;
       return;
-    default:
+    case OpKind::kGemm:  // a kernel, an ordering or bookkeeping: what the GPU waited for is not traffic
+    case OpKind::kAttentionForward:
+    case OpKind::kAttentionBackward:
+    case OpKind::kMemory:
+    case OpKind::kOptimizerStep:
+    case OpKind::kStreamWait:
+    case OpKind::kAlloc:
+    case OpKind::kFree:
       b.idle_s += seconds;
       return;
   }

@@ -54,9 +54,13 @@ std::optional<ActivityClass> class_of(const Op& op) {
       return ActivityClass::kSendRecv;
     case OpKind::kCopy:
       return ActivityClass::kHostCopy;
-    default:
-      return std::nullopt;  // host synchronisations, stream waits, allocations: no GPU activity
+    case OpKind::kHostSync:  // host synchronisations, stream waits, allocations: no GPU activity
+    case OpKind::kStreamWait:
+    case OpKind::kAlloc:
+    case OpKind::kFree:
+      return std::nullopt;
   }
+  return std::nullopt;
 }
 
 // {"measured", "simulated", "error"}: error = (simulated - measured) / measured, null when nothing

@@ -30,9 +30,13 @@ std::optional<GpuState> state_of(const workload::Op& op) {
     case OpKind::kRecv:
     case OpKind::kCopy:
       return GpuState::kCommunication;
-    default:
+    case OpKind::kHostSync:
+    case OpKind::kStreamWait:
+    case OpKind::kAlloc:
+    case OpKind::kFree:
       return std::nullopt;
   }
+  return std::nullopt;
 }
 
 // How many ranks of the world each simulated rank stands for: its symmetry class's members (a run

@@ -90,6 +90,11 @@ Sizes sizes(const BuildContext& ctx) {
   return z;
 }
 
+// One backward block's gradients added into the fp32 accumulators (DeepSpeed's dq/dk/dv += block
+// partials): the partial dq, dk and dv read (q + 2 kv bytes), the dq accumulator and the dk and dv
+// accumulators read and written (2 dq + 2 x 2 dkv).
+double accumulate_bytes(const Sizes& z) { return z.q + 2 * z.kv + 2 * z.dq + 4 * z.dkv; }
+
 AttentionShape block_shape(const Sizes& z, bool causal) {
   return {static_cast<int32_t>(z.b),
           static_cast<int32_t>(z.hl),
@@ -329,8 +334,7 @@ OpId offload_backward(BuildContext& ctx, FpdtSaved& saved, OpId grad_ready) {
         }
       }
       sync(ctx, {w.last(Stream::kCopy), w.last(Stream::kComm)}, cq);
-      const OpId accumulate =
-          w.memory(OpLabel::kGradAccumulate, 2 * z.dq + 4 * z.dkv + z.q + 2 * z.kv, {block}, cq);
+      const OpId accumulate = w.memory(OpLabel::kGradAccumulate, accumulate_bytes(z), {block}, cq);
       w.release(partial, Stream::kCompute);
       w.copy(OpLabel::kOffload, CopyDirection::kDeviceToHost, z.dq, Stream::kCopy, {accumulate}, cq);
       if (release_q) {
@@ -454,7 +458,7 @@ OpId gpu_backward(BuildContext& ctx, FpdtSaved& saved, OpId grad_ready) {
     for (int64_t q = i; q < u; ++q) {
       const BufferId partial = gpu(ctx, z.q + 2 * z.kv, Stream::kCompute, static_cast<int32_t>(q));
       w.attention(true, block_shape(z, q == i), 2 * z.block, {grads_in}, static_cast<int32_t>(i * u + q));
-      w.memory(OpLabel::kGradAccumulate, 2 * z.dq + 4 * z.dkv + z.q + 2 * z.kv, {}, static_cast<int32_t>(q));
+      w.memory(OpLabel::kGradAccumulate, accumulate_bytes(z), {}, static_cast<int32_t>(q));
       w.release(partial, Stream::kCompute);
     }
     if (s.rope) w.memory(OpLabel::kRope, z.kv + z.dkv, {}, ci);

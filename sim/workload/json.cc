@@ -75,7 +75,10 @@ nlohmann::json to_json(const Graph& graph, const ParallelPlan& plan) {
                        {"space", to_string(op.buffer.space)},
                        {"category", to_string(op.buffer.category)}};
         break;
-      default:
+      case OpKind::kMemory:  // no fields beyond the common ones
+      case OpKind::kOptimizerStep:
+      case OpKind::kHostSync:
+      case OpKind::kStreamWait:
         break;
     }
     ops.push_back(std::move(o));

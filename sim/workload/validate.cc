@@ -78,7 +78,14 @@ std::vector<std::string> check_graph(const ParallelPlan& plan, const Graph& grap
           p.add("rank {}: op {} has peer {}", rank, id, op.p2p.peer);
         }
         break;
-      default:
+      case OpKind::kGemm:  // kernels, copies and orderings name no group, peer or buffer
+      case OpKind::kAttentionForward:
+      case OpKind::kAttentionBackward:
+      case OpKind::kMemory:
+      case OpKind::kOptimizerStep:
+      case OpKind::kCopy:
+      case OpKind::kHostSync:
+      case OpKind::kStreamWait:
         break;
     }
   }
@@ -259,7 +266,10 @@ std::string check_equivalent(const ParallelPlan& plan, const Graph& a, const Gra
           return differ("buffer");
         }
         break;
-      default:
+      case OpKind::kMemory:  // no fields beyond those compared for every op
+      case OpKind::kOptimizerStep:
+      case OpKind::kHostSync:
+      case OpKind::kStreamWait:
         break;
     }
   }

@@ -1,6 +1,7 @@
 #include "tools/trainsim/cli.h"
 
 #include <algorithm>
+#include <iostream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -49,6 +50,23 @@ void add_jobs_option(CLI::App* cmd, int& jobs, std::string_view what) {
   cmd->add_option("-j,--jobs", jobs,
                   fmt::format("{} at once, each in its own process (default: all cores)", what))
       ->check(CLI::Range(1, 4096));
+}
+
+void add_format_option(CLI::App* cmd, std::string& format, bool csv) {
+  format = "table";
+  cmd->add_option("--format", format, "Output format")
+      ->check(csv ? CLI::IsMember({"table", "json", "csv"}) : CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+}
+
+void print_result(std::string_view format, const Renderings& result) {
+  if (format == "json") {
+    std::cout << result.json();
+  } else if (format == "csv" && result.csv) {
+    std::cout << result.csv();
+  } else {
+    std::cout << result.table();
+  }
 }
 
 bool refuse_all_traffic(bool all_traffic, const std::string& network) {

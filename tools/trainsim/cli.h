@@ -4,6 +4,7 @@
 #define TRAINSIM_TOOLS_TRAINSIM_CLI_H_
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,23 @@ int all_cores();
 // -j,--jobs on `cmd`: how many `what` run at once, each in its own process (1 to 4096; default all
 // cores).
 void add_jobs_option(CLI::App* cmd, int& jobs, std::string_view what);
+// A command's result in each output format it offers, for print_result: its JSON document, its
+// table and, where the command has a row form, its CSV, each rendered only when asked for.
+struct Renderings {
+  std::function<std::string()> json;
+  std::function<std::string()> table;
+  std::function<std::string()> csv = nullptr;  // none: the command has no CSV form
+};
+// A JSON document as every command prints it: indented by 2, with a final newline.
+template <class Json>
+std::string json_text(const Json& document) {
+  return document.dump(2) + "\n";
+}
+// --format on `cmd`: table (the default) or json, and csv when `csv`.
+void add_format_option(CLI::App* cmd, std::string& format, bool csv);
+// Writes `result` to stdout in `format` (one add_format_option accepted).
+void print_result(std::string_view format, const Renderings& result);
+
 // Whether --all-traffic is asked for on the ideal network, where it would change nothing; logs why
 // it is refused.
 bool refuse_all_traffic(bool all_traffic, const std::string& network);

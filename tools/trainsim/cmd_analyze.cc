@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -37,11 +38,8 @@ void print_layer_budget(const AnalyzeArgs& args, Context& context) {
   const config::Scenario s = args.scenario.load();
   try {
     const estimate::LayerBudget budget = estimate::layer_budget(s, *args.layer);
-    if (args.format == "json") {
-      std::cout << estimate::to_json(budget).dump(2) << '\n';
-    } else {
-      std::cout << estimate::render_layer_budget(budget);
-    }
+    print_result(args.format, {[&] { return json_text(estimate::to_json(budget)); },
+                               [&] { return estimate::render_layer_budget(budget); }});
     context.exit_code = kExitOk;
   } catch (const std::invalid_argument& e) {
     spdlog::error("{}: {}", args.scenario.file.string(), e.what());
@@ -63,11 +61,8 @@ void print_comm_study(const AnalyzeArgs& args) {
     if (extra.IsMap()) validate::merge_into(set, extra);
     return validate::load_scenario_with(args.scenario.file, set);
   });
-  if (args.format == "json") {
-    std::cout << validate::to_json(study).dump(2) << '\n';
-  } else {
-    std::cout << validate::render_table(study);
-  }
+  print_result(args.format, {[&] { return json_text(validate::to_json(study)); },
+                             [&] { return validate::render_table(study); }});
 }
 
 std::string plan_text(const config::Scenario& s) {
@@ -198,9 +193,7 @@ void register_analyze(CLI::App& app, Context& context) {
   CLI::App* cmd = app.add_subcommand(
       "analyze", "Graph-derived FLOPs, parameters, memory and communication next to the closed-form models");
   args->scenario.add_to(cmd);
-  cmd->add_option("--format", args->format, "Output format")
-      ->check(CLI::IsMember({"table", "json"}))
-      ->capture_default_str();
+  add_format_option(cmd, args->format, false);
   cmd->add_flag("--comm", args->comm,
                 "Communication accounting of Anthony et al. 2024 instead: DP, ZeRO-1/2/3, TP and PP on the "
                 "scenario's model and GPUs (volume ratios, message sizes, sequence-length sweep)");
@@ -233,11 +226,12 @@ void register_analyze(CLI::App& app, Context& context) {
       spdlog::debug(
           "built and analysed {} class graphs in {:.1f} ms", graphs.size(),
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-      if (args->format == "json") {
-        std::cout << report_json(s, summary, analysis, rows).dump(2) << '\n';
-      } else {
-        print_table(std::cout, s, summary, analysis, rows);
-      }
+      print_result(args->format, {[&] { return json_text(report_json(s, summary, analysis, rows)); },
+                                  [&] {
+                                    std::ostringstream table;
+                                    print_table(table, s, summary, analysis, rows);
+                                    return table.str();
+                                  }});
       context.exit_code = kExitOk;
     } catch (const workload::PlanError& e) {
       spdlog::error("{}: {}", args->scenario.file.string(), e.what());

@@ -82,7 +82,8 @@ int run(const ClusterArgs& args, const Context& context) {
   }
   const nlohmann::json report = cluster::make_cluster_report(
       file, runs, {context.command_line, args.network, !args.collapsed, args.iterations});
-  std::cout << (args.format == "json" ? report.dump(2) + "\n" : cluster::render_cluster_table(report));
+  print_result(args.format,
+               {[&] { return json_text(report); }, [&] { return cluster::render_cluster_table(report); }});
   if (trace_file) {
     trace_file->commit();
     spdlog::info("wrote {} trace events to {}", runs.trace_events, args.trace);
@@ -100,9 +101,7 @@ void register_cluster(CLI::App& app, Context& context) {
   cmd->add_option("--set", args->overrides,
                   "Override a key of the cluster file: --set placement=random --set seed=2 (repeatable)")
       ->type_name("KEY=VALUE");
-  cmd->add_option("--format", args->format, "Output format")
-      ->check(CLI::IsMember({"table", "json"}))
-      ->capture_default_str();
+  add_format_option(cmd, args->format, false);
   cmd->add_option("--iterations", args->iterations,
                   "Iterations every job runs with all the others running (jobs that get there first keep "
                   "going until every job has)")

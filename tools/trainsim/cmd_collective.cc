@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 #include <map>
 
 #include <fmt/format.h>
@@ -167,49 +168,62 @@ struct Report {
   int root() const { return shows_root(kind) ? args.root : -1; }
 };
 
-void print_table(const Report& r) {
+std::string render_table(const Report& r) {
+  std::string out;
   const config::Topology& t = r.graph.topology();
   const int n = r.args.gpus;
   const uint64_t step = r.args.step_factor > 1 ? static_cast<uint64_t>(r.args.step_factor)
                                                : parse_size("--step-bytes", r.args.step_bytes);
-  fmt::print("# trainsim collective: simulated nccl-tests {}\n", cost::nccl_tests_name(r.kind));
-  fmt::print("# nGpus {} minBytes {} maxBytes {} step: {}({}) algorithm: {}\n", n,
-             parse_size("--min-bytes", r.args.min_bytes), parse_size("--max-bytes", r.args.max_bytes), step,
-             r.args.step_factor > 1 ? "factor" : "bytes", r.args.algorithm);
-  fmt::print("#\n# Using devices\n");
-  fmt::print("#  Ranks {}-{}: {} .. {} ({} of {} nodes)\n", 0, n - 1, r.graph.gpu_name(0),
-             r.graph.gpu_name(n - 1), r.graph.node_of_gpu(n - 1) + 1, r.graph.node_count());
-  fmt::print("#  Topology {}: {}\n", t.name, r.graph.fabric_description());
-  if (r.hardware) fmt::print("#  Hardware {} ({})\n", r.hardware->name, r.hardware->gpu.name);
-  fmt::print(
+  fmt::format_to(std::back_inserter(out), "# trainsim collective: simulated nccl-tests {}\n",
+                 cost::nccl_tests_name(r.kind));
+  fmt::format_to(std::back_inserter(out), "# nGpus {} minBytes {} maxBytes {} step: {}({}) algorithm: {}\n",
+                 n, parse_size("--min-bytes", r.args.min_bytes), parse_size("--max-bytes", r.args.max_bytes),
+                 step, r.args.step_factor > 1 ? "factor" : "bytes", r.args.algorithm);
+  fmt::format_to(std::back_inserter(out), "#\n# Using devices\n");
+  fmt::format_to(std::back_inserter(out), "#  Ranks {}-{}: {} .. {} ({} of {} nodes)\n", 0, n - 1,
+                 r.graph.gpu_name(0), r.graph.gpu_name(n - 1), r.graph.node_of_gpu(n - 1) + 1,
+                 r.graph.node_count());
+  fmt::format_to(std::back_inserter(out), "#  Topology {}: {}\n", t.name, r.graph.fabric_description());
+  if (r.hardware)
+    fmt::format_to(std::back_inserter(out), "#  Hardware {} ({})\n", r.hardware->name, r.hardware->gpu.name);
+  fmt::format_to(
+      std::back_inserter(out),
       "#  Model: SimGrid {} CM02 max-min sharing, latency per phase, NCCL protocols across nodes, {}\n",
       engine::simgrid_version(),
       r.calibrated_fits > 0
           ? fmt::format("latency and efficiency calibrated from {} measured fits", r.calibrated_fits)
           : std::string("ideal efficiency (uncalibrated)"));
-  if (!r.calibration.empty()) fmt::print("#  Calibration: {}\n", r.calibration);
-  fmt::print("#\n");
-  fmt::print("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:<12}  {}\n", "size", "count",
-             "type", "redop", "root", "time", "algbw", "busbw", "algorithm", "protocol");
-  fmt::print("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}\n", "(B)", "(elements)", "", "", "",
-             "(us)", "(GB/s)", "(GB/s)");
+  if (!r.calibration.empty()) fmt::format_to(std::back_inserter(out), "#  Calibration: {}\n", r.calibration);
+  fmt::format_to(std::back_inserter(out), "#\n");
+  fmt::format_to(std::back_inserter(out),
+                 "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:<12}  {}\n", "size", "count",
+                 "type", "redop", "root", "time", "algbw", "busbw", "algorithm", "protocol");
+  fmt::format_to(std::back_inserter(out), "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}\n",
+                 "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
   for (const Row& row : r.rows) {
-    fmt::print("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {}  {:6.2f}  {:6.2f}  {:<12}  {}\n", row.size_bytes,
-               row.count, r.args.datatype, r.redop(), r.root(), time_column(row.time_s * 1e6), row.algbw_gbps,
-               row.busbw_gbps, row.algorithm, row.protocol);
+    fmt::format_to(std::back_inserter(out),
+                   "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {}  {:6.2f}  {:6.2f}  {:<12}  {}\n", row.size_bytes,
+                   row.count, r.args.datatype, r.redop(), r.root(), time_column(row.time_s * 1e6),
+                   row.algbw_gbps, row.busbw_gbps, row.algorithm, row.protocol);
   }
-  fmt::print("# Avg bus bandwidth    : {:g}\n#\n", r.average_busbw_gbps);
+  fmt::format_to(std::back_inserter(out), "# Avg bus bandwidth    : {:g}\n#\n", r.average_busbw_gbps);
+  return out;
 }
 
-void print_csv(const Report& r) {
-  fmt::print("size_bytes,count_elements,type,redop,root,time_us,algbw_gbps,busbw_gbps,algorithm,protocol\n");
+std::string render_csv(const Report& r) {
+  std::string out;
+  fmt::format_to(
+      std::back_inserter(out),
+      "size_bytes,count_elements,type,redop,root,time_us,algbw_gbps,busbw_gbps,algorithm,protocol\n");
   for (const Row& row : r.rows) {
-    fmt::print("{},{},{},{},{},{},{},{},{},{}\n", row.size_bytes, row.count, r.args.datatype, r.redop(),
-               r.root(), row.time_s * 1e6, row.algbw_gbps, row.busbw_gbps, row.algorithm, row.protocol);
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{}\n", row.size_bytes, row.count,
+                   r.args.datatype, r.redop(), r.root(), row.time_s * 1e6, row.algbw_gbps, row.busbw_gbps,
+                   row.algorithm, row.protocol);
   }
+  return out;
 }
 
-void print_json(const Report& r) {
+nlohmann::ordered_json to_json(const Report& r) {
   nlohmann::ordered_json j;
   j["schema_version"] = 1;
   j["trainsim_version"] = version();
@@ -237,7 +251,7 @@ void print_json(const Report& r) {
   }
   j["results"] = rows;
   j["avg_busbw_gbps"] = r.average_busbw_gbps;
-  std::cout << j.dump(2) << '\n';
+  return j;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -345,13 +359,8 @@ void run(const CollectiveArgs& args) {
     report.average_busbw_gbps += row.busbw_gbps / static_cast<double>(sizes.size());
     report.rows.push_back(std::move(row));
   }
-  if (args.format == "json") {
-    print_json(report);
-  } else if (args.format == "csv") {
-    print_csv(report);
-  } else {
-    print_table(report);
-  }
+  print_result(args.format, {[&] { return json_text(to_json(report)); }, [&] { return render_table(report); },
+                             [&] { return render_csv(report); }});
 }
 
 std::vector<std::string> names(const std::vector<std::string_view>& views) {
@@ -403,9 +412,7 @@ void register_collective(CLI::App& app, Context& context) {
       ->capture_default_str()
       ->check(CLI::IsMember({"sum", "prod", "max", "min", "avg"}));
   cmd->add_option("-r,--root", args->root, "Root rank of broadcast and reduce")->capture_default_str();
-  cmd->add_option("--format", args->format, "Output format")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"table", "csv", "json"}));
+  add_format_option(cmd, args->format, true);
   cmd->footer(
       "busbw = algbw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter, all-to-all), 1 (others), "
       "as in\n"

@@ -119,11 +119,12 @@ int compare(const CompareArgs& args, const Context& context) {
         {files[i].string(), ranks[i], context.command_line, args.network, args.iterations, args.kernels}));
   }
   if (comparisons.size() == 1) {
-    std::cout << (args.format == "json" ? comparisons.front().dump(2) + "\n"
-                                        : report::render_compare_table(comparisons.front()));
+    print_result(args.format, {[&] { return json_text(comparisons.front()); },
+                               [&] { return report::render_compare_table(comparisons.front()); }});
   } else {
     const nlohmann::json report = report::make_ranks_report(comparisons);
-    std::cout << (args.format == "json" ? report.dump(2) + "\n" : report::render_ranks_table(report));
+    print_result(args.format,
+                 {[&] { return json_text(report); }, [&] { return report::render_ranks_table(report); }});
   }
   return kExitOk;
 }
@@ -155,9 +156,7 @@ void register_compare(CLI::App& app, Context& context) {
       ->capture_default_str();
   cmd->add_option("--kernels", args->kernels, "List the N measured kernels that took longest (0: none)")
       ->capture_default_str();
-  cmd->add_option("--format", args->format, "Output format")
-      ->check(CLI::IsMember({"table", "json"}))
-      ->capture_default_str();
+  add_format_option(cmd, args->format, false);
   cmd->callback([args, &context] { context.exit_code = compare(*args, context); });
 }
 

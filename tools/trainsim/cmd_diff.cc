@@ -127,13 +127,11 @@ int diff(const DiffArgs& args, const Context& context) {
       a.scenario && b.scenario
           ? report::scenario_differences(*a.scenario, *b.scenario, std::filesystem::current_path().string())
           : report::report_input_differences(a.report, b.report);
-  const std::vector<report::MetricChange> metrics = report::metric_changes(a.report, b.report, args.tolerance);
+  const std::vector<report::MetricChange> metrics =
+      report::metric_changes(a.report, b.report, args.tolerance);
   const nlohmann::json result = report::diff_json(a.label, b.label, inputs, metrics);
-  if (args.format == "json") {
-    std::cout << result.dump(2) << '\n';
-  } else {
-    std::cout << report::render_diff_table(result);
-  }
+  print_result(args.format,
+               {[&] { return json_text(result); }, [&] { return report::render_diff_table(result); }});
   return args.exit_code && (!inputs.empty() || !metrics.empty()) ? kExitDiffers : kExitOk;
 }
 
@@ -151,9 +149,7 @@ void register_diff(CLI::App& app, Context& context) {
       ->type_name("KEY=VALUE");
   cmd->add_option("--set-b", args->b.overrides, "Override a key of scenario B (repeatable)")
       ->type_name("KEY=VALUE");
-  cmd->add_option("--format", args->format, "Output format")
-      ->check(CLI::IsMember({"table", "json"}))
-      ->capture_default_str();
+  add_format_option(cmd, args->format, false);
   cmd->add_option("--network", args->network, "Network model for the scenarios simulated here")
       ->check(CLI::IsMember({"simgrid", "ideal"}))
       ->capture_default_str();

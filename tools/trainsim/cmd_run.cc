@@ -168,13 +168,8 @@ int run(const RunArgs& args, const Context& context) {
       report::make_run_report(s, *result, {context.command_line, args.network, args.full, args.iterations});
   report["why"]["changes"] =
       search::to_json(search::advise(s, report::run_metrics(report).iteration_time_s, 2));
-  if (args.format == "json") {
-    std::cout << report.dump(2) << '\n';
-  } else if (args.format == "csv") {
-    std::cout << report::metrics_csv(report);
-  } else {
-    std::cout << report::render_table(report);
-  }
+  print_result(args.format, {[&] { return json_text(report); }, [&] { return report::render_table(report); },
+                             [&] { return report::metrics_csv(report); }});
   if (!args.trace.empty()) {
     report::TraceOptions trace_options;
     trace_options.ranks.insert(args.trace_ranks.begin(), args.trace_ranks.end());
@@ -197,9 +192,7 @@ void register_run(CLI::App& app, Context& context) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand("run", "Simulate training iterations of a scenario");
   args->scenario.add_to(cmd);
-  cmd->add_option("--format", args->format, "Output format")
-      ->check(CLI::IsMember({"table", "json", "csv"}))
-      ->capture_default_str();
+  add_format_option(cmd, args->format, true);
   CLI::Option* full =
       cmd->add_flag("--full", args->full, "Simulate every rank instead of one per symmetry class");
   cmd->add_flag("--all-traffic", args->all_traffic,

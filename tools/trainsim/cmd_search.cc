@@ -72,11 +72,10 @@ int run(const SearchArgs& args, const Context& context) {
     std::cerr << "trainsim search: " << e.what() << '\n';
     return kExitUsage;
   }
-  if (args.format == "json") {
-    std::cout << search::to_json(result).dump(2) << '\n';
-  } else {
-    std::cout << search::render_table(result, args.scenario.file.string(), args.scenario.overrides);
-  }
+  print_result(
+      args.format,
+      {[&] { return json_text(search::to_json(result)); },
+       [&] { return search::render_table(result, args.scenario.file.string(), args.scenario.overrides); }});
   if (result.best.empty()) {
     spdlog::error("no plan of {} fits on {} GPUs", result.scenario, result.gpus);
     return kExitInfeasible;
@@ -107,9 +106,7 @@ void register_search(CLI::App& app, Context& context) {
                   "Network model of the simulations: simgrid, or ideal (contention-free alpha-beta, fast)")
       ->check(CLI::IsMember({"simgrid", "ideal"}))
       ->capture_default_str();
-  cmd->add_option("--format", args->format, "Output format")
-      ->check(CLI::IsMember({"table", "json"}))
-      ->capture_default_str();
+  add_format_option(cmd, args->format, false);
   cmd->add_option(
          "--margin", args->margin,
          fmt::format("Simulate plans whose closed-form time is within this fraction of the K-th fitting "

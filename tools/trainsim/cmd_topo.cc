@@ -1,6 +1,7 @@
 // trainsim topo FILE: what a topology amounts to (sizes, injection and bisection bandwidth,
 // diameter) and, with --path, the route between two GPUs hop by hop.
 #include <iostream>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -21,10 +22,11 @@ struct TopoArgs {
 std::string gb_per_s(double bytes_per_s) { return fmt::format("{:.2f} GB/s", bytes_per_s / 1e9); }
 std::string microseconds(double s) { return fmt::format("{:.3f} us", s * 1e6); }
 
-void print_table(const config::Topology& topology, const platform::TopologySummary& s,
-                 const std::optional<platform::PathReport>& path) {
-  const auto row = [](std::string_view key, const std::string& value) {
-    fmt::print("{:<22}{}\n", key, value);
+std::string render_table(const config::Topology& topology, const platform::TopologySummary& s,
+                         const std::optional<platform::PathReport>& path) {
+  std::string out;
+  const auto row = [&out](std::string_view key, const std::string& value) {
+    fmt::format_to(std::back_inserter(out), "{:<22}{}\n", key, value);
   };
   row("topology", topology.name);
   if (!topology.description.empty()) row("description", topology.description);
@@ -38,20 +40,22 @@ void print_table(const config::Topology& topology, const platform::TopologySumma
   row("bisection", fmt::format("{} NVLink domain, {} fabric", gb_per_s(s.nvlink_bisection_bytes_per_s),
                                gb_per_s(s.fabric_bisection_bytes_per_s)));
   row("diameter", fmt::format("{} hops (GPU to GPU)", s.diameter_hops));
-  if (!path) return;
-  fmt::print("\npath {} -> {}: {} hops, {}, bottleneck {}\n", path->from, path->to, path->hops.size(),
-             microseconds(path->latency_s), gb_per_s(path->bottleneck_bytes_per_s));
-  fmt::print("{:>5}  {:<24}  {:<24}  {:<12}  {:>14}  {:>10}\n", "hop", "from", "to", "link", "bandwidth",
-             "latency");
+  if (!path) return out;
+  fmt::format_to(std::back_inserter(out), "\npath {} -> {}: {} hops, {}, bottleneck {}\n", path->from,
+                 path->to, path->hops.size(), microseconds(path->latency_s),
+                 gb_per_s(path->bottleneck_bytes_per_s));
+  fmt::format_to(std::back_inserter(out), "{:>5}  {:<24}  {:<24}  {:<12}  {:>14}  {:>10}\n", "hop", "from",
+                 "to", "link", "bandwidth", "latency");
   for (size_t i = 0; i < path->hops.size(); ++i) {
     const platform::PathHop& h = path->hops[i];
     const std::string cables = h.cables > 1   ? fmt::format(" ({} cables)", h.cables)
                                : h.cable >= 0 ? fmt::format(" (cable {})", h.cable)
                                               : "";
-    fmt::print("{:>5}  {:<24}  {:<24}  {:<12}  {:>14}  {:>10}{}\n", i + 1, h.from, h.to,
-               platform::to_string(h.kind), gb_per_s(h.bandwidth_bytes_per_s), microseconds(h.latency_s),
-               cables);
+    fmt::format_to(std::back_inserter(out), "{:>5}  {:<24}  {:<24}  {:<12}  {:>14}  {:>10}{}\n", i + 1,
+                   h.from, h.to, platform::to_string(h.kind), gb_per_s(h.bandwidth_bytes_per_s),
+                   microseconds(h.latency_s), cables);
   }
+  return out;
 }
 
 nlohmann::ordered_json to_json(const config::Topology& topology, const platform::TopologySummary& s,
@@ -103,7 +107,7 @@ void register_topo(CLI::App& app, Context& context) {
   cmd->add_option("--path", args->path, "Print the route between two GPUs, e.g. --path node0/gpu0 node3/gpu5")
       ->expected(2)
       ->type_name("GPU_A GPU_B");
-  cmd->add_option("--format", args->format, "Output format")->check(CLI::IsMember({"table", "json"}));
+  add_format_option(cmd, args->format, false);
   cmd->footer(
       "Bandwidths are per direction. Bisection: smallest cut between two halves of the NVLink domain and of "
       "the "
@@ -125,11 +129,8 @@ void register_topo(CLI::App& app, Context& context) {
       return;
     }
     const platform::TopologySummary summary = platform::summarize(graph);
-    if (args->format == "json") {
-      std::cout << to_json(topology, summary, path).dump(2) << '\n';
-    } else {
-      print_table(topology, summary, path);
-    }
+    print_result(args->format, {[&] { return json_text(to_json(topology, summary, path)); },
+                                [&] { return render_table(topology, summary, path); }});
     context.exit_code = kExitOk;
   });
 }

@@ -86,13 +86,9 @@ int validate_command(const ValidateArgs& args, const Context& context) {
 
   const nlohmann::json report =
       validate::make_report(set, results, {context.command_line, args.jobs, wall_s, args.gate});
-  if (args.format == "json") {
-    std::cout << report.dump(2) << '\n';
-  } else if (args.format == "csv") {
-    std::cout << validate::render_csv(report);
-  } else {
-    std::cout << validate::render_table(report);
-  }
+  print_result(args.format,
+               {[&] { return json_text(report); }, [&] { return validate::render_table(report); },
+                [&] { return validate::render_csv(report); }});
 
   int rc = kExitOk;
   for (const nlohmann::json& c : report.at("cases")) {
@@ -116,9 +112,7 @@ void register_validate(CLI::App& app, Context& context) {
   cmd->add_option("DIR", args->dir, "A folder of validation cases (searched recursively) or one case file")
       ->capture_default_str();
   add_jobs_option(cmd, args->jobs, "Cases simulated");
-  cmd->add_option("--format", args->format, "Output format")
-      ->check(CLI::IsMember({"table", "json", "csv"}))
-      ->capture_default_str();
+  add_format_option(cmd, args->format, true);
   cmd->add_option("--suite", args->suites, "Only this suite (repeatable)");
   cmd->add_flag("--hardware-only,!--no-hardware-only", args->hardware_only,
                 "Also run every case on a stack profile on the hardware profile beneath it (the hw.error "

@@ -1,12 +1,14 @@
 # Every dependency comes from the system (Debian packages); nothing is downloaded at configure time.
 find_package(PkgConfig REQUIRED)
-# Debian ships SimGrid with a pkg-config file only. GLOBAL is needed for the alias.
-pkg_check_modules(SimGrid REQUIRED IMPORTED_TARGET GLOBAL simgrid>=3.32)
-if(NOT TARGET SimGrid::SimGrid)
-  add_library(SimGrid::SimGrid ALIAS PkgConfig::SimGrid)
+if(TRAINSIM_SIMULATOR)
+  # Debian ships SimGrid with a pkg-config file only. GLOBAL is needed for the alias.
+  pkg_check_modules(SimGrid REQUIRED IMPORTED_TARGET GLOBAL simgrid>=3.32)
+  if(NOT TARGET SimGrid::SimGrid)
+    add_library(SimGrid::SimGrid ALIAS PkgConfig::SimGrid)
+  endif()
+  find_package(Boost 1.74 REQUIRED CONFIG COMPONENTS graph)
 endif()
 find_package(yaml-cpp 0.7 REQUIRED CONFIG)  # target `yaml-cpp` (no namespace in 0.7)
-find_package(Boost 1.74 REQUIRED CONFIG COMPONENTS graph)
 find_package(CLI11 2.1 REQUIRED CONFIG)
 find_package(fmt 9 REQUIRED CONFIG)
 find_package(spdlog 1.10 REQUIRED CONFIG)

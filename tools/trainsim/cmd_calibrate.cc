@@ -356,7 +356,9 @@ void register_calibrate(CLI::App& app, Context& context) {
   register_import(calibrate, context);
   register_verify(calibrate, context);
   register_scale(calibrate, context);
-  register_fit_stack(calibrate, context);
+#if TRAINSIM_SIMULATOR
+  register_fit_stack(calibrate, context);  // fitting runs the simulator
+#endif
 }
 
 }  // namespace trainsim::cli

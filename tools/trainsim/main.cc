@@ -13,7 +13,9 @@
 
 #include "sim/common/version.h"
 #include "sim/config/diagnostics.h"
+#if TRAINSIM_SIMULATOR
 #include "sim/engine/provenance.h"
+#endif
 #include "tools/trainsim/cli.h"
 
 namespace {
@@ -39,8 +41,13 @@ std::string no_subcommand_message(const CLI::App& app, const CLI::ParseError& er
 }
 
 std::string version_text() {
-  return fmt::format("trainsim {} (git {})\nSimGrid {}\nCUDA kernels: {}\ninput schema_version: 1",
-                     trainsim::version(), trainsim::git_sha(), trainsim::engine::simgrid_version(),
+#if TRAINSIM_SIMULATOR
+  const std::string simulator = fmt::format("SimGrid {}", trainsim::engine::simgrid_version());
+#else
+  const std::string simulator = "simulator: not built (calibration only)";
+#endif
+  return fmt::format("trainsim {} (git {})\n{}\nCUDA kernels: {}\ninput schema_version: 1",
+                     trainsim::version(), trainsim::git_sha(), simulator,
                      TRAINSIM_HAVE_CUDA ? "built" : "not built");
 }
 
@@ -83,22 +90,28 @@ int main(int argc, char** argv) {
   cli::Context context;
   for (int i = 0; i < argc; ++i)
     context.command_line += (i == 0 ? "" : " ") + std::string(i == 0 ? "trainsim" : argv[i]);
+#if TRAINSIM_SIMULATOR
   cli::register_check(app, context);
+#endif
   cli::register_show(app, context);
   cli::register_presets(app, context);
+#if TRAINSIM_SIMULATOR
   cli::register_topo(app, context);
   cli::register_collective(app, context);
   cli::register_run(app, context);
   cli::register_diff(app, context);
   cli::register_analyze(app, context);
+#endif
   cli::register_workload(app, context);
   cli::register_calibrate(app, context);
+#if TRAINSIM_SIMULATOR
   cli::register_sweep(app, context);
   cli::register_merge(app, context);
   cli::register_validate(app, context);
   cli::register_search(app, context);
   cli::register_cluster(app, context);
   cli::register_compare(app, context);
+#endif
 
   try {
     app.parse(argc, argv);

@@ -168,8 +168,10 @@ class TextParser {
     std::vector<std::string> columns = columns_;
     // A timestamp (-T) is one header word but two row tokens; an empty redop (old alltoall) none.
     for (size_t i = 0; i < columns.size(); ++i) {
-      if (columns[i] == "timestamp")
+      if (columns[i] == "timestamp") {
         columns.insert(columns.begin() + static_cast<std::ptrdiff_t>(i) + 1, "timestamp");
+        ++i;  // past the second word, which is not another timestamp
+      }
     }
     const auto redop = std::find(columns.begin(), columns.end(), "redop");
     if (cells.size() + 1 == columns.size() && redop != columns.end()) {

@@ -116,6 +116,8 @@ void emit_parallelism(YAML::Emitter& out, const Scenario& s, Defaults defaults) 
     framework_key(out, s, defaults, "overlap_p2p_comm", p.overlap_p2p_comm.has_value(),
                   s.overlap_p2p_comm() ? "true" : "false");
   }
+  framework_key(out, s, defaults, "micro_batch_sync", p.micro_batch_sync.has_value(),
+                s.micro_batch_sync() ? "true" : "false");
   if (s.model.moe.enabled()) {
     framework_key(out, s, defaults, "moe_host_sync", p.moe_host_sync.has_value(),
                   s.moe_host_sync() ? "true" : "false");

@@ -103,6 +103,26 @@ bool Scenario::moe_host_sync() const {
   return false;
 }
 
+bool Scenario::micro_batch_sync() const {
+  if (parallelism.micro_batch_sync) return *parallelism.micro_batch_sync;
+  switch (framework) {
+    case Framework::kDeepSpeed:
+    case Framework::kMegatronDeepSpeed:
+      // DeepSpeed's throughput timer synchronises the device when it starts, and it starts with each
+      // micro-batch: in PipelineEngine._exec_forward_pass, in DeepSpeedEngine.forward when the engine
+      // owns no data loader, and in the next() of the loader it builds otherwise
+      // (ThroughputTimer.start in deepspeed/utils/timer.py: get_accelerator().synchronize(),
+      // unconditional until the timers.throughput.synchronized option, default true, of 0.10).
+      return true;
+    case Framework::kMegatronLm:
+    case Framework::kNemo:
+    case Framework::kTorchtitan:
+    case Framework::kGeneric:
+      return false;
+  }
+  return false;
+}
+
 double Scenario::dp_bucket_bytes() const {
   if (parallelism.dp_bucket_bytes) return *parallelism.dp_bucket_bytes;
   const double grad_bytes = dtype_bytes(gradient_dtype());

@@ -147,6 +147,9 @@ struct Parallelism {
   // Each MoE layer's forward holds the host until the router's token counts have reached it, before
   // the token all-to-all is issued (a dropless dispatcher needs the split sizes on the host).
   std::optional<bool> moe_host_sync;
+  // The host synchronises the device before each micro-batch's forward, waiting for every stream's
+  // work, pipeline messages included, before it issues the forward's first kernel.
+  std::optional<bool> micro_batch_sync;
   // ZeRO-3 / FSDP: free the gathered parameters after each forward use and gather them again for the
   // backward (FSDP's reshard_after_forward, DeepSpeed stage 3's release after each module), or keep
   // them from the forward to the backward.
@@ -301,6 +304,7 @@ struct Scenario {
   bool overlap_grad_reduce() const;
   bool overlap_p2p_comm() const;
   bool moe_host_sync() const;
+  bool micro_batch_sync() const;
   bool reshard_after_forward() const;
   // ZeRO-3's collective granularity. zero3_gather_bucket_bytes: the most parameter bytes one all-gather
   // collects (+infinity: a whole unit per all-gather, as FSDP's fully_shard units); the tensors too

@@ -292,6 +292,7 @@ void decode_parallelism(MapReader& m, Parallelism& out, Anchors& anchors) {
   m.read("overlap_grad_reduce", out.overlap_grad_reduce);
   m.read("overlap_p2p_comm", out.overlap_p2p_comm);
   m.read("moe_host_sync", out.moe_host_sync);
+  m.read("micro_batch_sync", out.micro_batch_sync);
   m.read("reshard_after_forward", out.reshard_after_forward);
   m.read("zero3_gather_bucket", out.zero3_gather_bucket_bytes, QuantityKind::kBytes, kPositiveReal);
   if (int64_t threshold = 0; m.read_count("zero3_persistence_threshold", threshold, kNonNegative)) {

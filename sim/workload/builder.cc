@@ -168,7 +168,8 @@ StepInput receive_input(BuildContext& ctx, const PipelineStep& step, OpId post_a
   return in;
 }
 
-void forward_step(BuildContext& ctx, const PipelineStep& step, StepInput in) {
+// Returns its pipeline send (kNoOp when its output stays on this stage).
+OpId forward_step(BuildContext& ctx, const PipelineStep& step, StepInput in) {
   GraphWriter& w = ctx.w;
   const RankShapes& s = ctx.shapes;
   const StageLayout& layout = ctx.layout;
@@ -205,11 +206,14 @@ void forward_step(BuildContext& ctx, const PipelineStep& step, StepInput in) {
         w.send(OpLabel::kPpComm, next, p2p_tag(P2pKind::kPipelineActivation, step.micro_batch, v + 1, 0),
                pipeline_message_bytes(s), {w.last(Stream::kCompute)});
     w.release(x, Stream::kP2p, {sent});
+    return sent;
   }
+  return kNoOp;
 }
 
-// The whole backward, or its B pass (which holds the weight gradients for the W pass).
-void backward_step(BuildContext& ctx, const PipelineStep& step, StepInput in) {
+// The whole backward, or its B pass (which holds the weight gradients for the W pass). Returns its
+// pipeline send, as forward_step.
+OpId backward_step(BuildContext& ctx, const PipelineStep& step, StepInput in) {
   GraphWriter& w = ctx.w;
   const RankShapes& s = ctx.shapes;
   const StageLayout& layout = ctx.layout;
@@ -218,6 +222,7 @@ void backward_step(BuildContext& ctx, const PipelineStep& step, StepInput in) {
   const int32_t mb = static_cast<int32_t>(step.micro_batch);
   OpId ready = in.ready;
   BufferId received = in.buffer;
+  OpId sent = kNoOp;
   if (step.pass == Pass::kInputGrad) ctx.holding = &ctx.held[{v, step.micro_batch}];
   if (layout.has_head(v)) ready = head_backward(ctx, step.micro_batch);
   const int64_t first = layout.first_layer[v];
@@ -236,12 +241,12 @@ void backward_step(BuildContext& ctx, const PipelineStep& step, StepInput in) {
                                   s.hidden_norm_bytes(), Stream::kCompute)
                               .buffer;
     const int64_t prev = peer_on_stage(ctx.plan, ctx.coords, layout.stage_of(v - 1));
-    const OpId sent =
-        w.send(OpLabel::kPpComm, prev, p2p_tag(P2pKind::kPipelineGradient, step.micro_batch, v - 1, 0),
-               pipeline_message_bytes(s), {w.last(Stream::kCompute), ready});
+    sent = w.send(OpLabel::kPpComm, prev, p2p_tag(P2pKind::kPipelineGradient, step.micro_batch, v - 1, 0),
+                  pipeline_message_bytes(s), {w.last(Stream::kCompute), ready});
     w.release(grad, Stream::kP2p, {sent});
   }
   ctx.holding = nullptr;
+  return sent;
 }
 
 // Gradients of parameters replicated over TP whose partial gradients differ per TP rank under
@@ -315,6 +320,16 @@ Setup set_up(BuildContext& ctx, int64_t stage, double bucket_bytes) {
   return out;
 }
 
+// The framework's device synchronisation before a forward step (Scenario::micro_batch_sync): the
+// host waits for the step's input, the sends of the steps before it and every stream's work.
+void device_sync(BuildContext& ctx, OpId input, std::vector<OpId>& unsynced_sends) {
+  GraphWriter& w = ctx.w;
+  for (const OpId sent : unsynced_sends) w.wait(Stream::kCompute, {sent});
+  unsynced_sends.clear();
+  w.host_sync(OpLabel::kStepSync, {input, w.last(Stream::kComm), w.last(Stream::kDpComm),
+                                   w.last(Stream::kCopy), w.last(Stream::kCopyAux)});
+}
+
 // The pipeline schedule's steps. Gradients are reduced in the last backward (or W pass) of each
 // model chunk (every one under ZeRO-2). An overlapped pair (DualPipe's forward_backward_chunk,
 // Megatron-Core's combined_forward_backward_step) receives both passes' inputs, then runs the forward
@@ -328,6 +343,10 @@ void run_steps(BuildContext& ctx, const std::vector<PipelineStep>& steps, int64_
       last_backward[steps[i].chunk] = i;
     }
   }
+  std::vector<OpId> unsynced_sends;  // the steps' pipeline sends since the last device sync
+  const auto sent_by = [&](OpId sent) {
+    if (s.micro_batch_sync && sent != kNoOp) unsynced_sends.push_back(sent);
+  };
   StepInput pair_input;  // the backward's, received before the forward ran
   OpId pair_start = kNoOp;
   std::array<OpId, 2> pass_ends = {kNoOp, kNoOp};  // the last forward and backward steps' last compute
@@ -341,7 +360,7 @@ void run_steps(BuildContext& ctx, const std::vector<PipelineStep>& steps, int64_
       pair_input = receive_input(ctx, steps[i + 1], w.last(Stream::kCompute));
       w.set_lane(0);
       pair_start = w.wait(Stream::kCompute, {w.last(Stream::kComm), in.ready, pair_input.ready});
-      forward_step(ctx, step, in);
+      sent_by(forward_step(ctx, step, in));
       continue;
     }
     StepInput in;
@@ -356,15 +375,16 @@ void run_steps(BuildContext& ctx, const std::vector<PipelineStep>& steps, int64_
                          s.overlap_p2p_comm && pass_end != kNoOp ? pass_end : w.last(Stream::kCompute));
     }
     if (step.pass == Pass::kForward) {
-      forward_step(ctx, step, in);
+      if (s.micro_batch_sync) device_sync(ctx, in.ready, unsynced_sends);
+      sent_by(forward_step(ctx, step, in));
     } else if (step.pass == Pass::kInputGrad) {
-      backward_step(ctx, step, in);
+      sent_by(backward_step(ctx, step, in));
     } else {
       const bool last = last_backward[step.chunk] == i;
       ctx.grads.begin_backward(s.zero_stage == 2 || last, last);
       if (ctx.expert_grads) ctx.expert_grads->begin_backward(s.zero_stage == 2 || last, last);
       if (step.pass == Pass::kBackward) {
-        backward_step(ctx, step, in);
+        sent_by(backward_step(ctx, step, in));
       } else {
         weight_grad_pass(ctx, ctx.layout.virtual_stage(stage, step.chunk), step.micro_batch);
       }

@@ -285,6 +285,8 @@ std::string_view to_string(OpLabel label) {
       return "ep_comm";
     case OpLabel::kLatent:
       return "latent";
+    case OpLabel::kStepSync:
+      return "step_sync";
   }
   return "?";
 }

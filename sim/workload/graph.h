@@ -150,8 +150,9 @@ enum class OpLabel : uint8_t {
   kPermute,             // MoE token permutation (gather by expert) and its inverse with the weighted sum
   kExpertFc1,
   kExpertFc2,
-  kEpComm,  // MoE token all-to-alls of the expert-parallel group
-  kLatent,  // MLA down projections of the queries and keys/values (the up projections are kQkv)
+  kEpComm,    // MoE token all-to-alls of the expert-parallel group
+  kLatent,    // MLA down projections of the queries and keys/values (the up projections are kQkv)
+  kStepSync,  // the framework's device synchronisation at a micro-batch boundary
 };
 
 enum class GemmPass : uint8_t { kForward, kInputGrad, kWeightGrad };

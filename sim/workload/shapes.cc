@@ -86,6 +86,7 @@ RankShapes derive_shapes(const config::Scenario& scenario, const ParallelPlan& p
   s.vocab_local = (m.vocab + s.tp - 1) / s.tp;
 
   s.megatron_sp = s.tp > 1 && s.scheme.shards_over_tp;
+  s.micro_batch_sync = scenario.micro_batch_sync();
   s.overlap_p2p_comm = p.schedule == config::Schedule::kInterleaved && scenario.overlap_p2p_comm();
   s.tp_comm_overlap = s.megatron_sp && scenario.parallelism.tp_comm_overlap;
   s.async_tp_reduce = scenario.parallelism.async_tp_reduce;

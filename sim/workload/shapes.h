@@ -129,6 +129,8 @@ struct RankShapes {
   int64_t expert_rows = 0;
   // The host waits for each MoE layer's token counts before issuing its dispatch (Scenario::moe_host_sync).
   bool moe_host_sync = false;
+  // The host synchronises the device before each micro-batch's forward (Scenario::micro_batch_sync).
+  bool micro_batch_sync = false;
   bool moe_layer(int64_t layer) const { return experts > 0 && layer >= dense_layers; }
   // Bytes of this rank's share of the dispatched tokens (the token all-to-all's buffer):
   // e * batch * tokens_norm * top_k * capacity * hidden.

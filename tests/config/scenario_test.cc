@@ -312,6 +312,15 @@ TEST_F(ScenarioRules, FrameworkDefaults) {
   EXPECT_TRUE(titan_ep.moe_host_sync());
   EXPECT_FALSE(generic.moe_host_sync());
   EXPECT_FALSE(with("nemo", "{dp: 32, moe_host_sync: false}").moe_host_sync());
+  // A device synchronisation before each micro-batch's forward: DeepSpeed's throughput timer.
+  EXPECT_TRUE(deepspeed.micro_batch_sync());
+  EXPECT_TRUE(stage3_set.micro_batch_sync());
+  EXPECT_FALSE(megatron.micro_batch_sync());
+  EXPECT_FALSE(nemo.micro_batch_sync());
+  EXPECT_FALSE(titan.micro_batch_sync());
+  EXPECT_FALSE(generic.micro_batch_sync());
+  EXPECT_FALSE(with("deepspeed", "{dp: 32, micro_batch_sync: false}").micro_batch_sync());
+  EXPECT_TRUE(with("megatron-lm", "{dp: 32, micro_batch_sync: true}").micro_batch_sync());
 }
 
 // Which ZeRO stages compose with pipeline parallelism depends on the framework.

@@ -81,6 +81,11 @@ const std::vector<Case> kCases = {
     {"01-gpt3-1.3b-dp8.yaml",
      {"parallelism.pp=2", "parallelism.dp=4", "training.micro_batch=1", "model.seq_len=512",
       "cluster.hardware_set={stack: {framework: what-if, parameters: {host_dispatch: 60us}}}"}},
+    // The same under DeepSpeed, whose host synchronises the device before each micro-batch's forward.
+    {"01-gpt3-1.3b-dp8.yaml",
+     {"framework=megatron-deepspeed", "parallelism.pp=2", "parallelism.dp=4", "training.micro_batch=1",
+      "model.seq_len=512",
+      "cluster.hardware_set={stack: {framework: what-if, parameters: {host_dispatch: 60us}}}"}},
     // A host that waits for each MoE layer's token counts before dispatching it.
     {"11-deepseek-v2-lite-16xh100.yaml",
      {"parallelism={pp: 1, dp: 16, ep: 8, moe_host_sync: true}", "training.global_batch=64",

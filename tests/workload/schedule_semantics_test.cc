@@ -172,6 +172,53 @@ TEST(Pipeline, ReceivesPrecedeTheirConsumers) {
   }
 }
 
+// DeepSpeed's throughput timer synchronises the device as each micro-batch's forward starts: the
+// host waits for the activation it received and for the gradient it sent after the backward before
+// (a pipeline send completes only when the other stage receives it). Megatron-LM does not.
+TEST(Pipeline, DeepSpeedSynchronisesTheDeviceBeforeEachForward) {
+  testing::PlanSpec spec;
+  spec.pp = 2;
+  config::Scenario s = testing::make_scenario("gpt-neox-125m", 4, 1, spec);  // 4 micro-batches
+  s.model.layers = 2;
+  s.framework = config::Framework::kMegatronDeepSpeed;
+  const ParallelPlan plan = make_plan(s);
+  const Graph g = build_rank_graph(s, plan, 1);
+  const auto is_step_sync = [](const Op& op) {
+    return op.kind == OpKind::kHostSync && op.label == OpLabel::kStepSync;
+  };
+  EXPECT_EQ(testing::count_ops(g, is_step_sync), 4);
+  for (OpId id = 0; id < g.size(); ++id) {
+    if (!is_step_sync(g.op(id))) continue;
+    // Everything it waits for, transitively.
+    std::vector<bool> before(static_cast<size_t>(id), false);
+    std::vector<OpId> frontier = {id};
+    while (!frontier.empty()) {
+      const OpId at = frontier.back();
+      frontier.pop_back();
+      for (const OpId p : g.predecessors(at)) {
+        if (!before[static_cast<size_t>(p)]) {
+          before[static_cast<size_t>(p)] = true;
+          frontier.push_back(p);
+        }
+      }
+    }
+    for (OpId p = 0; p < id; ++p) {
+      const Op& op = g.op(p);
+      if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
+        EXPECT_TRUE(before[static_cast<size_t>(p)]) << op_name(op) << " before " << op_name(g.op(id));
+      }
+    }
+    // The forward it precedes is that of the micro-batch whose activation it waited for.
+    const OpId next = id + 1;
+    ASSERT_LT(next, g.size());
+    EXPECT_EQ(g.op(next).phase, Phase::kForward);
+  }
+  s.framework = config::Framework::kMegatronLm;
+  EXPECT_EQ(testing::count_ops(build_rank_graph(s, plan, 1), is_step_sync), 0);
+  s.parallelism.micro_batch_sync = true;
+  EXPECT_EQ(testing::count_ops(build_rank_graph(s, plan, 1), is_step_sync), 4);
+}
+
 // Zero bubble moves the weight-gradient GEMMs, not the work: the same GEMMs and FLOPs as 1F1B; the
 // last stage's first W pass (micro-batch 0) waits until the B pass of micro-batch 1; gradient
 // buckets wait for weight-gradient GEMMs.

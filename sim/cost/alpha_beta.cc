@@ -27,6 +27,33 @@ double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes, 
   return 0;
 }
 
+namespace {
+
+// NCCL's tree all-reduce of `moved` bytes over `group` (m members on each node), under its fastest
+// protocol: a chain through each node's m members, a double binary tree of depth ceil(log2 k)
+// between the k nodes' chain heads, reduced up and broadcast down at once. Every GPU heads one
+// channel's chain, so its NIC carries S/(2m) per tree edge it has: 2S/m as an inner node of one tree
+// and a leaf of the other, S/m between two nodes (root of one tree, leaf of the other); its NVLink
+// about 2S(m-1)/m.
+double tree_s(double moved, int64_t m, const GroupLinks& group) {
+  const auto per_node = static_cast<double>(m);
+  const double nic_bytes = (group.nodes == 2 ? 1 : 2) * moved / per_node;
+  const double transfer_s =
+      std::max(nic_bytes / group.links.bandwidth_bytes_per_s,
+               2 * moved * (per_node - 1) / per_node / group.intra.bandwidth_bytes_per_s);
+  const double depth = std::ceil(std::log2(static_cast<double>(group.nodes)));
+  double best_s = std::numeric_limits<double>::infinity();
+  for (const ProtocolCost& protocol : protocol_costs(Algorithm::kTree)) {
+    const double latency_s = protocol.base_latency_s +
+                             2 * ((per_node - 1) * std::max(group.intra.latency_s, protocol.intra_step_s) +
+                                  depth * std::max(group.links.latency_s, protocol.inter_step_s));
+    best_s = std::min(best_s, latency_s + transfer_s / protocol.bandwidth_factor);
+  }
+  return best_s;
+}
+
+}  // namespace
+
 double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes, const GroupLinks& group) {
   const int64_t m = std::min(group.per_node, ranks);
   if (m >= ranks) return collective_s(kind, ranks, bytes, group.links);
@@ -43,6 +70,14 @@ double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes, 
   // and the rest are NVLink; each step costs the longer of its link's and the protocol's latency.
   const auto n = static_cast<double>(ranks);
   const auto nodes = static_cast<double>(group.nodes);
+  const double moved = kind == workload::CollectiveKind::kBarrier ? 0 : bytes;
+  const bool all_reduce =
+      kind == workload::CollectiveKind::kAllReduce || kind == workload::CollectiveKind::kBarrier;
+  if (all_reduce && nccl_all_reduce_uses_tree(moved, static_cast<int>(ranks), static_cast<int>(group.nodes),
+                                              group.intra.bandwidth_bytes_per_s,
+                                              static_cast<double>(m) * group.links.bandwidth_bytes_per_s)) {
+    return tree_s(moved, m, group);
+  }
   double best_s = std::numeric_limits<double>::infinity();
   for (const ProtocolCost& protocol : protocol_costs(Algorithm::kRing)) {
     IdealLinks links = ring;
@@ -51,26 +86,6 @@ double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes, 
                        (n - nodes) * std::max(group.intra.latency_s, protocol.intra_step_s)) /
                       n;
     best_s = std::min(best_s, protocol.base_latency_s + collective_s(kind, ranks, bytes, links));
-  }
-  if (kind != workload::CollectiveKind::kAllReduce && kind != workload::CollectiveKind::kBarrier)
-    return best_s;
-  // Or NCCL's tree, which its tuner weighs too for an all-reduce across nodes: a chain through each
-  // node's m members, a double binary tree of depth ceil(log2 k) between the k nodes' chain heads,
-  // reduced up and broadcast down at once. Every GPU heads one channel's chain, so its NIC carries
-  // S/(2m) per tree edge it has: 2S/m as an inner node of one tree and a leaf of the other, S/m
-  // between two nodes (root of one tree, leaf of the other); its NVLink about 2S(m-1)/m.
-  const double moved = kind == workload::CollectiveKind::kBarrier ? 0 : bytes;
-  const auto per_node = static_cast<double>(m);
-  const double nic_bytes = (group.nodes == 2 ? 1 : 2) * moved / per_node;
-  const double transfer_s =
-      std::max(nic_bytes / group.links.bandwidth_bytes_per_s,
-               2 * moved * (per_node - 1) / per_node / group.intra.bandwidth_bytes_per_s);
-  const double depth = std::ceil(std::log2(nodes));
-  for (const ProtocolCost& protocol : protocol_costs(Algorithm::kTree)) {
-    const double latency_s = protocol.base_latency_s +
-                             2 * ((per_node - 1) * std::max(group.intra.latency_s, protocol.intra_step_s) +
-                                  depth * std::max(group.links.latency_s, protocol.inter_step_s));
-    best_s = std::min(best_s, latency_s + transfer_s / protocol.bandwidth_factor);
   }
   return best_s;
 }

@@ -35,12 +35,20 @@ std::vector<Algorithm> implemented(CollectiveKind kind) {
   return {};
 }
 
-std::vector<Algorithm> auto_candidates(CollectiveKind kind, const Group& group,
+// What auto may run: an all-reduce across nodes as NCCL's tuner picks it (nccl_all_reduce_uses_tree,
+// from the links' nominal rates, as NCCL detects them), one node's by the faster schedule.
+std::vector<Algorithm> auto_candidates(CollectiveKind kind, const Group& group, double bytes,
                                        const TopologyView& topology) {
   if (kind != CollectiveKind::kAllReduce && kind != CollectiveKind::kBarrier) {
     return {implemented(kind).front()};
   }
-  if (group.nodes.size() > 1) return {Algorithm::kRing, Algorithm::kTree};
+  if (group.nodes.size() > 1) {
+    const auto nodes = static_cast<int>(group.nodes.size());
+    const bool tree = nccl_all_reduce_uses_tree(kind == CollectiveKind::kBarrier ? 0 : bytes, group.size(),
+                                                nodes, topology.intra_bandwidth_bytes_per_s,
+                                                topology.inter_bandwidth_bytes_per_s * group.size() / nodes);
+    return {tree ? Algorithm::kTree : Algorithm::kRing};
+  }
   if (topology.nvls) return {Algorithm::kRing, Algorithm::kNvls};
   return {Algorithm::kRing};
 }
@@ -171,7 +179,7 @@ CollectiveSchedule plan_collective(CollectiveKind kind, const std::vector<int>& 
   }
   CollectiveSchedule best;
   double best_s = std::numeric_limits<double>::infinity();
-  for (const Algorithm candidate : auto_candidates(kind, group, model.topology)) {
+  for (const Algorithm candidate : auto_candidates(kind, group, bytes, model.topology)) {
     CollectiveSchedule schedule = build(kind, candidate, group, bytes, root, model);
     const double estimate = estimate_duration_s(schedule, model);
     if (estimate < best_s) {

@@ -41,6 +41,17 @@ struct ProtocolCost {
 // at sizes where Simple is chosen anyway.
 std::array<ProtocolCost, 3> protocol_costs(Algorithm algorithm);
 
+// Whether NCCL's tuner runs an all-reduce of `bytes` over `ranks` GPUs on `nodes` nodes as a tree
+// rather than a ring: the algorithm and protocol its own model (ncclTopoTuneModel and
+// ncclTopoGetAlgoTime) finds fastest, NCCL's choice whatever the algorithms really take. Its bus
+// bandwidth is the NVLink's per GPU (`intra_bytes_per_s`) up to two nodes and the node's NICs
+// (`inter_node_bytes_per_s`) beyond; a ring's algorithm bandwidth is n/(2(n-1)) of it, a tree's half
+// of 0.92 of it, further lowered at medium sizes by NCCL's tree correction factors. So at two nodes,
+// where a tree would cross the network with half a ring's bytes, NCCL still runs large all-reduces as
+// rings. Requires nodes > 1.
+bool nccl_all_reduce_uses_tree(double bytes, int ranks, int nodes, double intra_bytes_per_s,
+                               double inter_node_bytes_per_s);
+
 }  // namespace trainsim::cost
 
 #endif  // TRAINSIM_SIM_COST_NCCL_PROTOCOL_H_

@@ -54,11 +54,17 @@ TEST(AlphaBeta, RingsAcrossNodesRunAChannelThroughEveryMembersNic) {
   // Four nodes: the ring all-reduce (the tree would carry 2S/8 through each NIC).
   EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllReduce, ranks(0, 32), bytes),
                    2 * 31.0 / 32 * bytes / 200e9 + simple_latency_s(62, 32, 4));
-  // Two nodes: the tree, each NIC carrying S/8 (root of one tree, leaf of the other) and each NVLink
-  // 2S x 7/8, at 0.92 of the bandwidth, under Simple (4 us per step in the node, 14 between them).
-  EXPECT_DOUBLE_EQ(
-      time_s(CollectiveKind::kAllReduce, ranks(0, 16), bytes),
-      8.4e-6 + 2 * (7 * 4e-6 + 14e-6) + std::max(bytes / 8 / 25e9, 2 * bytes * 7 / 8 / 300e9) / 0.92);
+  // Two nodes: the ring too, as NCCL's tuner picks it (nccl_all_reduce_uses_tree), although a tree
+  // would carry only S/8 through each NIC; a small one takes the tree, each NIC carrying S/8 (root of
+  // one tree, leaf of the other) and each NVLink 2S x 7/8, under LL (6.8 us once, per step the
+  // longer of its 1.08 us and the link's in the node, 5 us between them) at 0.92/3.8 of the
+  // bandwidth.
+  EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllReduce, ranks(0, 16), bytes),
+                   2 * 15.0 / 16 * bytes / 200e9 + simple_latency_s(30, 16, 2));
+  const double small = 4096;
+  EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kAllReduce, ranks(0, 16), small),
+                   6.8e-6 + 2 * (7 * std::max(1e-6, 1.08e-6) + 5e-6) +
+                       std::max(small / 8 / 25e9, 2 * small * 7 / 8 / 300e9) / (0.92 / 3.8));
   // One member per node (a data-parallel group beside tp 8): one NIC share.
   EXPECT_DOUBLE_EQ(time_s(CollectiveKind::kReduceScatter, ranks(0, 4, 8), bytes),
                    3.0 / 4 * bytes / 25e9 + simple_latency_s(3, 4, 4));

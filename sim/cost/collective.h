@@ -38,13 +38,15 @@
 // (LL, LL128, Simple) that gives it the smallest estimated time, with that protocol's base latency,
 // step latencies and bandwidth share (sim/cost/nccl_protocol.h).
 //
-// Auto choice, like NCCL's tuner: among the algorithms NCCL itself would consider (all-reduce:
-// ring, tree across nodes, nvls inside an NVLS node; the others: their only algorithm), the one
-// with the smallest estimated time, where the estimate of a phase is its latency plus the bytes
-// that the busiest GPU sends or receives over NVLink or over its NICs divided by that bandwidth.
-// In practice: nvls inside an NVLS node; across nodes, tree for small all-reduces and ring for
-// large ones, the crossover growing with the node count (the ring's latency grows linearly, the
-// tree's logarithmically). `hierarchical` is only used when asked for.
+// Auto choice, like NCCL's tuner: an all-reduce across nodes runs as the tree or the ring that
+// NCCL's own model picks (nccl_all_reduce_uses_tree, from the links' nominal rates; not whichever of
+// the two this model would run faster); one node's all-reduce as the ring or, inside an NVLS node,
+// nvls, whichever has the smallest estimated time, where the estimate of a phase is its latency
+// plus the bytes that the busiest GPU sends or receives over NVLink or over its NICs divided by that
+// bandwidth; the other collectives their only algorithm. In practice: nvls inside an NVLS node;
+// across nodes, tree for small all-reduces and ring for large ones, the crossover growing with the
+// node count (the ring's latency grows linearly, the tree's logarithmically), at two nodes a ring
+// from a few MiB on. `hierarchical` is only used when asked for.
 #ifndef TRAINSIM_SIM_COST_COLLECTIVE_H_
 #define TRAINSIM_SIM_COST_COLLECTIVE_H_
 

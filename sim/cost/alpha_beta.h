@@ -65,8 +65,8 @@ double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes, 
 // lap's k edges between nodes and over NVLink on the others; its share of B: nccl_protocol.h). An
 // all-reduce or barrier takes NCCL's tree instead where NCCL's tuner picks it
 // (nccl_all_reduce_uses_tree): chains in the nodes and a double binary tree of depth ceil(log2 k)
-// between them, 2S/m through each NIC (S/m between two nodes), under its own fastest protocol. An all-to-all: (m-1)/n S within the node and (n-m)/n S
-// through the NIC share, whichever takes longer.
+// between them, 2S/m through each NIC (S/m between two nodes), under its own fastest protocol. An all-to-all:
+// (m-1)/n S within the node and (n-m)/n S through the NIC share, whichever takes longer.
 double collective_s(workload::CollectiveKind kind, int64_t ranks, double bytes, const GroupLinks& group);
 // One message of `bytes` from rank `src` to rank `dst`.
 double send_s(const IdealTiers& tiers, int64_t src, int64_t dst, double bytes);

@@ -70,7 +70,8 @@ bool nccl_all_reduce_uses_tree(double bytes, int ranks, int nodes, double intra_
   for (const ProtocolCost& p : protocol_costs(Algorithm::kRing)) {
     double latency_s =
         p.base_latency_s + (2 * (n - 1) - inter_steps) * p.intra_step_s + inter_steps * p.inter_step_s;
-    // The ring's plateau under Simple across nodes (x1.4 from Ampere on).
+    // The ring's plateau under Simple across nodes (x1.4 from Ampere on), once each rank's share of a
+    // channel reaches 64 bytes; NCCL's channel count taken as the GPUs per node.
     if (p.protocol == Protocol::kSimple && bytes >= 64 * n * per_node) latency_s *= 1.4;
     ring_s = std::min(ring_s, latency_s + bytes / (bus * p.bandwidth_factor * n / (2 * (n - 1))));
   }

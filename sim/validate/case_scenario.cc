@@ -1,5 +1,6 @@
 #include "sim/validate/case_scenario.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -68,28 +69,37 @@ void merge_override(YAML::Node tree, const config::Override& override) {
   merge_into(tree, branch);
 }
 
-config::Scenario load_scenario_with(const std::filesystem::path& file, const YAML::Node& set) {
+config::Scenario load_scenario_with(const std::filesystem::path& file, const YAML::Node& set,
+                                    const std::vector<config::Override>& after) {
   std::vector<config::Override> overrides;
   for (auto it = set.begin(); set.IsMap() && it != set.end(); ++it) {
     const std::string key = it->first.Scalar();
     const std::string value = flow(it->second);
     overrides.push_back({key + "=" + value, key, value});
   }
+  overrides.insert(overrides.end(), after.begin(), after.end());
   return config::load_scenario(file, overrides);
 }
 
-config::Scenario load_case_scenario(const ScenarioRef& ref, const YAML::Node& extra) {
+config::Scenario load_case_scenario(const ScenarioRef& ref, const YAML::Node& extra,
+                                    const std::vector<config::Override>& overrides) {
   YAML::Node merged(YAML::NodeType::Map);
   for (auto layer = ref.set.rbegin(); layer != ref.set.rend(); ++layer) {
     if (layer->node.IsMap()) merge_into(merged, layer->node);
   }
   if (extra.IsMap()) merge_into(merged, extra);
   try {
-    return load_scenario_with(ref.file, merged);
+    return load_scenario_with(ref.file, merged, overrides);
   } catch (const config::ConfigError& e) {
+    const auto typed = [&](const std::string& file) {
+      return std::any_of(overrides.begin(), overrides.end(),
+                         [&](const config::Override& o) { return file == fmt::format("--set {}", o.text); });
+    };
     std::vector<Diagnostic> diagnostics;
     for (Diagnostic d : e.diagnostics()) {
-      if (d.location.file.rfind("--set ", 0) == 0) d.location = locate(ref.set, d.path, ref.location);
+      if (d.location.file.rfind("--set ", 0) == 0 && !typed(d.location.file)) {
+        d.location = locate(ref.set, d.path, ref.location);
+      }
       diagnostics.push_back(std::move(d));
     }
     diagnostics.push_back(

@@ -24,15 +24,19 @@ void merge_into(YAML::Node dst, const YAML::Node& src);
 void merge_override(YAML::Node tree, const config::Override& override);
 
 // Loads the scenario `file` with `set` (a map of scenario sections; undefined for none) on top,
-// passed to the scenario loader as one `--set section={...}` per section, so that every scenario rule
-// applies to the result. Throws config::ConfigError.
-config::Scenario load_scenario_with(const std::filesystem::path& file, const YAML::Node& set);
+// passed to the scenario loader as one `--set section={...}` per section, and `after` (command-line
+// overrides) over that, so that every scenario rule applies to the result. Throws
+// config::ConfigError.
+config::Scenario load_scenario_with(const std::filesystem::path& file, const YAML::Node& set,
+                                    const std::vector<config::Override>& after = {});
 
 // Loads `ref` with `extra` (a map of scenario sections, e.g. {model: {seq_len: 262144}}, undefined
-// for none) merged over the case's set. Throws config::ConfigError; one of its diagnostics then
-// names the case's `scenario` (or `baseline`) key, so a problem found in the shared scenario file is
-// traced back to the case that uses it.
-config::Scenario load_case_scenario(const ScenarioRef& ref, const YAML::Node& extra = YAML::Node());
+// for none) merged over the case's set, and `overrides` (as typed on a command line) over both.
+// Throws config::ConfigError; one of its diagnostics then names the case's `scenario` (or
+// `baseline`) key, so a problem found in the shared scenario file is traced back to the case that
+// uses it, and a problem with an override stays located at the override.
+config::Scenario load_case_scenario(const ScenarioRef& ref, const YAML::Node& extra = YAML::Node(),
+                                    const std::vector<config::Override>& overrides = {});
 
 }  // namespace trainsim::validate
 

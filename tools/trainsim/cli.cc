@@ -8,8 +8,41 @@
 #include <spdlog/cfg/env.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
+
+#if TRAINSIM_SIMULATOR
+#include "sim/validate/case.h"
+#include "sim/validate/case_scenario.h"
+#endif
 
 namespace trainsim::cli {
+namespace {
+
+// The scenario a validation case runs (its scenario file with the case's `set`), with `overrides` on
+// top.
+config::Scenario load_case_scenario(const std::filesystem::path& file,
+                                    const std::vector<config::Override>& overrides) {
+#if TRAINSIM_SIMULATOR
+  return validate::load_case_scenario(validate::load_validation_set(file).cases.at(0).scenario, YAML::Node(),
+                                      overrides);
+#else
+  (void)overrides;
+  config::throw_config_error({config::display_name(file), 1, 1}, "validation",
+                             "this is a validation case: running the scenario it names needs trainsim built "
+                             "with the simulator (-DTRAINSIM_SIMULATOR=ON); or pass that scenario file");
+#endif
+}
+
+}  // namespace
+
+bool is_validation_case(const std::filesystem::path& file) {
+  try {
+    const YAML::Node root = YAML::LoadFile(file.string());
+    return root.IsMap() && root["validation"].IsDefined();
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
 
 void setup_logging(int verbosity) {
   auto logger = spdlog::stderr_color_mt("trainsim");
@@ -78,7 +111,8 @@ bool refuse_all_traffic(bool all_traffic, const std::string& network) {
 }
 
 void ScenarioArgs::add_to(CLI::App* cmd) {
-  cmd->add_option("SCENARIO", file, "Scenario YAML file")->required();
+  cmd->add_option("SCENARIO", file, "Scenario YAML file, or a validation case (the scenario it runs)")
+      ->required();
   cmd->add_option("--set", overrides, "Override a scenario key: --set parallelism.tp=4 (repeatable)")
       ->type_name("KEY=VALUE");
 }
@@ -87,6 +121,7 @@ config::Scenario ScenarioArgs::load() const {
   std::vector<config::Override> parsed;
   parsed.reserve(overrides.size());
   for (const std::string& text : overrides) parsed.push_back(config::parse_override(text));
+  if (is_validation_case(file)) return load_case_scenario(file, parsed);
   return config::load_scenario(file, parsed);
 }
 

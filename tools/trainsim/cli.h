@@ -34,6 +34,10 @@ struct Context {
   std::string command_line;  // as typed, for provenance blocks
 };
 
+// Whether `file` is a validation case (its own top level names `validation`). A file that does not
+// read as YAML is not: the scenario loader's errors then say what is wrong with it.
+bool is_validation_case(const std::filesystem::path& file);
+
 // Arguments of every subcommand that takes one scenario: the file and `--set` overrides.
 struct ScenarioArgs {
   std::filesystem::path file;
@@ -41,7 +45,8 @@ struct ScenarioArgs {
 
   // Registers SCENARIO (positional, required) and --set on `cmd`.
   void add_to(CLI::App* cmd);
-  // Loads the scenario with the overrides. Throws config::ConfigError.
+  // Loads the scenario with the overrides; a validation case's file gives the scenario the case runs
+  // (its scenario file with the case's `set`, the overrides on top). Throws config::ConfigError.
   config::Scenario load() const;
 };
 

@@ -59,7 +59,9 @@ void print_comm_study(const AnalyzeArgs& args) {
   const validate::CommStudy study = validate::study_comm([&](const YAML::Node& extra) {
     YAML::Node set = YAML::Clone(user);
     if (extra.IsMap()) validate::merge_into(set, extra);
-    return validate::load_scenario_with(args.scenario.file, set);
+    if (!is_validation_case(args.scenario.file)) return validate::load_scenario_with(args.scenario.file, set);
+    return validate::load_case_scenario(
+        validate::load_validation_set(args.scenario.file).cases.at(0).scenario, set);
   });
   print_result(args.format, {[&] { return json_text(validate::to_json(study)); },
                              [&] { return validate::render_table(study); }});

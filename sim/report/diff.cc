@@ -168,40 +168,64 @@ MetricChange change_of(const std::string& key, const Json* a, const Json* b) {
   return c;
 }
 
-std::string format_value(const std::string& key, double value) {
-  if (key.find("bytes") != std::string::npos)
-    return fmt::format("{:.3f} GiB", value / (1024.0 * 1024 * 1024));
-  return fmt::format("{:.6g}", value);
+// The inputs a run report records (scenario name, plan, dtype, attention kernel, the input files'
+// names and hashes, the run's options), keys prefixed with `prefix`.
+void append_provenance(const Json& r, const std::string& prefix,
+                       std::vector<std::pair<std::string, std::string>>& keys) {
+  if (!r.contains("provenance")) return;
+  Metrics flat;
+  const Json& p = r.at("provenance");
+  if (p.contains("inputs")) flatten_json(p.at("inputs"), prefix + "inputs", flat);
+  if (p.contains("options")) flatten_json(p.at("options"), prefix + "options", flat);
+  for (const auto& [key, value] : flat) keys.emplace_back(key, text_of(value));
 }
 
-}  // namespace
-
-std::vector<InputDifference> scenario_differences(const config::Scenario& a, const config::Scenario& b,
-                                                  const std::string& shown_from) {
-  return differences(scenario_keys(a, shown_from), scenario_keys(b, shown_from));
+std::vector<std::pair<std::string, std::string>> report_inputs(const Json& r, const std::string& prefix) {
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const char* key : {"scenario", "dtype", "attention_kernel", "attention_pricing", "gpus"}) {
+    if (r.contains(key)) keys.emplace_back(prefix + key, text_of(r.at(key)));
+  }
+  Metrics flat;
+  if (r.contains("plan")) flatten_json(r.at("plan"), prefix + "plan", flat);
+  for (const auto& [key, value] : flat) keys.emplace_back(key, text_of(value));
+  append_provenance(r, prefix, keys);
+  return keys;
 }
 
-std::vector<InputDifference> report_input_differences(const Json& a, const Json& b) {
-  const auto inputs = [](const Json& r) {
-    std::vector<std::pair<std::string, std::string>> keys;
-    for (const char* key : {"scenario", "dtype", "attention_kernel", "attention_pricing", "gpus"}) {
-      if (r.contains(key)) keys.emplace_back(key, text_of(r.at(key)));
+// A cluster report's metrics: its window, then job by job (keys "jobs.NAME."): the slowdown, whether
+// it fits, the shared run's spread over its iterations, each slowed collective (by kind, group and
+// bytes per call),
+// and the metrics of its run alone ("alone.") and shared ("shared.").
+Metrics cluster_metrics(const Json& r) {
+  Metrics out;
+  if (r.contains("window_s")) out.emplace_back("window_s", r.at("window_s"));
+  for (const Json& job : r.at("jobs")) {
+    const std::string prefix = fmt::format("jobs.{}.", job.value("name", ""));
+    for (const char* key : {"slowdown", "fits"}) {
+      if (job.contains(key)) out.emplace_back(prefix + key, job.at(key));
     }
-    Metrics flat;
-    if (r.contains("plan")) flatten_json(r.at("plan"), "plan", flat);
-    if (r.contains("provenance")) {
-      const Json& p = r.at("provenance");
-      if (p.contains("inputs")) flatten_json(p.at("inputs"), "inputs", flat);
-      if (p.contains("options")) flatten_json(p.at("options"), "options", flat);
+    const Json shared = job.value("shared", Json::object());
+    for (const char* key : {"iterations", "min_iteration_s", "max_iteration_s"}) {
+      if (shared.contains(key)) out.emplace_back(prefix + "shared." + key, shared.at(key));
     }
-    for (const auto& [key, value] : flat) keys.emplace_back(key, text_of(value));
-    return keys;
-  };
-  return differences(inputs(a), inputs(b));
+    for (const Json& slowed : job.value("slowed_collectives", Json::array())) {
+      const std::string at = fmt::format("{}slowed.{}.{}.{:.0f}B.", prefix, slowed.value("kind", ""),
+                                         slowed.value("group", ""), slowed.value("bytes_per_call", 0.0));
+      for (const auto& [name, value] : slowed.items()) {
+        if (name != "kind" && name != "group" && name != "bytes_per_call") out.emplace_back(at + name, value);
+      }
+    }
+    for (const auto& [run, label] : {std::pair{"alone_report", "alone."}, {"shared_report", "shared."}}) {
+      if (!job.contains(run)) continue;
+      for (auto& [key, value] : report_metrics(job.at(run))) out.emplace_back(prefix + label + key, value);
+    }
+  }
+  return out;
 }
 
-std::vector<MetricChange> metric_changes(const Json& a, const Json& b, double relative_tolerance) {
-  const Metrics ma = report_metrics(a), mb = report_metrics(b);
+// Every key of `mb` that differs from `ma` by more than `relative_tolerance` of the larger magnitude,
+// or that only one side has: a's keys in a's order, then b's own.
+std::vector<MetricChange> changes(const Metrics& ma, const Metrics& mb, double relative_tolerance) {
   std::map<std::string, const Json*> in_b;
   for (const auto& [key, value] : mb) in_b[key] = &value;
   std::set<std::string> in_a;
@@ -218,7 +242,11 @@ std::vector<MetricChange> metric_changes(const Json& a, const Json& b, double re
   for (const auto& [key, value] : mb) {
     if (in_a.count(key) == 0) out.push_back(change_of(key, nullptr, &value));
   }
-  // Warnings that one run gives and the other does not.
+  return out;
+}
+
+// The warnings one report gives and the other does not, each as a change of `key`.
+void warning_changes(const Json& a, const Json& b, const std::string& key, std::vector<MetricChange>& out) {
   const auto warnings = [](const Json& r) {
     std::vector<std::string> w;
     for (const Json& text : r.value("warnings", Json::array())) w.push_back(text_of(text));
@@ -226,10 +254,77 @@ std::vector<MetricChange> metric_changes(const Json& a, const Json& b, double re
   };
   const std::vector<std::string> wa = warnings(a), wb = warnings(b);
   for (const std::string& w : wa) {
-    if (std::find(wb.begin(), wb.end(), w) == wb.end()) out.push_back({"warnings", {}, {}, w, ""});
+    if (std::find(wb.begin(), wb.end(), w) == wb.end()) out.push_back({key, {}, {}, w, ""});
   }
   for (const std::string& w : wb) {
-    if (std::find(wa.begin(), wa.end(), w) == wa.end()) out.push_back({"warnings", {}, {}, "", w});
+    if (std::find(wa.begin(), wa.end(), w) == wa.end()) out.push_back({key, {}, {}, "", w});
+  }
+}
+
+std::string format_value(const std::string& key, double value) {
+  if (key.find("bytes_per_s") != std::string::npos) return fmt::format("{:.3f} GB/s", value / 1e9);
+  if (key.find("bytes") != std::string::npos)
+    return fmt::format("{:.3f} GiB", value / (1024.0 * 1024 * 1024));
+  return fmt::format("{:.6g}", value);
+}
+
+}  // namespace
+
+std::vector<InputDifference> scenario_differences(const config::Scenario& a, const config::Scenario& b,
+                                                  const std::string& shown_from) {
+  return differences(scenario_keys(a, shown_from), scenario_keys(b, shown_from));
+}
+
+std::vector<InputDifference> report_input_differences(const Json& a, const Json& b) {
+  return differences(report_inputs(a, ""), report_inputs(b, ""));
+}
+
+std::vector<MetricChange> metric_changes(const Json& a, const Json& b, double relative_tolerance) {
+  std::vector<MetricChange> out = changes(report_metrics(a), report_metrics(b), relative_tolerance);
+  warning_changes(a, b, "warnings", out);
+  return out;
+}
+
+bool is_cluster_report(const Json& report) {
+  return report.is_object() && report.contains("cluster") && report.contains("jobs") &&
+         report.at("jobs").is_array();
+}
+
+std::vector<InputDifference> cluster_input_differences(const Json& a, const Json& b) {
+  const auto inputs = [](const Json& r) {
+    std::vector<std::pair<std::string, std::string>> keys;
+    for (const char* key : {"cluster", "topology", "nodes", "gpus_per_node", "placement", "idle_nodes"}) {
+      if (r.contains(key)) keys.emplace_back(key, text_of(r.at(key)));
+    }
+    append_provenance(r, "", keys);
+    for (const Json& job : r.at("jobs")) {
+      const std::string prefix = fmt::format("jobs.{}.", job.value("name", ""));
+      for (const char* key : {"scenario", "gpus", "nodes", "start_s"}) {
+        if (job.contains(key)) keys.emplace_back(prefix + key, text_of(job.at(key)));
+      }
+      if (job.contains("alone_report")) {
+        for (auto& key : report_inputs(job.at("alone_report"), prefix + "report."))
+          keys.push_back(std::move(key));
+      }
+    }
+    return keys;
+  };
+  return differences(inputs(a), inputs(b));
+}
+
+std::vector<MetricChange> cluster_metric_changes(const Json& a, const Json& b, double relative_tolerance) {
+  std::vector<MetricChange> out = changes(cluster_metrics(a), cluster_metrics(b), relative_tolerance);
+  warning_changes(a, b, "warnings", out);
+  for (const Json& job : a.at("jobs")) {
+    const std::string name = job.value("name", "");
+    for (const Json& other : b.at("jobs")) {
+      if (other.value("name", "") != name) continue;
+      for (const auto& [run, label] : {std::pair{"alone_report", "alone"}, {"shared_report", "shared"}}) {
+        if (job.contains(run) && other.contains(run)) {
+          warning_changes(job.at(run), other.at(run), fmt::format("jobs.{}.{}.warnings", name, label), out);
+        }
+      }
+    }
   }
   return out;
 }

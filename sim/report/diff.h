@@ -1,7 +1,7 @@
 // What differs between two runs: the inputs (two scenarios, every value the simulator uses, framework
 // defaults included; or what two run reports record of theirs) and every metric that moved, the
-// breakdown, memory, power, the communication log and each pipeline stage included. `trainsim diff`
-// prints it as a table or JSON.
+// breakdown, memory, power, the communication log and each pipeline stage included; and the same
+// for two cluster reports, job by job. `trainsim diff` prints it as a table or JSON.
 #ifndef TRAINSIM_SIM_REPORT_DIFF_H_
 #define TRAINSIM_SIM_REPORT_DIFF_H_
 
@@ -46,6 +46,22 @@ struct MetricChange {
 // listed under "warnings".
 std::vector<MetricChange> metric_changes(const nlohmann::json& a, const nlohmann::json& b,
                                          double relative_tolerance = 1e-9);
+
+// Whether `report` is what `trainsim cluster --format json` writes: the cluster's jobs, each with its
+// run report alone and shared.
+bool is_cluster_report(const nlohmann::json& report);
+
+// The inputs two cluster reports record that differ: the cluster file, topology, nodes, placement and
+// options, then job by job (keys "jobs.NAME.", jobs matched by name) its scenario file, GPUs, nodes,
+// start and what its run reports record of their inputs ("jobs.NAME.report.").
+std::vector<InputDifference> cluster_input_differences(const nlohmann::json& a, const nlohmann::json& b);
+
+// Every metric of two cluster reports that moved, as metric_changes judges them: the cluster's window,
+// then job by job its slowdown, whether it fits, its slowed collectives and the metrics of its run
+// alone and shared (keys "jobs.NAME.alone.iteration_time_s", "jobs.NAME.shared.breakdown.idle_s"...),
+// and the warnings that appear or disappear.
+std::vector<MetricChange> cluster_metric_changes(const nlohmann::json& a, const nlohmann::json& b,
+                                                 double relative_tolerance = 1e-9);
 
 // The diff as one JSON object: {"a": label, "b": label, "inputs": [...], "metrics": [...]} with each
 // metric's absolute and relative change.

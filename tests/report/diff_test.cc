@@ -94,6 +94,49 @@ TEST(ReportInputDifferences, ComparesPlanAndInputFilesNotCommandLines) {
   EXPECT_EQ(d[1].key, "inputs.hardware.name");
 }
 
+Json cluster_report(double shared_iteration_s, const std::vector<int>& nodes) {
+  Json job = {
+      {"name", "a"},
+      {"scenario", "s.yaml"},
+      {"gpus", 16},
+      {"nodes", nodes},
+      {"start_s", 0.0},
+      {"slowdown", shared_iteration_s / 2.0},
+      {"fits", true},
+      {"shared", {{"iterations", 1}, {"min_iteration_s", shared_iteration_s}}},
+      {"slowed_collectives",
+       {{{"kind", "all_to_all"}, {"group", "ep"}, {"bytes_per_call", 1024.0}, {"added_time_s", 0.1}}}},
+      {"alone_report", report(2.0, 0.5, true)},
+      {"shared_report", report(shared_iteration_s, 0.5, true)}};
+  return Json{{"schema_version", 1},   {"cluster", "c"},
+              {"placement", "spread"}, {"window_s", shared_iteration_s},
+              {"jobs", {job}},         {"warnings", Json::array()}};
+}
+
+// Two cluster reports compare job by job: where each job ran is an input, its slowdown, slowed
+// collectives and both of its runs' metrics are metrics, each under the job's name.
+TEST(ClusterDifferences, JobByJobUnderTheJobsName) {
+  const Json a = cluster_report(2.5, {0, 16});
+  Json b = cluster_report(3.0, {0, 1});
+  b["jobs"][0]["slowed_collectives"][0]["added_time_s"] = 0.2;
+  b["jobs"][0]["shared_report"]["warnings"] = {"slow"};
+  EXPECT_TRUE(is_cluster_report(a));
+  EXPECT_FALSE(is_cluster_report(report(2.0, 0.5, true)));
+
+  const std::vector<InputDifference> inputs = cluster_input_differences(a, b);
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(inputs[0].key, "jobs.a.nodes");
+  EXPECT_EQ(inputs[0].a, "[0,16]");
+  EXPECT_EQ(inputs[0].b, "[0,1]");
+
+  EXPECT_THAT(keys(cluster_metric_changes(a, b)),
+              ElementsAre("window_s", "jobs.a.slowdown", "jobs.a.shared.min_iteration_s",
+                          "jobs.a.slowed.all_to_all.ep.1024B.added_time_s", "jobs.a.shared.iteration_time_s",
+                          "jobs.a.shared.tokens_per_s", "jobs.a.shared.warnings"));
+  EXPECT_TRUE(cluster_input_differences(a, a).empty());
+  EXPECT_TRUE(cluster_metric_changes(a, a).empty());
+}
+
 // A framework's defaults count as inputs: switching the framework shows every key it changes (the
 // scenario sets dp_bucket and overlap_grad_reduce itself; its gradient dtype and attention kernel follow).
 TEST(ScenarioDifferences, IncludeTheFrameworkDefaultsAndResolvedPaths) {

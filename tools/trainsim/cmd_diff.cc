@@ -1,5 +1,6 @@
 // trainsim diff A B: two scenarios (simulated here) or two run reports (`run --format json`), or one
-// of each, side by side: every input that differs and every metric that moved.
+// of each, or two cluster reports (`cluster --format json`), side by side: every input that differs
+// and every metric that moved.
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -52,14 +53,26 @@ nlohmann::json read_report(const std::filesystem::path& file) {
                                                    "--format json > FILE.json`) or a scenario YAML",
                                                    file.string())};
   }
-  if (!report.is_object() || !report.contains("iteration_time_s") || !report.contains("schema_version")) {
+  const bool known = report.is_object() && report.contains("schema_version") &&
+                     (report.contains("iteration_time_s") || report::is_cluster_report(report));
+  if (!known) {
     throw SideError{
         kExitInvalidInput,
-        fmt::format("{}: not a run report (no iteration_time_s or schema_version); pass the output "
-                    "of `trainsim run --format json` or a scenario YAML",
+        fmt::format("{}: neither a run report (no iteration_time_s or schema_version) nor a cluster "
+                    "report; pass the output of `trainsim run --format json` or `trainsim cluster "
+                    "--format json`, or a scenario YAML",
                     file.string())};
   }
   return report;
+}
+
+// Whether `file` is a cluster file (one that does not read is left to the scenario loader's errors).
+bool is_cluster_file(const std::filesystem::path& file) {
+  try {
+    return config::detect_file_kind(file) == config::FileKind::kCluster;
+  } catch (const config::ConfigError&) {
+    return false;
+  }
 }
 
 // Reads a side: a run report as it is, a scenario loaded and checked (its report is simulated later).
@@ -73,6 +86,12 @@ Side load_side(const char* name, const ScenarioArgs& side) {
                                               name, side.file.string())};
     }
     return {label, read_report(side.file), std::nullopt};
+  }
+  if (is_cluster_file(side.file)) {
+    throw SideError{kExitUsage,
+                    fmt::format("{}: a cluster file; diff what `trainsim cluster {} --format json` "
+                                "writes (both sides cluster reports)",
+                                side.file.string(), side.file.string())};
   }
   config::Scenario s = side.load();
   if (const std::string why = analytic::memory_bound_refusal(s); !why.empty()) {
@@ -123,12 +142,20 @@ int diff(const DiffArgs& args, const Context& context) {
     spdlog::error("{}", e.message);
     return e.exit_code;
   }
+  const bool clusters = report::is_cluster_report(a.report);
+  if (clusters != report::is_cluster_report(b.report)) {
+    spdlog::error("{} is a cluster report and {} is not: diff two cluster reports or two runs",
+                  clusters ? a.label : b.label, clusters ? b.label : a.label);
+    return kExitUsage;
+  }
   const std::vector<report::InputDifference> inputs =
-      a.scenario && b.scenario
+      clusters ? report::cluster_input_differences(a.report, b.report)
+      : a.scenario && b.scenario
           ? report::scenario_differences(*a.scenario, *b.scenario, std::filesystem::current_path().string())
           : report::report_input_differences(a.report, b.report);
   const std::vector<report::MetricChange> metrics =
-      report::metric_changes(a.report, b.report, args.tolerance);
+      clusters ? report::cluster_metric_changes(a.report, b.report, args.tolerance)
+               : report::metric_changes(a.report, b.report, args.tolerance);
   const nlohmann::json result = report::diff_json(a.label, b.label, inputs, metrics);
   print_result(args.format,
                {[&] { return json_text(result); }, [&] { return report::render_diff_table(result); }});
@@ -140,8 +167,11 @@ int diff(const DiffArgs& args, const Context& context) {
 void register_diff(CLI::App& app, Context& context) {
   auto args = std::make_shared<DiffArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "diff", "Two scenarios or run reports side by side: every input that differs, every metric that moved");
-  cmd->add_option("A", args->a.file, "Scenario YAML, or a run report (`trainsim run --format json`, .json)")
+      "diff",
+      "Two scenarios, run reports or cluster reports side by side: every input that differs, every metric "
+      "that moved");
+  cmd->add_option("A", args->a.file,
+                  "Scenario YAML, or a run or cluster report (`trainsim run|cluster --format json`, .json)")
       ->required();
   cmd->add_option("B", args->b.file, "The other scenario or run report (may be A's file with --set-b)")
       ->required();

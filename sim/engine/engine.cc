@@ -111,8 +111,24 @@ class Simulation {
   // `rs` has just finished `iteration`: the job's bookkeeping, and the next iteration if it runs one.
   void end_iteration(RankState& rs, int iteration, double now);
   void run_op(RankState& rs, OpId id, int iteration);
+  // The last op of the run of kernels that starts at ops[first] (a stream's ops) and goes through
+  // the GPU back to back: while GraphIndex::runs_into_next holds and each later kernel waits only for
+  // the one before it, all with a positive duration; `first` itself when there is no such run, when
+  // the rank's host issues its ops (HostDispatch) or its kernels share the GPU with a second lane,
+  // or under an op budget (max_events), which must count the ops in the order they end.
+  size_t kernel_run_end(const RankState& rs, const std::vector<OpId>& ops, size_t first) const;
+  // Runs the kernels ops[first..last] (a run of kernel_run_end) as run_op would one after the other,
+  // with one sleep instead of one per kernel: each launches when the one before it ends and is slowed
+  // when a collective of its rank was in flight at its launch, which is asked once the simulated time
+  // has passed that instant (CollectivesInFlight answers for past instants); a slowed kernel moves
+  // the ends of the rest, which are slept for again.
+  void run_kernels(RankState& rs, const std::vector<OpId>& ops, size_t first, size_t last, int iteration);
   // Marks `id` finished now; it was issued at `start_s` and its work began at `launch_s`.
-  void finish(RankState& rs, OpId id, int iteration, double start_s, double launch_s);
+  void finish(RankState& rs, OpId id, int iteration, double start_s, double launch_s) {
+    finish_at(rs, id, iteration, start_s, launch_s, sg4::Engine::get_clock());
+  }
+  // The same, for an op that ended at `end_s` (now or, inside a run of kernels, earlier).
+  void finish_at(RankState& rs, OpId id, int iteration, double start_s, double launch_s, double end_s);
   // Returns when the collective began (all simulated members arrived).
   double run_collective(RankState& rs, const Op& op, int iteration);
   void start_p2p(RankState& rs, OpId id, int iteration);
@@ -158,6 +174,7 @@ class Simulation {
   // not count, so the simulation ends.
   bool window_closed_ = false;
   double stopped_at_s_ = 0;
+  double stop_s_ = 0;  // when the simulation stopped (a budget, or the window closing)
   uint64_t stopped_after_ops_ = 0;
 };
 
@@ -241,6 +258,7 @@ void Simulation::end_iteration(RankState& rs, int iteration, double now) {
   switch (engine::end_iteration(jobs_, *rs.job, iteration, now, options_.iterations, ops_total_)) {
     case AfterIteration::kCloseWindow:
       window_closed_ = true;
+      stop_s_ = now;
       stop_all();
       return;
     case AfterIteration::kNext:
@@ -252,8 +270,8 @@ void Simulation::end_iteration(RankState& rs, int iteration, double now) {
   }
 }
 
-void Simulation::finish(RankState& rs, OpId id, int iteration, double start_s, double launch_s) {
-  const double now = sg4::Engine::get_clock();
+void Simulation::finish_at(RankState& rs, OpId id, int iteration, double start_s, double launch_s,
+                           double now) {
   rs.record(id, iteration, start_s, launch_s, now, options_.iterations);
   if (rs.host) rs.host->finished(id, now);
   ++rs.job->ops_executed;
@@ -283,7 +301,7 @@ void Simulation::check_budgets(double now_s) {
   if (stopped()) return;
   stopped_by_ = clock_->after_op(ops_executed_, ops_total_, now_s);
   if (stopped_by_.empty()) return;
-  stopped_at_s_ = now_s;
+  stopped_at_s_ = stop_s_ = now_s;
   stopped_after_ops_ = ops_executed_;
   stop_all();
 }
@@ -431,6 +449,46 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
   finish(rs, id, iteration, start, launch);
 }
 
+size_t Simulation::kernel_run_end(const RankState& rs, const std::vector<OpId>& ops, size_t first) const {
+  if (rs.gpu_lock || rs.host || options_.max_events > 0) return first;
+  const std::vector<double>& duration = *rs.duration;
+  size_t last = first;
+  while (last + 1 < ops.size() && rs.index->runs_into_next[ops[last]] != 0 &&
+         rs.remaining[ops[last + 1]] == 1 && duration[ops[last]] > 0 && duration[ops[last + 1]] > 0) {
+    ++last;
+  }
+  return last;
+}
+
+void Simulation::run_kernels(RankState& rs, const std::vector<OpId>& ops, size_t first, size_t last,
+                             int iteration) {
+  const std::vector<double>& duration = *rs.duration;
+  const cost::ComputeModel& compute = *rs.job->input->compute;
+  // The run's end when no kernel from ops[i] on is slowed and ops[i] launches at `launch_s`.
+  const auto unslowed_end = [&](double launch_s, size_t i) {
+    for (; i <= last; ++i) launch_s += duration[ops[i]];
+    return launch_s;
+  };
+  double launch = sg4::Engine::get_clock();
+  sg4::this_actor::sleep_until(unslowed_end(launch, first));
+  for (size_t i = first;; ++i) {
+    const OpId id = ops[i];
+    double end = launch + duration[id];
+    // (Asked even without a slowdown, as run_op does: asking forgets what came before.)
+    if (rs.collectives_in_flight.after_instant(launch) && compute.comm_compute_slowdown() > 0) {
+      end = launch + cost::kernel_time_s(duration[id], true, compute);
+      sg4::this_actor::sleep_until(unslowed_end(end, i + 1));
+    }
+    if (i == last) {
+      finish(rs, id, iteration, launch, launch);
+      return;
+    }
+    finish_at(rs, id, iteration, launch, launch, end);
+    if (stopped() && stop_s_ <= end) return;  // the later kernels never started
+    launch = end;
+  }
+}
+
 bool Simulation::wait_for_start(const RankState& rs) {
   const double start_s = rs.job->input->start_s;
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
@@ -464,13 +522,21 @@ bool Simulation::wait_for_next_iteration(RankState& rs, Stream stream, int itera
 
 void Simulation::stream_actor(RankState& rs, Stream stream) {
   if (!wait_for_start(rs)) return;
+  const std::vector<OpId>& ops = rs.index->stream_ops[static_cast<size_t>(stream)];
   for (int iteration = 0;; ++iteration) {
-    for (const OpId id : rs.index->stream_ops[static_cast<size_t>(stream)]) {
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const OpId id = ops[k];
       if (!wait_until(rs, stream, [&] { return rs.iteration == iteration && rs.remaining[id] == 0; }) ||
           !wait_for_host(rs, id)) {
         return;
       }
-      run_op(rs, id, iteration);
+      const size_t last = kernel_run_end(rs, ops, k);
+      if (last == k) {
+        run_op(rs, id, iteration);
+      } else {
+        run_kernels(rs, ops, k, last, iteration);
+        k = last;
+      }
     }
     if (!wait_for_next_iteration(rs, stream, iteration)) return;
   }

@@ -22,6 +22,15 @@ GraphIndex::GraphIndex(const workload::Graph& graph)
     stream_ops[static_cast<size_t>(op.stream)].push_back(id);
     if (op.kind == OpKind::kSend) send_tags.insert(op.p2p.tag);
   }
+  runs_into_next.assign(graph.size(), 0);
+  for (const std::vector<OpId>& ops : stream_ops) {
+    for (size_t i = 0; i + 1 < ops.size(); ++i) {
+      const auto next = successors.of(ops[i]);
+      runs_into_next[ops[i]] = workload::is_kernel(graph.op(ops[i]).kind) &&
+                               workload::is_kernel(graph.op(ops[i + 1]).kind) && next.size() == 1 &&
+                               next[0] == ops[i + 1];
+    }
+  }
 }
 
 void RankProgress::init(JobProgress& owner_job, size_t at) {

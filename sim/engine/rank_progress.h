@@ -44,6 +44,10 @@ struct GraphIndex {
   std::array<std::vector<workload::OpId>, workload::kStreamCount> stream_ops;
   std::set<int64_t> send_tags;
   bool two_lanes = false;  // kernels on two lanes take the GPU in turns (cost::has_two_lanes)
+  // Per op: 1 when it is a kernel (workload::is_kernel) whose only successor is the next op of its
+  // stream, itself a kernel. Such a run of kernels goes through the GPU back to back once the first
+  // starts, if nothing else holds the later ones back.
+  std::vector<uint8_t> runs_into_next;
 };
 
 // One simulated rank: its graph and op prices, what has finished, the memory and host it runs with.

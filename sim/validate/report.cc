@@ -365,6 +365,15 @@ std::string render_table(const json& report) {
     }
   }
   flush();
+  for (const json& c : report.at("cases")) {
+    if (c.contains("simulated") && !c.at("pass").get<bool>()) {
+      out += fmt::format(
+          "\n# where a case's simulated time goes (breakdown, why, memory): trainsim run CASE_FILE, e.g.\n"
+          "#   trainsim run {}\n",
+          c.at("file").get<std::string>());
+      break;
+    }
+  }
 
   out +=
       "\n# validation cases only (calibration cases, which stack profiles may be fitted on, in the last "

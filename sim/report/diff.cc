@@ -223,6 +223,52 @@ Metrics cluster_metrics(const Json& r) {
   return out;
 }
 
+// What a validation report records of a case's inputs (the rest of the case is metrics, bookkeeping
+// or prose).
+bool case_input(const std::string& key) {
+  static const std::set<std::string> kKeys = {"suite",     "file",      "metric",   "comparison", "unit",
+                                              "tolerance", "network",   "role",     "profile",    "gpus",
+                                              "stack",     "published", "calculon", "confidence", "scored"};
+  return kKeys.count(key) > 0;
+}
+
+// A validation report's metrics: case by case (keys "cases.ID."), the simulated value, its error,
+// whether it passes, the hardware-only run, the breakdown and every other figure of the case; then
+// each suite's statistics ("summary.SUITE."), the error by GPU count ("by_gpus.RANGE."), the shape
+// checks and the gate.
+Metrics validation_metrics(const Json& r) {
+  static const std::set<std::string> kBookkeeping = {"id",    "source", "assumptions",
+                                                     "cpu_s", "wall_s", "calculon_relative_error"};
+  Metrics out;
+  for (const Json& c : r.at("cases")) {
+    const std::string prefix = fmt::format("cases.{}.", c.value("id", ""));
+    for (const auto& [name, value] : c.items()) {
+      if (case_input(name) || kBookkeeping.count(name) > 0) continue;
+      if (value.is_object() || value.is_array()) {
+        flatten_json(value, prefix + name, out);
+      } else {
+        out.emplace_back(prefix + name, value);
+      }
+    }
+  }
+  if (r.contains("summary")) flatten_json(r.at("summary"), "summary", out);
+  for (const Json& row : r.value("by_gpus", Json::array())) {
+    const std::string prefix = fmt::format("by_gpus.{}.", row.value("gpus", ""));
+    for (const auto& [name, value] : row.items()) {
+      if (name != "gpus") out.emplace_back(prefix + name, value);
+    }
+  }
+  for (const Json& check : r.value("shape_checks", Json::array())) {
+    const std::string prefix =
+        fmt::format("shape_checks.{}.{}.", check.value("suite", ""), check.value("name", ""));
+    for (const char* side : {"simulated", "published"}) {
+      if (check.contains(side)) out.emplace_back(prefix + side, check.at(side).value("pass", false));
+    }
+  }
+  if (r.contains("gate")) out.emplace_back("gate.pass", r.at("gate").value("pass", true));
+  return out;
+}
+
 // Every key of `mb` that differs from `ma` by more than `relative_tolerance` of the larger magnitude,
 // or that only one side has: a's keys in a's order, then b's own.
 std::vector<MetricChange> changes(const Metrics& ma, const Metrics& mb, double relative_tolerance) {
@@ -283,6 +329,34 @@ std::vector<MetricChange> metric_changes(const Json& a, const Json& b, double re
   std::vector<MetricChange> out = changes(report_metrics(a), report_metrics(b), relative_tolerance);
   warning_changes(a, b, "warnings", out);
   return out;
+}
+
+bool is_validation_report(const Json& report) {
+  return report.is_object() && report.contains("cases") && report.at("cases").is_array() &&
+         report.contains("summary") && report.contains("gate");
+}
+
+std::vector<InputDifference> validation_input_differences(const Json& a, const Json& b) {
+  const auto inputs = [](const Json& r) {
+    std::vector<std::pair<std::string, std::string>> keys;
+    for (const Json& c : r.at("cases")) {
+      const std::string prefix = fmt::format("cases.{}.", c.value("id", ""));
+      for (const auto& [name, value] : c.items()) {
+        if (case_input(name)) keys.emplace_back(prefix + name, text_of(value));
+      }
+    }
+    if (r.contains("gate")) {
+      Metrics flat;
+      flatten_json(r.at("gate").value("thresholds", Json::object()), "gate.thresholds", flat);
+      for (const auto& [key, value] : flat) keys.emplace_back(key, text_of(value));
+    }
+    return keys;
+  };
+  return differences(inputs(a), inputs(b));
+}
+
+std::vector<MetricChange> validation_metric_changes(const Json& a, const Json& b, double relative_tolerance) {
+  return changes(validation_metrics(a), validation_metrics(b), relative_tolerance);
 }
 
 bool is_cluster_report(const Json& report) {

@@ -1,7 +1,8 @@
 // What differs between two runs: the inputs (two scenarios, every value the simulator uses, framework
 // defaults included; or what two run reports record of theirs) and every metric that moved, the
 // breakdown, memory, power, the communication log and each pipeline stage included; and the same
-// for two cluster reports, job by job. `trainsim diff` prints it as a table or JSON.
+// for two cluster reports, job by job, and for two validation reports, case by case. `trainsim diff`
+// prints it as a table or JSON.
 #ifndef TRAINSIM_SIM_REPORT_DIFF_H_
 #define TRAINSIM_SIM_REPORT_DIFF_H_
 
@@ -62,6 +63,21 @@ std::vector<InputDifference> cluster_input_differences(const nlohmann::json& a, 
 // and the warnings that appear or disappear.
 std::vector<MetricChange> cluster_metric_changes(const nlohmann::json& a, const nlohmann::json& b,
                                                  double relative_tolerance = 1e-9);
+
+// Whether `report` is what `trainsim validate --format json` writes: cases, suite statistics, gate.
+bool is_validation_report(const nlohmann::json& report);
+
+// The inputs two validation reports record that differ, case by case (keys "cases.ID.", cases matched
+// by id): the published value and its metric, the case's role, file, stack and hardware profile, GPUs
+// and tolerance; and the gate's thresholds. A case only one side has is a set of differences.
+std::vector<InputDifference> validation_input_differences(const nlohmann::json& a, const nlohmann::json& b);
+
+// Every metric of two validation reports that moved, as metric_changes judges them: case by case its
+// simulated value, error, pass, hardware-only run and breakdown ("cases.ID.relative_error"...), then
+// each suite's statistics ("summary.SUITE.median_abs_error"), the error by GPU count, the shape
+// checks and whether the gate holds.
+std::vector<MetricChange> validation_metric_changes(const nlohmann::json& a, const nlohmann::json& b,
+                                                    double relative_tolerance = 1e-9);
 
 // The diff as one JSON object: {"a": label, "b": label, "inputs": [...], "metrics": [...]} with each
 // metric's absolute and relative change.

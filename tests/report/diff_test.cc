@@ -137,6 +137,42 @@ TEST(ClusterDifferences, JobByJobUnderTheJobsName) {
   EXPECT_TRUE(cluster_metric_changes(a, a).empty());
 }
 
+Json validation_report(double simulated, double published) {
+  const Json c = {{"id", "c1"},
+                  {"suite", "s"},
+                  {"file", "c1.yaml"},
+                  {"metric", "iteration_time_s"},
+                  {"published", published},
+                  {"simulated", simulated},
+                  {"relative_error", (simulated - published) / published},
+                  {"pass", std::abs(simulated - published) < 0.1 * published},
+                  {"breakdown", {{"compute_s", simulated}}},
+                  {"cpu_s", simulated * 3},
+                  {"source", {{"where", "Table 1"}}}};
+  return Json{{"schema_version", 1},
+              {"cases", {c}},
+              {"summary", {{"s", {{"median_abs_error", std::abs(simulated - published) / published}}}}},
+              {"by_gpus", Json::array()},
+              {"shape_checks", Json::array()},
+              {"gate", {{"pass", true}, {"thresholds", Json::object()}}}};
+}
+
+// Two validation reports compare case by case: a published value is an input, the simulated value,
+// its error, whether it passes and the suite's statistics are metrics; CPU time is not.
+TEST(ValidationDifferences, CaseByCase) {
+  const Json a = validation_report(2.0, 2.0);
+  const Json b = validation_report(2.5, 2.1);
+  EXPECT_TRUE(is_validation_report(a));
+  EXPECT_FALSE(is_validation_report(report(2.0, 0.5, true)));
+  const std::vector<InputDifference> inputs = validation_input_differences(a, b);
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(inputs[0].key, "cases.c1.published");
+  EXPECT_THAT(keys(validation_metric_changes(a, b)),
+              ElementsAre("cases.c1.breakdown.compute_s", "cases.c1.pass", "cases.c1.relative_error",
+                          "cases.c1.simulated", "summary.s.median_abs_error"));
+  EXPECT_TRUE(validation_metric_changes(a, a).empty());
+}
+
 // A framework's defaults count as inputs: switching the framework shows every key it changes (the
 // scenario sets dp_bucket and overlap_grad_reduce itself; its gradient dtype and attention kernel follow).
 TEST(ScenarioDifferences, IncludeTheFrameworkDefaultsAndResolvedPaths) {

@@ -1,6 +1,6 @@
 // trainsim diff A B: two scenarios (simulated here) or two run reports (`run --format json`), or one
-// of each, or two cluster reports (`cluster --format json`), side by side: every input that differs
-// and every metric that moved.
+// of each, or two cluster reports (`cluster --format json`), or two validation reports (`validate
+// --format json`), side by side: every input that differs and every metric that moved.
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -44,6 +44,13 @@ struct Side {
 
 bool is_report_file(const std::filesystem::path& file) { return file.extension() == ".json"; }
 
+// What a report is the result of: "run", "cluster" or "validate"; empty when none.
+std::string kind_of(const nlohmann::json& report) {
+  if (report::is_cluster_report(report)) return "cluster";
+  if (report::is_validation_report(report)) return "validate";
+  return report.contains("iteration_time_s") ? "run" : "";
+}
+
 nlohmann::json read_report(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) throw SideError{kExitInvalidInput, fmt::format("{}: cannot open it", file.string())};
@@ -53,14 +60,12 @@ nlohmann::json read_report(const std::filesystem::path& file) {
                                                    "--format json > FILE.json`) or a scenario YAML",
                                                    file.string())};
   }
-  const bool known = report.is_object() && report.contains("schema_version") &&
-                     (report.contains("iteration_time_s") || report::is_cluster_report(report));
-  if (!known) {
+  if (!report.is_object() || !report.contains("schema_version") || kind_of(report).empty()) {
     throw SideError{
         kExitInvalidInput,
-        fmt::format("{}: neither a run report (no iteration_time_s or schema_version) nor a cluster "
-                    "report; pass the output of `trainsim run --format json` or `trainsim cluster "
-                    "--format json`, or a scenario YAML",
+        fmt::format("{}: not a run report (no iteration_time_s or schema_version), nor a cluster or "
+                    "validation report; pass what `trainsim run`, `cluster` or `validate` write with "
+                    "--format json, or a scenario YAML",
                     file.string())};
   }
   return report;
@@ -142,20 +147,26 @@ int diff(const DiffArgs& args, const Context& context) {
     spdlog::error("{}", e.message);
     return e.exit_code;
   }
-  const bool clusters = report::is_cluster_report(a.report);
-  if (clusters != report::is_cluster_report(b.report)) {
-    spdlog::error("{} is a cluster report and {} is not: diff two cluster reports or two runs",
-                  clusters ? a.label : b.label, clusters ? b.label : a.label);
+  const std::string kind = kind_of(a.report);
+  if (kind != kind_of(b.report)) {
+    spdlog::error("{} is the report of `trainsim {}` and {} of `trainsim {}`: diff two of the same kind",
+                  a.label, kind, b.label, kind_of(b.report));
     return kExitUsage;
   }
-  const std::vector<report::InputDifference> inputs =
-      clusters ? report::cluster_input_differences(a.report, b.report)
-      : a.scenario && b.scenario
-          ? report::scenario_differences(*a.scenario, *b.scenario, std::filesystem::current_path().string())
-          : report::report_input_differences(a.report, b.report);
-  const std::vector<report::MetricChange> metrics =
-      clusters ? report::cluster_metric_changes(a.report, b.report, args.tolerance)
-               : report::metric_changes(a.report, b.report, args.tolerance);
+  std::vector<report::InputDifference> inputs;
+  std::vector<report::MetricChange> metrics;
+  if (kind == "cluster") {
+    inputs = report::cluster_input_differences(a.report, b.report);
+    metrics = report::cluster_metric_changes(a.report, b.report, args.tolerance);
+  } else if (kind == "validate") {
+    inputs = report::validation_input_differences(a.report, b.report);
+    metrics = report::validation_metric_changes(a.report, b.report, args.tolerance);
+  } else {
+    inputs = a.scenario && b.scenario ? report::scenario_differences(*a.scenario, *b.scenario,
+                                                                     std::filesystem::current_path().string())
+                                      : report::report_input_differences(a.report, b.report);
+    metrics = report::metric_changes(a.report, b.report, args.tolerance);
+  }
   const nlohmann::json result = report::diff_json(a.label, b.label, inputs, metrics);
   print_result(args.format,
                {[&] { return json_text(result); }, [&] { return report::render_diff_table(result); }});
@@ -168,12 +179,12 @@ void register_diff(CLI::App& app, Context& context) {
   auto args = std::make_shared<DiffArgs>();
   CLI::App* cmd = app.add_subcommand(
       "diff",
-      "Two scenarios, run reports or cluster reports side by side: every input that differs, every metric "
-      "that moved");
+      "Two scenarios, or two run, cluster or validation reports, side by side: every input that differs, "
+      "every metric that moved");
   cmd->add_option("A", args->a.file,
-                  "Scenario YAML, or a run or cluster report (`trainsim run|cluster --format json`, .json)")
+                  "Scenario YAML, or a report (`trainsim run|cluster|validate --format json`, .json)")
       ->required();
-  cmd->add_option("B", args->b.file, "The other scenario or run report (may be A's file with --set-b)")
+  cmd->add_option("B", args->b.file, "The other scenario or report (may be A's file with --set-b)")
       ->required();
   cmd->add_option("--set-a", args->a.overrides, "Override a key of scenario A (repeatable)")
       ->type_name("KEY=VALUE");

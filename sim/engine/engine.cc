@@ -271,14 +271,14 @@ void Simulation::end_iteration(RankState& rs, int iteration, double now) {
 }
 
 void Simulation::finish_at(RankState& rs, OpId id, int iteration, double start_s, double launch_s,
-                           double now) {
-  rs.record(id, iteration, start_s, launch_s, now, options_.iterations);
-  if (rs.host) rs.host->finished(id, now);
+                           double end_s) {
+  rs.record(id, iteration, start_s, launch_s, end_s, options_.iterations);
+  if (rs.host) rs.host->finished(id, end_s);
   ++rs.job->ops_executed;
   ++ops_executed_;
   // Before any simcall: notify_all yields to the other actors, which would finish ops of their own
   // first and carry the count past the budget.
-  check_budgets(now);
+  check_budgets(end_s);
   uint32_t ready_streams = 0;  // bit s: an op of stream s became ready
   for (const OpId next : rs.index->successors.of(id)) {
     if (--rs.remaining[next] != 0) continue;
@@ -287,8 +287,8 @@ void Simulation::finish_at(RankState& rs, OpId id, int iteration, double start_s
     ready_streams |= 1U << static_cast<unsigned>(stream);
   }
   if (rs.total_done == static_cast<uint64_t>(iteration + 1) * rs.graph->size()) {
-    if (iteration + 1 == options_.iterations) rs.run.finish_s = now;
-    end_iteration(rs, iteration, now);
+    if (iteration + 1 == options_.iterations) rs.run.finish_s = end_s;
+    end_iteration(rs, iteration, end_s);
     ready_streams = ~0U;
   }
   if (rs.host) ready_streams = ~0U;  // the host may now issue ops of any stream

@@ -26,9 +26,10 @@ GraphIndex::GraphIndex(const workload::Graph& graph)
   for (const std::vector<OpId>& ops : stream_ops) {
     for (size_t i = 0; i + 1 < ops.size(); ++i) {
       const auto next = successors.of(ops[i]);
-      runs_into_next[ops[i]] = workload::is_kernel(graph.op(ops[i]).kind) &&
-                               workload::is_kernel(graph.op(ops[i + 1]).kind) && next.size() == 1 &&
-                               next[0] == ops[i + 1];
+      const bool runs = workload::is_kernel(graph.op(ops[i]).kind) &&
+                        workload::is_kernel(graph.op(ops[i + 1]).kind) && next.size() == 1 &&
+                        next[0] == ops[i + 1];
+      runs_into_next[ops[i]] = runs ? 1 : 0;
     }
   }
 }

@@ -39,32 +39,6 @@ bool fits(const config::Scenario& scenario) {
   return scenario.memory_fits(hbm, summary.peak_host_bytes_per_node);
 }
 
-double report_metric(Metric metric, const config::Scenario& s, const report::RunMetrics& m) {
-  const double peak = *s.cluster.hardware.peak_flops_per_s(s.training.dtype);
-  const double t = m.iteration_time_s;
-  const auto gpus = static_cast<double>(m.gpus);
-  switch (metric) {
-    case Metric::kIterationTime:
-      return t;
-    case Metric::kTokensPerGpu:
-      return m.tokens_per_s / gpus;
-    case Metric::kTflopsPerGpu:
-      return m.tflops_per_gpu;
-    case Metric::kHardwareTflopsPerGpu:
-      return m.hfu * peak / 1e12;
-    case Metric::kMfu:
-      return m.mfu;
-    case Metric::kHfu:
-      return m.hfu;
-    case Metric::kMegatronDeepspeedMfu:
-      return megatron_deepspeed_flops(s) / (t * gpus * peak);
-    case Metric::kMegatronDeepspeedTflops:
-      return megatron_deepspeed_flops(s) / (t * gpus) / 1e12;
-    default:
-      break;
-  }
-  return std::numeric_limits<double>::quiet_NaN();
-}
 
 // The scenario of `ref` as `variant` asks for it.
 config::Scenario load_variant(const ScenarioRef& ref, const Variant& variant,
@@ -90,7 +64,7 @@ nlohmann::json simulate(const Case& c, const config::Scenario& s) {
     out["simulated"] = c.metric == Metric::kLayerForward ? layers.forward_s : layers.backward_s;
     out["layers_measured"] = layers.layers;
   } else {
-    out["simulated"] = report_metric(c.metric, s, metrics);
+    out["simulated"] = run_metric(c.metric, s, metrics);
   }
   out["iteration_time_s"] = metrics.iteration_time_s;
   out["breakdown"] = report::to_json(metrics.breakdown);
@@ -101,6 +75,33 @@ nlohmann::json simulate(const Case& c, const config::Scenario& s) {
 }
 
 }  // namespace
+
+double run_metric(Metric metric, const config::Scenario& s, const report::RunMetrics& m) {
+  const double peak = *s.cluster.hardware.peak_flops_per_s(s.training.dtype);
+  const double t = m.iteration_time_s;
+  const auto gpus = static_cast<double>(m.gpus);
+  switch (metric) {
+    case Metric::kIterationTime:
+      return t;
+    case Metric::kTokensPerGpu:
+      return m.tokens_per_s / gpus;
+    case Metric::kTflopsPerGpu:
+      return m.tflops_per_gpu;
+    case Metric::kHardwareTflopsPerGpu:
+      return m.hfu * peak / 1e12;
+    case Metric::kMfu:
+      return m.mfu;
+    case Metric::kHfu:
+      return m.hfu;
+    case Metric::kMegatronDeepspeedMfu:
+      return megatron_deepspeed_flops(s) / (t * gpus * peak);
+    case Metric::kMegatronDeepspeedTflops:
+      return megatron_deepspeed_flops(s) / (t * gpus) / 1e12;
+    default:
+      break;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
 
 double megatron_deepspeed_flops(const config::Scenario& scenario) {
   const config::Model& m = scenario.model;

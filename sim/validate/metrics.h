@@ -11,6 +11,7 @@
 
 #include "sim/config/scenario.h"
 #include "sim/engine/scenario_run.h"
+#include "sim/report/run_report.h"
 #include "sim/validate/case.h"
 
 namespace trainsim::validate {
@@ -58,6 +59,11 @@ class LeakageError : public std::runtime_error {
 //   comm_volume_ratio   per-rank communication volume (the seed paper's view, comm_log.h) of rank
 //                       0's graph, scenario / baseline; nothing is simulated
 nlohmann::json measure(const Case& c, const Variant& variant = {});
+
+// The value of `metric` that one run of `scenario` with the metrics `run` gives, as measure() computes
+// it; NaN for the metrics a run alone does not give (layer times, the longest sequence that fits, a
+// communication-volume ratio).
+double run_metric(Metric metric, const config::Scenario& scenario, const report::RunMetrics& run);
 
 // FLOPs of one iteration as Megatron-DeepSpeed's throughput_calculator (megatron/utils.py) counts
 // them, the code behind the FPDT and Ulysses measurements: per sequence and layer, multiply-adds

@@ -1,6 +1,7 @@
 // trainsim run SCENARIO: simulates training iterations and reports time, throughput, MFU, the
 // breakdown, memory feasibility and the communication log.
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <optional>
 #include <vector>
@@ -17,6 +18,8 @@
 #include "sim/report/run_report.h"
 #include "sim/report/trace.h"
 #include "sim/search/advice.h"
+#include "sim/validate/case.h"
+#include "sim/validate/metrics.h"
 #include "sim/workload/errors.h"
 #include "sim/workload/plan.h"
 #include "sim/workload/simulated_ranks.h"
@@ -99,6 +102,35 @@ void log_progress(const engine::SimulationProgress& p) {
                p.wall_s * (1 - done) / std::max(done, 1e-9));
 }
 
+// For a validation case run as it is (no --set), what it publishes beside what this run simulates,
+// as `trainsim validate` would judge it: {id, metric, published, simulated, relative_error, network};
+// null otherwise, or when one run does not give the case's metric (layer times, longest sequence,
+// volume ratio).
+nlohmann::json validation_case(const RunArgs& args, const config::Scenario& s, const nlohmann::json& report) {
+  if (!args.scenario.overrides.empty() || !is_validation_case(args.scenario.file)) return nullptr;
+  const validate::Case c = validate::load_validation_set(args.scenario.file).cases.at(0);
+  const double simulated = validate::run_metric(c.metric, s, report::run_metrics(report));
+  if (std::isnan(simulated)) return nullptr;
+  return {{"id", c.id},
+          {"metric", validate::to_string(c.metric)},
+          {"published", c.published},
+          {"simulated", simulated},
+          {"relative_error", (simulated - c.published) / c.published},
+          {"network", validate::to_string(c.network)}};
+}
+
+// The table's line for a validation case (validation_case), naming where the run and the case's
+// network differ.
+std::string case_line(const nlohmann::json& c, const std::string& network) {
+  if (c.is_null()) return "";
+  const std::string case_network = c.at("network").get<std::string>();
+  return fmt::format(
+      "# validation case {}: {} published {:.6g}, simulated {:.6g} ({:+.1f}%){}\n",
+      c.at("id").get<std::string>(), c.at("metric").get<std::string>(), c.at("published").get<double>(),
+      c.at("simulated").get<double>(), 100 * c.at("relative_error").get<double>(),
+      case_network == network ? "" : fmt::format("; validate simulates it on the {} network", case_network));
+}
+
 int run(const RunArgs& args, const Context& context) {
   const InterruptGuard interrupt_guard(
       "trainsim run",
@@ -168,7 +200,10 @@ int run(const RunArgs& args, const Context& context) {
       report::make_run_report(s, *result, {context.command_line, args.network, args.full, args.iterations});
   report["why"]["changes"] =
       search::to_json(search::advise(s, report::run_metrics(report).iteration_time_s, 2));
-  print_result(args.format, {[&] { return json_text(report); }, [&] { return report::render_table(report); },
+  const nlohmann::json as_case = validation_case(args, s, report);
+  if (!as_case.is_null()) report["validation_case"] = as_case;
+  print_result(args.format, {[&] { return json_text(report); },
+                             [&] { return case_line(as_case, args.network) + report::render_table(report); },
                              [&] { return report::metrics_csv(report); }});
   if (!args.trace.empty()) {
     report::TraceOptions trace_options;

@@ -39,7 +39,6 @@ bool fits(const config::Scenario& scenario) {
   return scenario.memory_fits(hbm, summary.peak_host_bytes_per_node);
 }
 
-
 // The scenario of `ref` as `variant` asks for it.
 config::Scenario load_variant(const ScenarioRef& ref, const Variant& variant,
                               const YAML::Node& extra = YAML::Node()) {

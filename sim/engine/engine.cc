@@ -111,6 +111,10 @@ class Simulation {
   // `rs` has just finished `iteration`: the job's bookkeeping, and the next iteration if it runs one.
   void end_iteration(RankState& rs, int iteration, double now);
   void run_op(RankState& rs, OpId id, int iteration);
+  // The overlap rule for kernel `id` launched at `launch_s`: its end when a collective of its rank was
+  // in flight at the launch, none when it runs unslowed. Ask once the simulated time has passed
+  // `launch_s` (CollectivesInFlight answers then), for every kernel, in launch order.
+  static std::optional<double> slowed_end_s(RankState& rs, OpId id, double launch_s);
   // The last op of the run of kernels that starts at ops[first] (a stream's ops) and goes through
   // the GPU back to back: while GraphIndex::runs_into_next holds and each later kernel waits only for
   // the one before it, all with a positive duration; `first` itself when there is no such run, when
@@ -173,8 +177,7 @@ class Simulation {
   // Every job of a run of several has run the requested iterations: what the others still run does
   // not count, so the simulation ends.
   bool window_closed_ = false;
-  double stopped_at_s_ = 0;
-  double stop_s_ = 0;  // when the simulation stopped (a budget, or the window closing)
+  double stop_s_ = 0;  // when the simulation stopped (a budget, or the window closing), the first time
   uint64_t stopped_after_ops_ = 0;
 };
 
@@ -257,8 +260,8 @@ void Simulation::end_iteration(RankState& rs, int iteration, double now) {
   if (window_closed_) return;  // what ends after the window is not an iteration run
   switch (engine::end_iteration(jobs_, *rs.job, iteration, now, options_.iterations, ops_total_)) {
     case AfterIteration::kCloseWindow:
+      if (!stopped()) stop_s_ = now;
       window_closed_ = true;
-      stop_s_ = now;
       stop_all();
       return;
     case AfterIteration::kNext:
@@ -301,7 +304,7 @@ void Simulation::check_budgets(double now_s) {
   if (stopped()) return;
   stopped_by_ = clock_->after_op(ops_executed_, ops_total_, now_s);
   if (stopped_by_.empty()) return;
-  stopped_at_s_ = stop_s_ = now_s;
+  stop_s_ = now_s;
   stopped_after_ops_ = ops_executed_;
   stop_all();
 }
@@ -418,12 +421,8 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
       }
       // Whether a collective slows it is known once every event of its start instant has happened,
       // in whatever order the actors ran them: it runs its unslowed time, then asks.
-      const cost::ComputeModel& compute = *rs.job->input->compute;
       sg4::this_actor::sleep_for((*rs.duration)[id]);
-      // (Asked even without a slowdown: asking forgets what came before, which bounds its history.)
-      if (rs.collectives_in_flight.after_instant(launch) && compute.comm_compute_slowdown() > 0) {
-        sg4::this_actor::sleep_until(launch + cost::kernel_time_s((*rs.duration)[id], true, compute));
-      }
+      if (const std::optional<double> end = slowed_end_s(rs, id, launch)) sg4::this_actor::sleep_until(*end);
       break;
     }
     case OpKind::kHostSync:
@@ -449,6 +448,15 @@ void Simulation::run_op(RankState& rs, OpId id, int iteration) {
   finish(rs, id, iteration, start, launch);
 }
 
+std::optional<double> Simulation::slowed_end_s(RankState& rs, OpId id, double launch_s) {
+  const cost::ComputeModel& compute = *rs.job->input->compute;
+  // (Asked even without a slowdown: asking forgets what came before, which bounds its history.)
+  if (!rs.collectives_in_flight.after_instant(launch_s) || compute.comm_compute_slowdown() <= 0) {
+    return std::nullopt;
+  }
+  return launch_s + cost::kernel_time_s((*rs.duration)[id], true, compute);
+}
+
 size_t Simulation::kernel_run_end(const RankState& rs, const std::vector<OpId>& ops, size_t first) const {
   if (rs.gpu_lock || rs.host || options_.max_events > 0) return first;
   const std::vector<double>& duration = *rs.duration;
@@ -463,7 +471,6 @@ size_t Simulation::kernel_run_end(const RankState& rs, const std::vector<OpId>& 
 void Simulation::run_kernels(RankState& rs, const std::vector<OpId>& ops, size_t first, size_t last,
                              int iteration) {
   const std::vector<double>& duration = *rs.duration;
-  const cost::ComputeModel& compute = *rs.job->input->compute;
   // The run's end when no kernel from ops[i] on is slowed and ops[i] launches at `launch_s`.
   const auto unslowed_end = [&](double launch_s, size_t i) {
     for (; i <= last; ++i) launch_s += duration[ops[i]];
@@ -474,9 +481,8 @@ void Simulation::run_kernels(RankState& rs, const std::vector<OpId>& ops, size_t
   for (size_t i = first;; ++i) {
     const OpId id = ops[i];
     double end = launch + duration[id];
-    // (Asked even without a slowdown, as run_op does: asking forgets what came before.)
-    if (rs.collectives_in_flight.after_instant(launch) && compute.comm_compute_slowdown() > 0) {
-      end = launch + cost::kernel_time_s(duration[id], true, compute);
+    if (const std::optional<double> slowed = slowed_end_s(rs, id, launch)) {
+      end = *slowed;
       sg4::this_actor::sleep_until(unslowed_end(end, i + 1));
     }
     if (i == last) {
@@ -600,8 +606,7 @@ std::vector<EngineResult> Simulation::run() {
   }
   engine.run();
 
-  if (!stopped_by_.empty())
-    throw BudgetExceededError(stopped_by_, stopped_at_s_, stopped_after_ops_, ops_total_);
+  if (!stopped_by_.empty()) throw BudgetExceededError(stopped_by_, stop_s_, stopped_after_ops_, ops_total_);
   std::vector<const RankProgress*> ranks(states_.size());
   for (size_t i = 0; i < states_.size(); ++i) ranks[i] = &states_[i];
   if (!window_closed_) throw_if_unfinished(ranks, jobs_.size() > 1, sg4::Engine::get_clock());

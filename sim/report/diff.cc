@@ -19,10 +19,11 @@ namespace trainsim::report {
 namespace {
 
 using Json = nlohmann::json;
+// Inputs as (dotted key, text) pairs, in their document's order.
+using Inputs = std::vector<std::pair<std::string, std::string>>;
 
 // Dotted keys and values of a YAML document, in its order (sequence items as key[i]).
-void flatten_yaml(const YAML::Node& node, const std::string& key,
-                  std::vector<std::pair<std::string, std::string>>& out) {
+void flatten_yaml(const YAML::Node& node, const std::string& key, Inputs& out) {
   if (node.IsMap()) {
     for (const auto& child : node) {
       const std::string name = child.first.as<std::string>();
@@ -36,8 +37,7 @@ void flatten_yaml(const YAML::Node& node, const std::string& key,
 }
 
 // The differing keys of two flattened documents: a's keys in a's order, then b's own keys.
-std::vector<InputDifference> differences(const std::vector<std::pair<std::string, std::string>>& a,
-                                         const std::vector<std::pair<std::string, std::string>>& b) {
+std::vector<InputDifference> differences(const Inputs& a, const Inputs& b) {
   const std::map<std::string, std::string> in_a(a.begin(), a.end()), in_b(b.begin(), b.end());
   std::vector<InputDifference> out;
   for (const auto& [key, value] : a) {
@@ -51,9 +51,8 @@ std::vector<InputDifference> differences(const std::vector<std::pair<std::string
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> scenario_keys(const config::Scenario& s,
-                                                               const std::string& shown_from) {
-  std::vector<std::pair<std::string, std::string>> keys;
+Inputs scenario_keys(const config::Scenario& s, const std::string& shown_from) {
+  Inputs keys;
   flatten_yaml(YAML::Load(config::to_yaml(s, config::Defaults::kWritten)), "", keys);
   const std::filesystem::path from = shown_from;
   for (auto& [key, value] : keys) {
@@ -168,34 +167,37 @@ MetricChange change_of(const std::string& key, const Json* a, const Json* b) {
   return c;
 }
 
-// The inputs a run report records (scenario name, plan, dtype, attention kernel, the input files'
-// names and hashes, the run's options), keys prefixed with `prefix`.
-void append_provenance(const Json& r, const std::string& prefix,
-                       std::vector<std::pair<std::string, std::string>>& keys) {
-  if (!r.contains("provenance")) return;
+// Appends `value` flattened under `key` (flatten_json), each leaf as its text.
+void append_flat(const Json& value, const std::string& key, Inputs& keys) {
   Metrics flat;
-  const Json& p = r.at("provenance");
-  if (p.contains("inputs")) flatten_json(p.at("inputs"), prefix + "inputs", flat);
-  if (p.contains("options")) flatten_json(p.at("options"), prefix + "options", flat);
-  for (const auto& [key, value] : flat) keys.emplace_back(key, text_of(value));
+  flatten_json(value, key, flat);
+  for (const auto& [leaf, text] : flat) keys.emplace_back(leaf, text_of(text));
 }
 
-std::vector<std::pair<std::string, std::string>> report_inputs(const Json& r, const std::string& prefix) {
-  std::vector<std::pair<std::string, std::string>> keys;
+// The input files (names and hashes) and options a report's provenance records, keys prefixed with
+// `prefix`.
+void append_provenance(const Json& r, const std::string& prefix, Inputs& keys) {
+  if (!r.contains("provenance")) return;
+  const Json& p = r.at("provenance");
+  if (p.contains("inputs")) append_flat(p.at("inputs"), prefix + "inputs", keys);
+  if (p.contains("options")) append_flat(p.at("options"), prefix + "options", keys);
+}
+
+// The inputs a run report records (scenario name, plan, dtype, attention kernel, the input files'
+// names and hashes, the run's options), keys prefixed with `prefix`.
+Inputs report_inputs(const Json& r, const std::string& prefix) {
+  Inputs keys;
   for (const char* key : {"scenario", "dtype", "attention_kernel", "attention_pricing", "gpus"}) {
     if (r.contains(key)) keys.emplace_back(prefix + key, text_of(r.at(key)));
   }
-  Metrics flat;
-  if (r.contains("plan")) flatten_json(r.at("plan"), prefix + "plan", flat);
-  for (const auto& [key, value] : flat) keys.emplace_back(key, text_of(value));
+  if (r.contains("plan")) append_flat(r.at("plan"), prefix + "plan", keys);
   append_provenance(r, prefix, keys);
   return keys;
 }
 
 // A cluster report's metrics: its window, then job by job (keys "jobs.NAME."): the slowdown, whether
 // it fits, the shared run's spread over its iterations, each slowed collective (by kind, group and
-// bytes per call),
-// and the metrics of its run alone ("alone.") and shared ("shared.").
+// bytes per call), and the metrics of its run alone ("alone.") and shared ("shared.").
 Metrics cluster_metrics(const Json& r) {
   Metrics out;
   if (r.contains("window_s")) out.emplace_back("window_s", r.at("window_s"));
@@ -338,18 +340,15 @@ bool is_validation_report(const Json& report) {
 
 std::vector<InputDifference> validation_input_differences(const Json& a, const Json& b) {
   const auto inputs = [](const Json& r) {
-    std::vector<std::pair<std::string, std::string>> keys;
+    Inputs keys;
     for (const Json& c : r.at("cases")) {
       const std::string prefix = fmt::format("cases.{}.", c.value("id", ""));
       for (const auto& [name, value] : c.items()) {
         if (case_input(name)) keys.emplace_back(prefix + name, text_of(value));
       }
     }
-    if (r.contains("gate")) {
-      Metrics flat;
-      flatten_json(r.at("gate").value("thresholds", Json::object()), "gate.thresholds", flat);
-      for (const auto& [key, value] : flat) keys.emplace_back(key, text_of(value));
-    }
+    if (r.contains("gate"))
+      append_flat(r.at("gate").value("thresholds", Json::object()), "gate.thresholds", keys);
     return keys;
   };
   return differences(inputs(a), inputs(b));
@@ -366,7 +365,7 @@ bool is_cluster_report(const Json& report) {
 
 std::vector<InputDifference> cluster_input_differences(const Json& a, const Json& b) {
   const auto inputs = [](const Json& r) {
-    std::vector<std::pair<std::string, std::string>> keys;
+    Inputs keys;
     for (const char* key : {"cluster", "topology", "nodes", "gpus_per_node", "placement", "idle_nodes"}) {
       if (r.contains(key)) keys.emplace_back(key, text_of(r.at(key)));
     }

@@ -20,6 +20,7 @@
 #include "sim/search/advice.h"
 #include "sim/validate/case.h"
 #include "sim/validate/metrics.h"
+#include "sim/validate/statistics.h"
 #include "sim/workload/errors.h"
 #include "sim/workload/plan.h"
 #include "sim/workload/simulated_ranks.h"
@@ -115,7 +116,7 @@ nlohmann::json validation_case(const RunArgs& args, const config::Scenario& s, c
           {"metric", validate::to_string(c.metric)},
           {"published", c.published},
           {"simulated", simulated},
-          {"relative_error", (simulated - c.published) / c.published},
+          {"relative_error", validate::relative_error(simulated, c.published)},
           {"network", validate::to_string(c.network)}};
 }
 

@@ -30,6 +30,15 @@ bool gpt_style(const config::Model& m) {
          m.tied_embeddings && m.linear_bias;
 }
 
+double pipeline_bubble_fraction(const config::Scenario& scenario, const IterationFlops& flops) {
+  // The passes' shares by FLOPs: W repeats the forward GEMMs; B the GEMMs, twice the attention
+  // cores, and what recomputation adds.
+  const double forward = flops.forward_layers + flops.forward_logits;
+  const PassShares shares{forward / flops.hardware, (forward - flops.forward_attention) / flops.hardware};
+  const config::Parallelism& p = scenario.parallelism;
+  return pipeline_bubble_fraction(p.schedule, p.pp, scenario.micro_batches(), p.vpp, shares);
+}
+
 Analysis analyze(const config::Scenario& scenario) {
   const workload::ParallelPlan plan = workload::make_plan(scenario);
   const workload::RankShapes s = workload::derive_shapes(scenario, plan);
@@ -48,12 +57,7 @@ Analysis analyze(const config::Scenario& scenario) {
       a.korthikanti_selective_hardware_flops = korthikanti_selective_hardware_flops(m, batch);
     }
   }
-  // The passes' shares by FLOPs: W repeats the forward GEMMs; B the GEMMs, twice the attention
-  // cores, and what recomputation adds.
-  const double forward = a.flops.forward_layers + a.flops.forward_logits;
-  const PassShares shares{forward / a.flops.hardware,
-                          (forward - a.flops.forward_attention) / a.flops.hardware};
-  a.bubble_fraction = pipeline_bubble_fraction(p.schedule, s.pp, s.micro_batches, s.vpp, shares);
+  a.bubble_fraction = pipeline_bubble_fraction(scenario, a.flops);
   ActivationConfig row;
   const bool table2 = korthikanti_config(scenario, &row);
   for (int64_t stage = 0; stage < s.pp; ++stage) {

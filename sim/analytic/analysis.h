@@ -49,6 +49,10 @@ struct Analysis {
 // positions, tied embeddings, heads x head_dim == hidden.
 bool gpt_style(const config::Model& model);
 
+// The scenario's ideal pipeline bubble (analytic/bubble.h), its zero-bubble passes weighed by the
+// shares of `flops` (the scenario's iteration_flops) that they run.
+double pipeline_bubble_fraction(const config::Scenario& scenario, const IterationFlops& flops);
+
 // Throws workload::PlanError when the scenario's plan cannot be expressed.
 Analysis analyze(const config::Scenario& scenario);
 

@@ -263,7 +263,8 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
                      const ReportContext& context) {
   const engine::EngineResult& r = run.result;
   const workload::WorkloadSummary summary = workload::summarize(s, run.plan, run.graphs);
-  const analytic::Analysis analysis = analytic::analyze(s);
+  const analytic::IterationFlops flops = analytic::iteration_flops(s);
+  const double bubble_fraction = analytic::pipeline_bubble_fraction(s, flops);
 
   const int64_t gpus = run.plan.world_size();
   const double t = r.iteration_time_s;
@@ -349,10 +350,10 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"comm", comm_log(run.plan, critical_graph, critical_run)},
       {"analytic",
        {{"parameters", summary.parameters},
-        {"model_flops_per_iteration", analysis.flops.model},
-        {"hardware_flops_per_iteration", analysis.flops.hardware},
+        {"model_flops_per_iteration", flops.model},
+        {"hardware_flops_per_iteration", flops.hardware},
         {"graph_model_flops_per_iteration", summary.iteration.model},
-        {"bubble_fraction", analysis.bubble_fraction}}},
+        {"bubble_fraction", bubble_fraction}}},
       {"warnings", warnings},
       {"simulation", {{"ranks_simulated", run.ranks.size()}, {"ops_executed", r.ops_executed}}},
   });
@@ -361,7 +362,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
                            {"hbm_at_peak_bytes", by_category},
                            {"gradient_dtype", config::to_string(s.gradient_dtype())}});
   report["why"] = why_slow(s, critical_graph, critical_run, iteration_start, r.total_time_s, b, stages,
-                           analysis.bubble_fraction, hbm_peak);
+                           bubble_fraction, hbm_peak);
   if (context.iterations > 1) report["iterations"] = iterations_report(r);
   if (s.stragglers.any()) report["stragglers"] = stragglers(s.stragglers, run);
   const json power = power_report(s, run);

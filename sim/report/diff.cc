@@ -402,6 +402,64 @@ std::vector<MetricChange> cluster_metric_changes(const Json& a, const Json& b, d
   return out;
 }
 
+// A sweep point's key prefix: "points." and its axis values ("points.ep=8,capacity=1.25.").
+std::string point_prefix(const Json& result) {
+  std::string values;
+  const Json axes = result.at("point").value("values", Json::object());
+  for (const auto& [axis, value] : axes.items()) {
+    values += fmt::format("{}{}={}", values.empty() ? "" : ",", axis, text_of(value));
+  }
+  return "points." + values + ".";
+}
+
+// A sweep point's result without what names the point and how it was evaluated (its inputs).
+Json point_outcome(const Json& result) {
+  Json outcome = result;
+  outcome.erase("point");
+  outcome.erase("mode");
+  return outcome;
+}
+
+bool is_sweep_results(const Json& results) {
+  return results.is_array() && std::all_of(results.begin(), results.end(), [](const Json& r) {
+           return r.is_object() && r.contains("point") && r.contains("status");
+         });
+}
+
+std::vector<InputDifference> sweep_input_differences(const Json& a, const Json& b) {
+  const auto inputs = [](const Json& results) {
+    Inputs keys;
+    for (const Json& r : results) {
+      const std::string prefix = point_prefix(r);
+      keys.emplace_back(prefix + "mode", text_of(r.value("mode", Json(""))));
+      for (auto& key : report_inputs(r, prefix)) keys.push_back(std::move(key));
+    }
+    return keys;
+  };
+  return differences(inputs(a), inputs(b));
+}
+
+std::vector<MetricChange> sweep_metric_changes(const Json& a, const Json& b, double relative_tolerance) {
+  const auto metrics = [](const Json& results) {
+    Metrics out;
+    for (const Json& r : results) {
+      const std::string prefix = point_prefix(r);
+      for (auto& [key, value] : report_metrics(point_outcome(r))) out.emplace_back(prefix + key, value);
+    }
+    return out;
+  };
+  std::vector<MetricChange> out = changes(metrics(a), metrics(b), relative_tolerance);
+  std::map<std::string, const Json*> in_b;
+  for (const Json& r : b) in_b[point_prefix(r)] = &r;
+  for (const Json& r : a) {
+    const std::string prefix = point_prefix(r);
+    if (const auto other = in_b.find(prefix); other != in_b.end()) {
+      warning_changes(r, *other->second, prefix + "warnings", out);
+    }
+  }
+  return out;
+}
+
 Json diff_json(const std::string& label_a, const std::string& label_b,
                const std::vector<InputDifference>& inputs, const std::vector<MetricChange>& metrics) {
   Json in = Json::array();

@@ -1,7 +1,8 @@
 // What differs between two runs: the inputs (two scenarios, every value the simulator uses, framework
 // defaults included; or what two run reports record of theirs) and every metric that moved, the
 // breakdown, memory, power, the communication log and each pipeline stage included; and the same
-// for two cluster reports, job by job, and for two validation reports, case by case. `trainsim diff`
+// for two cluster reports, job by job, for two validation reports, case by case, and for two sweeps'
+// results, point by point. `trainsim diff`
 // prints it as a table or JSON.
 #ifndef TRAINSIM_SIM_REPORT_DIFF_H_
 #define TRAINSIM_SIM_REPORT_DIFF_H_
@@ -78,6 +79,22 @@ std::vector<InputDifference> validation_input_differences(const nlohmann::json& 
 // checks and whether the gate holds.
 std::vector<MetricChange> validation_metric_changes(const nlohmann::json& a, const nlohmann::json& b,
                                                     double relative_tolerance = 1e-9);
+
+// Whether `results` is a sweep's results: the points of `trainsim sweep`'s results.jsonl as one array,
+// each with its "point" (index, id, axis values) and "status".
+bool is_sweep_results(const nlohmann::json& results);
+
+// The inputs two sweeps' results record that differ, point by point (keys "points.AXIS=VALUE,...."
+// with the point's axis values, points matched by them): how the point was evaluated (simulated or
+// closed form) and what its report records of its inputs. A point only one side has is a set of
+// differences.
+std::vector<InputDifference> sweep_input_differences(const nlohmann::json& a, const nlohmann::json& b);
+
+// Every metric of two sweeps' results that moved, as metric_changes judges them, point by point
+// ("points.ep=8,capacity=1.25.iteration_time_s"): its status (ok, infeasible, failed) and why, and
+// its report's metrics; and the warnings that appear or disappear.
+std::vector<MetricChange> sweep_metric_changes(const nlohmann::json& a, const nlohmann::json& b,
+                                               double relative_tolerance = 1e-9);
 
 // The diff as one JSON object: {"a": label, "b": label, "inputs": [...], "metrics": [...]} with each
 // metric's absolute and relative change.

@@ -1,5 +1,6 @@
 #include "sim/report/diff.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -171,6 +172,42 @@ TEST(ValidationDifferences, CaseByCase) {
               ElementsAre("cases.c1.breakdown.compute_s", "cases.c1.pass", "cases.c1.relative_error",
                           "cases.c1.simulated", "summary.s.median_abs_error"));
   EXPECT_TRUE(validation_metric_changes(a, a).empty());
+}
+
+// One point of a sweep's results: its axis values, status and run report.
+Json sweep_point(int64_t tp, double iteration_s, const std::string& status) {
+  Json r = report(iteration_s, 0.5, status == "ok");
+  r["point"] = {{"index", tp}, {"id", fmt::format("id{}", tp)}, {"values", {{"tp", tp}, {"mb", 1}}}};
+  r["mode"] = "analytic";
+  r["status"] = status;
+  return r;
+}
+
+// Two sweeps' results compare point by point, matched by their axis values whatever their order: a
+// point's status and metrics move, how it was evaluated is an input, a point only one side has is one.
+TEST(SweepDifferences, PointByPointMatchedByAxisValues) {
+  const Json a = {sweep_point(1, 2.0, "ok"), sweep_point(2, 3.0, "ok")};
+  Json b = {sweep_point(4, 1.0, "ok"), sweep_point(2, 3.3, "infeasible"), sweep_point(1, 2.0, "ok")};
+  b[2]["mode"] = "simulated";
+  EXPECT_TRUE(is_sweep_results(a));
+  EXPECT_FALSE(is_sweep_results(report(2.0, 0.5, true)));
+  EXPECT_FALSE(is_sweep_results(Json::array({report(2.0, 0.5, true)})));
+
+  const std::vector<InputDifference> inputs = sweep_input_differences(a, b);
+  ASSERT_GE(inputs.size(), 2u);
+  EXPECT_EQ(inputs[0].key, "points.mb=1,tp=1.mode");
+  EXPECT_EQ(inputs[0].a, "analytic");
+  EXPECT_EQ(inputs[0].b, "simulated");
+  EXPECT_EQ(inputs[1].key, "points.mb=1,tp=4.mode");  // only in b
+  EXPECT_EQ(inputs[1].a, "");
+
+  const std::vector<std::string> moved = keys(sweep_metric_changes(a, b));
+  EXPECT_THAT(moved,
+              ::testing::IsSupersetOf({"points.mb=1,tp=2.iteration_time_s", "points.mb=1,tp=2.status",
+                                       "points.mb=1,tp=2.memory.fits", "points.mb=1,tp=4.iteration_time_s"}));
+  for (const std::string& key : moved) EXPECT_EQ(key.rfind("points.mb=1,tp=1.", 0), std::string::npos) << key;
+  EXPECT_TRUE(sweep_input_differences(a, a).empty());
+  EXPECT_TRUE(sweep_metric_changes(a, a).empty());
 }
 
 // A framework's defaults count as inputs: switching the framework shows every key it changes (the

@@ -1,6 +1,7 @@
 // trainsim diff A B: two scenarios (simulated here) or two run reports (`run --format json`), or one
 // of each, or two cluster reports (`cluster --format json`), or two validation reports (`validate
-// --format json`), side by side: every input that differs and every metric that moved.
+// --format json`), or two sweeps' results (`sweep --out DIR`), side by side: every input that differs
+// and every metric that moved.
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -44,8 +45,14 @@ struct Side {
 
 bool is_report_file(const std::filesystem::path& file) { return file.extension() == ".json"; }
 
-// What a report is the result of: "run", "cluster" or "validate"; empty when none.
+// A sweep's results: its output folder (`trainsim sweep --out DIR`) or the results.jsonl in it.
+bool is_sweep_results_file(const std::filesystem::path& file) {
+  return file.extension() == ".jsonl" || std::filesystem::is_directory(file);
+}
+
+// What a report is the result of: "run", "cluster", "validate" or "sweep"; empty when none.
 std::string kind_of(const nlohmann::json& report) {
+  if (report::is_sweep_results(report)) return "sweep";
   if (report::is_cluster_report(report)) return "cluster";
   if (report::is_validation_report(report)) return "validate";
   return report.contains("iteration_time_s") ? "run" : "";
@@ -71,6 +78,33 @@ nlohmann::json read_report(const std::filesystem::path& file) {
   return report;
 }
 
+// The points of a sweep's results, one JSON object per line of its results.jsonl, as one array.
+nlohmann::json read_sweep_results(const std::filesystem::path& file) {
+  const std::filesystem::path jsonl = std::filesystem::is_directory(file) ? file / "results.jsonl" : file;
+  std::ifstream in(jsonl);
+  if (!in) {
+    throw SideError{kExitInvalidInput,
+                    fmt::format("{}: cannot open it; pass the folder `trainsim sweep --out DIR` wrote, or "
+                                "the results.jsonl in it",
+                                jsonl.string())};
+  }
+  nlohmann::json points = nlohmann::json::array();
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.empty()) continue;
+    nlohmann::json point = nlohmann::json::array();
+    point.push_back(nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false));
+    if (!report::is_sweep_results(point)) {
+      throw SideError{kExitInvalidInput,
+                      fmt::format("{}:{}: not a sweep point's result (a JSON object with its point and "
+                                  "status, as `trainsim sweep` writes one per line)",
+                                  jsonl.string(), number)};
+    }
+    points.push_back(std::move(point[0]));
+  }
+  return points;
+}
+
 // Whether `file` is a cluster file (one that does not read is left to the scenario loader's errors).
 bool is_cluster_file(const std::filesystem::path& file) {
   try {
@@ -85,12 +119,13 @@ Side load_side(const char* name, const ScenarioArgs& side) {
   const std::string label = side.overrides.empty() ? side.file.string()
                                                    : fmt::format("{} --set {}", side.file.string(),
                                                                  fmt::join(side.overrides, " --set "));
-  if (is_report_file(side.file)) {
+  const bool sweep = is_sweep_results_file(side.file);
+  if (is_report_file(side.file) || sweep) {
     if (!side.overrides.empty()) {
-      throw SideError{kExitUsage, fmt::format("--set-{}: {} is a run report; --set applies to scenarios",
-                                              name, side.file.string())};
+      throw SideError{kExitUsage, fmt::format("--set-{}: {} is {}; --set applies to scenarios", name,
+                                              side.file.string(), sweep ? "a sweep's results" : "a run report")};
     }
-    return {label, read_report(side.file), std::nullopt};
+    return {label, sweep ? read_sweep_results(side.file) : read_report(side.file), std::nullopt};
   }
   if (is_cluster_file(side.file)) {
     throw SideError{kExitUsage,
@@ -155,7 +190,10 @@ int diff(const DiffArgs& args, const Context& context) {
   }
   std::vector<report::InputDifference> inputs;
   std::vector<report::MetricChange> metrics;
-  if (kind == "cluster") {
+  if (kind == "sweep") {
+    inputs = report::sweep_input_differences(a.report, b.report);
+    metrics = report::sweep_metric_changes(a.report, b.report, args.tolerance);
+  } else if (kind == "cluster") {
     inputs = report::cluster_input_differences(a.report, b.report);
     metrics = report::cluster_metric_changes(a.report, b.report, args.tolerance);
   } else if (kind == "validate") {
@@ -179,10 +217,11 @@ void register_diff(CLI::App& app, Context& context) {
   auto args = std::make_shared<DiffArgs>();
   CLI::App* cmd = app.add_subcommand(
       "diff",
-      "Two scenarios, or two run, cluster or validation reports, side by side: every input that differs, "
-      "every metric that moved");
+      "Two scenarios, or two run, cluster or validation reports, or two sweeps' results, side by side: "
+      "every input that differs, every metric that moved");
   cmd->add_option("A", args->a.file,
-                  "Scenario YAML, or a report (`trainsim run|cluster|validate --format json`, .json)")
+                  "Scenario YAML, a report (`trainsim run|cluster|validate --format json`, .json), or a "
+                  "sweep's results (the folder `trainsim sweep --out` wrote, or its results.jsonl)")
       ->required();
   cmd->add_option("B", args->b.file, "The other scenario or report (may be A's file with --set-b)")
       ->required();

@@ -287,6 +287,7 @@ FileKind detect_file_kind(const std::filesystem::path& path) {
   if (has("suite")) return FileKind::kValidationSuite;
   if (has("axes")) return FileKind::kSweep;
   if (has("tier")) return FileKind::kNetworkPart;
+  if (has("regimes")) return FileKind::kAccuracy;
   if (has("model") || has("parallelism") || has("cluster")) return FileKind::kScenario;
   if (has("fabric") || has("node")) return FileKind::kTopology;
   if (has("gpu") || has("host_link") || has("stack")) return FileKind::kHardware;
@@ -295,7 +296,7 @@ FileKind detect_file_kind(const std::filesystem::path& path) {
       "cannot tell what kind of file this is: a scenario has model/training/parallelism/cluster, "
       "a topology has node/fabric, a hardware profile has gpu/host_link (a stack profile: stack), a cluster "
       "file has jobs, a validation case validation, a validation suite suite, a sweep axes, a network part "
-      "tier");
+      "tier, an accuracy file regimes");
 }
 
 namespace {

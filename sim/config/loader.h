@@ -44,12 +44,13 @@ enum class FileKind {
   kValidationCase,
   kValidationSuite,
   kSweep,
-  kNetworkPart
+  kNetworkPart,
+  kAccuracy,  // the validation's errors by regime (sim/validate/accuracy.h)
 };
 
 // Which kind of file `path` is, from its top-level keys (a cluster file has `jobs`, a validation case
-// `validation`, a suite `suite`, a sweep `axes`, a network part `tier`). Throws ConfigError when it cannot
-// be read, is not YAML, or matches no kind.
+// `validation`, a suite `suite`, a sweep `axes`, a network part `tier`, an accuracy file `regimes`). Throws
+// ConfigError when it cannot be read, is not YAML, or matches no kind.
 FileKind detect_file_kind(const std::filesystem::path& path);
 
 // Loads a scenario and the topology and hardware profile it references, with the scenario's what-if

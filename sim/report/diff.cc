@@ -85,7 +85,8 @@ void flatten_json(const Json& value, const std::string& key, Metrics& out) {
 bool input_or_bookkeeping(const std::string& key) {
   static const std::set<std::string> kKeys = {
       "schema_version", "scenario",   "plan",     "dtype", "attention_kernel", "attention_pricing",
-      "provenance",     "simulation", "warnings", "comm",  "stages",           "why"};
+      "provenance",     "simulation", "warnings", "comm",  "stages",           "why",
+      "accuracy"};
   return kKeys.count(key) > 0;
 }
 

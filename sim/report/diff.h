@@ -44,8 +44,8 @@ struct MetricChange {
 // Every metric of report `b` that differs from `a` by more than `relative_tolerance` of the larger
 // magnitude (or appears on one side only): the headline numbers, then breakdown, memory, power,
 // communication (summed per collective kind and group) and pipeline stages; provenance, simulation
-// counters and the "why" section (derived from those) are not metrics. Warnings that appear or disappear are
-// listed under "warnings".
+// counters, the "why" section (derived from those) and the "accuracy" evidence (the validation's, not
+// the run's) are not metrics. Warnings that appear or disappear are listed under "warnings".
 std::vector<MetricChange> metric_changes(const nlohmann::json& a, const nlohmann::json& b,
                                          double relative_tolerance = 1e-9);
 

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/analytic/analysis.h"
 #include "sim/common/text_table.h"
@@ -196,6 +197,36 @@ json iterations_report(const engine::EngineResult& r) {
     previous = end;
   }
   return {{"count", times.size()}, {"times_s", times}};
+}
+
+// How well trainsim's validation reproduced published runs on the scenario's GPU at its scale
+// (validate::accuracy_for's object), one line per framework.
+std::string render_accuracy(const json& a) {
+  const std::string gpu = a.at("gpu").get<std::string>();
+  const json& rows = a.at("rows");
+  if (rows.empty()) {
+    return fmt::format("# accuracy: no published run on {} is in trainsim's validation\n", gpu);
+  }
+  std::string out =
+      fmt::format("# accuracy: published runs on {} at {} GPUs{}, as trainsim validate reproduces them:\n",
+                  gpu, a.value("nearest_gpus", a.at("gpus").get<std::string>()),
+                  a.contains("nearest_gpus")
+                      ? fmt::format(" (none at this run's {} GPUs)", a.at("gpus").get<std::string>())
+                      : "");
+  const std::string framework = a.at("framework").get<std::string>();
+  for (const json& row : rows) {
+    out += fmt::format(
+        "#   {:<19} {:>3} {} case{} ({}): median |error| {:.1f}% (max {:.1f}%), {} simulated faster{}\n",
+        row.at("framework").get<std::string>(), row.at("cases").get<int64_t>(),
+        row.at("role").get<std::string>(), row.at("cases").get<int64_t>() == 1 ? "" : "s",
+        fmt::join(row.at("suites").get<std::vector<std::string>>(), ", "),
+        100 * row.at("median_abs_error").get<double>(), 100 * row.at("max_abs_error").get<double>(),
+        row.at("simulated_faster").get<int64_t>(),
+        framework != "generic" && row.at("framework").get<std::string>() == framework
+            ? "  <- this run's framework"
+            : "");
+  }
+  return out;
 }
 
 }  // namespace
@@ -506,6 +537,7 @@ std::string render_table(const json& report) {
   out += fmt::format("{:<26} {:>13.1f}%   (FLOPs the kernels run: causal tiles skipped)\n",
                      "executed FLOPs of peak", 100 * metrics.executed_flops_utilization);
   out += render_what_if(report.at("provenance").at("inputs"));
+  if (report.contains("accuracy")) out += render_accuracy(report.at("accuracy"));
   out += fmt::format("\n# breakdown of rank {} (critical)\n", report.at("critical_rank").get<int64_t>());
   for (const BreakdownPart& part : kBreakdownParts) {
     const std::string_view key = part.key;

@@ -69,7 +69,9 @@ struct MemoryPeaks {
 };
 MemoryPeaks memory_peaks(const config::Scenario& scenario, const engine::ScenarioRun& run);
 
-// The table rendering of a report made by make_run_report (its CSV row is report/csv.h's).
+// The table rendering of a report made by make_run_report (its CSV row is report/csv.h's), with
+// the accuracy of its regime when the report carries one under "accuracy" (`trainsim run` adds
+// validate::accuracy_for's object).
 std::string render_table(const nlohmann::json& report);
 // The communication log in nccl-tests form (size, count, time, algbw, busbw per kind and group).
 std::string render_comm_table(const nlohmann::json& report);

@@ -9,6 +9,7 @@
 #include "sim/config/diagnostics.h"
 #include "sim/config/loader.h"
 #include "sim/report/run_report.h"
+#include "sim/validate/accuracy.h"
 #include "sim/validate/case_scenario.h"
 #include "sim/validate/comm_study.h"
 #include "sim/workload/builder.h"
@@ -218,6 +219,8 @@ nlohmann::json measure(const Case& c, const Variant& variant) {
   out["gpus"] = s.cluster.gpus;
   out["profile"] = s.cluster.hardware.name;
   out["stack"] = stack.has_value();
+  out["framework"] = regime_framework(s);
+  out["gpu"] = s.cluster.hardware.gpu.name;
   return out;
 }
 

@@ -1,8 +1,6 @@
 #include "sim/validate/report.h"
 
-#include <array>
 #include <cmath>
-#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -10,6 +8,7 @@
 #include "sim/common/text_table.h"
 #include "sim/config/units.h"
 #include "sim/engine/provenance.h"
+#include "sim/validate/accuracy.h"
 #include "sim/validate/metrics.h"
 #include "sim/validate/statistics.h"
 
@@ -57,34 +56,29 @@ json summary_json(const std::vector<double>& abs_errors) {
 // Validation errors of the timed metrics against the GPUs a case runs on: does extrapolation degrade
 // with scale?
 json scaling_json(const ValidationSet& set, const std::vector<CaseResult>& results) {
-  struct Bucket {
-    int64_t up_to;
-    const char* name;
-  };
-  constexpr std::array<Bucket, 4> kBuckets = {
-      {{8, "1-8"}, {64, "9-64"}, {512, "65-512"}, {std::numeric_limits<int64_t>::max(), "513+"}}};
-  std::array<std::vector<double>, kBuckets.size()> errors;
+  std::map<std::string, std::vector<double>> errors;  // by gpu_range
   for (size_t i = 0; i < set.cases.size(); ++i) {
     const std::optional<double> v = simulated_value(results[i]);
     if (!v || !is_scored(set.cases[i]) || !timed(set.cases[i].metric) ||
         role_of_result(results[i]) != Role::kValidation) {
       continue;
     }
-    const int64_t gpus = results[i].measurement.value("gpus", int64_t{0});
-    for (size_t b = 0; b < kBuckets.size(); ++b) {
-      if (gpus <= kBuckets[b].up_to) {
-        errors[b].push_back(std::abs(relative_error(*v, set.cases[i].published)));
-        break;
-      }
-    }
+    errors[gpu_range(results[i].measurement.value("gpus", int64_t{0}))].push_back(
+        std::abs(relative_error(*v, set.cases[i].published)));
   }
   json out = json::array();
-  for (size_t b = 0; b < kBuckets.size(); ++b) {
-    if (errors[b].empty()) continue;
-    json row = summary_json(errors[b]);
-    row["gpus"] = kBuckets[b].name;
+  for (const std::string& range : gpu_ranges()) {
+    if (errors.count(range) == 0) continue;
+    json row = summary_json(errors.at(range));
+    row["gpus"] = range;
     out.push_back(row);
   }
+  return out;
+}
+
+json accuracy_json(const ValidationSet& set, const std::vector<CaseResult>& results) {
+  json out = json::array();
+  for (const AccuracyRow& row : accuracy_rows(set, results)) out.push_back(to_json(row));
   return out;
 }
 
@@ -292,6 +286,7 @@ json make_report(const ValidationSet& set, const std::vector<CaseResult>& result
           {"cases", cases},
           {"summary", summary},
           {"by_gpus", scaling_json(set, results)},
+          {"accuracy", accuracy_json(set, results)},
           {"shape_checks", shapes},
           {"gate", gate}};
 }
@@ -414,6 +409,25 @@ std::string render_table(const json& report) {
                        percent(row.at("median_abs_error")), percent(row.at("max_abs_error"))});
     }
     out += by_gpus.render();
+  }
+  if (!report.at("accuracy").empty()) {
+    out += "\n# error by framework, GPU and scale (what `trainsim run` quotes for its GPU and scale)\n";
+    TextTable regimes({{"# framework", Align::kLeft, 19},
+                       {"GPU", Align::kLeft, 24},
+                       {"GPUs", Align::kLeft, 7},
+                       {"role", Align::kLeft, 5},
+                       {"cases", Align::kRight, 5},
+                       {"median|e|", Align::kRight, 10},
+                       {"max|e|", Align::kRight, 10},
+                       {"sim. faster", Align::kRight, 11}});
+    for (const json& row : report.at("accuracy")) {
+      regimes.add_row({row.at("framework").get<std::string>(), row.at("gpu").get<std::string>(),
+                       row.at("gpus").get<std::string>(), row.at("role").get<std::string>().substr(0, 5),
+                       std::to_string(row.at("cases").get<int>()), percent(row.at("median_abs_error")),
+                       percent(row.at("max_abs_error")),
+                       std::to_string(row.at("simulated_faster").get<int>())});
+    }
+    out += regimes.render();
   }
 
   if (!report.at("shape_checks").empty()) out += "\n# shape checks (simulated; published)\n";

@@ -30,6 +30,8 @@ struct ReportContext {
 //            and calculon {cases, median_abs_error, max_abs_error} over cases with a Calculon number
 //   shape_checks  per check: suite, name, kind, source, cases, and for the simulated and the
 //            published values: pass and a detail sentence
+//   by_gpus  the validation cases' error statistics by the GPUs they run on (accuracy.h's ranges)
+//   accuracy their errors by framework, GPU and scale (accuracy.h's rows)
 //   gate     applied, thresholds per gated suite, violations (sentences), pass
 //   and provenance, wall_s (the whole run), cpu_s (the cases' CPU time added up)
 nlohmann::json make_report(const ValidationSet& set, const std::vector<CaseResult>& results,

@@ -88,7 +88,11 @@ ValidationSet load_validation_set(const std::filesystem::path& root) {
         it.disable_recursion_pending();
         continue;
       }
-      if (!it->is_regular_file() || it->path().extension() != ".yaml") continue;
+      // The accuracy file (accuracy.h) sits beside the suites it summarises; it is no case.
+      if (!it->is_regular_file() || it->path().extension() != ".yaml" ||
+          it->path().filename() == "accuracy.yaml") {
+        continue;
+      }
       (it->path().filename() == "suite.yaml" ? suite_files : case_files).push_back(it->path());
     }
     if (ec)

@@ -137,7 +137,7 @@ EOF
 
   same_as_run)
     # A simulated point's result is what `trainsim run --format json` prints for its scenario (without
-    # its advice on other plans), plus the point's identity and status (and the command line that
+    # its advice on other plans and its accuracy evidence), plus the point's identity and status (and the command line that
     # reproduces it).
     sweep "$work/out" --jobs 2
     base=$(dirname "$sweep")/../../../scenarios/00-gpt3-125m-1gpu.yaml
@@ -157,6 +157,7 @@ for r in (point, run):
 for key in ("point", "mode", "status", "reason"):
     point.pop(key)
 run["why"].pop("changes")  # advice on neighbouring plans is run's alone: a sweep already explores them
+run.pop("accuracy")  # so is the validation's evidence quoted beside the numbers, for the reader
 assert point == run, [k for k in run if point.get(k) != run.get(k)]
 EOF
     ;;

@@ -1,6 +1,8 @@
 // trainsim check FILE...: validates every kind of input file: scenarios, topologies, hardware and
 // stack profiles, cluster files, validation cases and suites, sweep files and network parts.
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <optional>
 
@@ -9,6 +11,7 @@
 #include "calibrate/scaling/network_part.h"
 #include "sim/cluster/cluster_file.h"
 #include "sim/sweep/sweep_file.h"
+#include "sim/validate/accuracy.h"
 #include "sim/validate/case.h"
 #include "sim/validate/case_scenario.h"
 #include "tools/trainsim/cli.h"
@@ -27,7 +30,8 @@ const std::map<std::string, config::FileKind>& forced_kinds() {
       {"scenario", config::FileKind::kScenario},   {"topology", config::FileKind::kTopology},
       {"hardware", config::FileKind::kHardware},   {"cluster", config::FileKind::kCluster},
       {"case", config::FileKind::kValidationCase}, {"suite", config::FileKind::kValidationSuite},
-      {"sweep", config::FileKind::kSweep},         {"network", config::FileKind::kNetworkPart}};
+      {"sweep", config::FileKind::kSweep},         {"network", config::FileKind::kNetworkPart},
+      {"accuracy", config::FileKind::kAccuracy}};
   return kKinds;
 }
 
@@ -127,6 +131,12 @@ std::string check_one(const std::filesystem::path& file, const std::string& forc
       const calibrate::NetworkPart part = calibrate::load_network_part(file);
       return fmt::format("{}: ok: network part {} ({:.0f} GB/s)", file.string(), part.name,
                          part.bandwidth_bytes_per_s / 1e9);
+    }
+    case config::FileKind::kAccuracy: {
+      std::ifstream in(file);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      return fmt::format("{}: ok: accuracy file ({} regimes)", file.string(),
+                         validate::parse_accuracy(text, file.string()).size());
     }
   }
   return "";

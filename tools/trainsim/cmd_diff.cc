@@ -122,8 +122,9 @@ Side load_side(const char* name, const ScenarioArgs& side) {
   const bool sweep = is_sweep_results_file(side.file);
   if (is_report_file(side.file) || sweep) {
     if (!side.overrides.empty()) {
-      throw SideError{kExitUsage, fmt::format("--set-{}: {} is {}; --set applies to scenarios", name,
-                                              side.file.string(), sweep ? "a sweep's results" : "a run report")};
+      throw SideError{kExitUsage,
+                      fmt::format("--set-{}: {} is {}; --set applies to scenarios", name, side.file.string(),
+                                  sweep ? "a sweep's results" : "a run report")};
     }
     return {label, sweep ? read_sweep_results(side.file) : read_report(side.file), std::nullopt};
   }

@@ -18,6 +18,7 @@
 #include "sim/report/run_report.h"
 #include "sim/report/trace.h"
 #include "sim/search/advice.h"
+#include "sim/validate/accuracy.h"
 #include "sim/validate/case.h"
 #include "sim/validate/metrics.h"
 #include "sim/validate/statistics.h"
@@ -201,6 +202,7 @@ int run(const RunArgs& args, const Context& context) {
       report::make_run_report(s, *result, {context.command_line, args.network, args.full, args.iterations});
   report["why"]["changes"] =
       search::to_json(search::advise(s, report::run_metrics(report).iteration_time_s, 2));
+  report["accuracy"] = validate::accuracy_for(s, validate::shipped_accuracy());
   const nlohmann::json as_case = validation_case(args, s, report);
   if (!as_case.is_null()) report["validation_case"] = as_case;
   print_result(args.format, {[&] { return json_text(report); },

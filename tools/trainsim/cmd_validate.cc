@@ -2,12 +2,16 @@
 // reports the simulated value of each against the published one, the error statistics per suite,
 // the shape checks and, with --gate, the CI thresholds.
 #include <chrono>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "sim/common/atomic_file.h"
+#include "sim/validate/accuracy.h"
 #include "sim/validate/case_scenario.h"
 #include "sim/validate/report.h"
 #include "sim/validate/runner.h"
@@ -28,7 +32,37 @@ struct ValidateArgs {
   std::vector<std::string> suites;
   bool gate = false;
   bool hardware_only = true;
+  std::filesystem::path write_accuracy;  // empty: not asked
+  std::filesystem::path check_accuracy;
 };
+
+// A validated regime's errors that moved by more than this (a fraction) no longer match the shipped
+// accuracy file: well above the drift of numerics, well below what a user reads in a percentage.
+constexpr double kAccuracyTolerance = 0.005;
+
+// --write-accuracy and --check-accuracy on the accuracy rows of the run cases; the exit code.
+int accuracy_file(const ValidateArgs& args, const std::vector<validate::AccuracyRow>& measured) {
+  if (!args.write_accuracy.empty()) {
+    write_file_atomically(args.write_accuracy, validate::accuracy_yaml(measured));
+    spdlog::info("wrote {} ({} regimes)", args.write_accuracy.string(), measured.size());
+  }
+  if (args.check_accuracy.empty()) return kExitOk;
+  std::ifstream in(args.check_accuracy);
+  if (!in) {
+    spdlog::error("--check-accuracy {}: cannot open it", args.check_accuracy.string());
+    return kExitInvalidInput;
+  }
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<std::string> drift = validate::accuracy_drift(
+      validate::parse_accuracy(text, args.check_accuracy.string()), measured, kAccuracyTolerance);
+  for (const std::string& d : drift) spdlog::error("{}: {}", args.check_accuracy.string(), d);
+  if (drift.empty()) return kExitOk;
+  spdlog::error(
+      "{} no longer matches the validation (above); if the change is intended, regenerate it with "
+      "trainsim validate {} --no-hardware-only --write-accuracy {} and commit it with the reason",
+      args.check_accuracy.string(), args.dir.string(), args.check_accuracy.string());
+  return kExitValidationFailed;
+}
 
 // Loads every case's scenario (and baseline) up front, so that all input errors are reported at
 // once, before anything runs. Throws config::ConfigError.
@@ -90,7 +124,7 @@ int validate_command(const ValidateArgs& args, const Context& context) {
                {[&] { return json_text(report); }, [&] { return validate::render_table(report); },
                 [&] { return validate::render_csv(report); }});
 
-  int rc = kExitOk;
+  int rc = accuracy_file(args, validate::accuracy_rows(set, results));
   for (const nlohmann::json& c : report.at("cases")) {
     if (c.contains("error")) rc = kExitValidationFailed;
   }
@@ -120,6 +154,16 @@ void register_validate(CLI::App& app, Context& context) {
       ->capture_default_str();
   cmd->add_flag("--gate", args->gate,
                 "Apply the CI thresholds of each suite that has a gate (median and per-case |error|)");
+  cmd->add_option(
+         "--write-accuracy", args->write_accuracy,
+         "Write the validation cases' errors by framework, GPU and scale to FILE (what `trainsim run` "
+         "quotes: scenarios/validation/accuracy.yaml)")
+      ->excludes("--suite");
+  cmd->add_option("--check-accuracy", args->check_accuracy,
+                  "Exit 1 when FILE (an accuracy file) no longer matches the errors of this validation run, "
+                  "naming each regime that moved")
+      ->check(CLI::ExistingFile)
+      ->excludes("--suite");
   cmd->footer(
       "Every case is a published measurement (scenarios/validation/README.md). Errors are relative:\n"
       "(simulated - published) / published. A case is a calibration case (one node, or role: calibration;\n"

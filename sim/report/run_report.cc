@@ -199,36 +199,6 @@ json iterations_report(const engine::EngineResult& r) {
   return {{"count", times.size()}, {"times_s", times}};
 }
 
-// How well trainsim's validation reproduced published runs on the scenario's GPU at its scale
-// (validate::accuracy_for's object), one line per framework.
-std::string render_accuracy(const json& a) {
-  const std::string gpu = a.at("gpu").get<std::string>();
-  const json& rows = a.at("rows");
-  if (rows.empty()) {
-    return fmt::format("# accuracy: no published run on {} is in trainsim's validation\n", gpu);
-  }
-  std::string out =
-      fmt::format("# accuracy: published runs on {} at {} GPUs{}, as trainsim validate reproduces them:\n",
-                  gpu, a.value("nearest_gpus", a.at("gpus").get<std::string>()),
-                  a.contains("nearest_gpus")
-                      ? fmt::format(" (none at this run's {} GPUs)", a.at("gpus").get<std::string>())
-                      : "");
-  const std::string framework = a.at("framework").get<std::string>();
-  for (const json& row : rows) {
-    out += fmt::format(
-        "#   {:<19} {:>3} {} case{} ({}): median |error| {:.1f}% (max {:.1f}%), {} simulated faster{}\n",
-        row.at("framework").get<std::string>(), row.at("cases").get<int64_t>(),
-        row.at("role").get<std::string>(), row.at("cases").get<int64_t>() == 1 ? "" : "s",
-        fmt::join(row.at("suites").get<std::vector<std::string>>(), ", "),
-        100 * row.at("median_abs_error").get<double>(), 100 * row.at("max_abs_error").get<double>(),
-        row.at("simulated_faster").get<int64_t>(),
-        framework != "generic" && row.at("framework").get<std::string>() == framework
-            ? "  <- this run's framework"
-            : "");
-  }
-  return out;
-}
-
 }  // namespace
 
 MemoryPeaks memory_peaks(const config::Scenario& scenario, const engine::ScenarioRun& run) {
@@ -405,6 +375,34 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
                                                        {"played", r.mirrors_played}};
   }
   return report;
+}
+
+std::string render_accuracy(const json& a) {
+  const std::string gpu = a.at("gpu").get<std::string>();
+  const json& rows = a.at("rows");
+  if (rows.empty()) {
+    return fmt::format("# accuracy: no published run on {} is in trainsim's validation\n", gpu);
+  }
+  std::string out =
+      fmt::format("# accuracy: published runs on {} at {} GPUs{}, as trainsim validate reproduces them:\n",
+                  gpu, a.value("nearest_gpus", a.at("gpus").get<std::string>()),
+                  a.contains("nearest_gpus")
+                      ? fmt::format(" (none at this run's {} GPUs)", a.at("gpus").get<std::string>())
+                      : "");
+  const std::string framework = a.at("framework").get<std::string>();
+  for (const json& row : rows) {
+    out += fmt::format(
+        "#   {:<19} {:>3} {} case{} ({}): median |error| {:.1f}% (max {:.1f}%), {} simulated faster{}\n",
+        row.at("framework").get<std::string>(), row.at("cases").get<int64_t>(),
+        row.at("role").get<std::string>(), row.at("cases").get<int64_t>() == 1 ? "" : "s",
+        fmt::join(row.at("suites").get<std::vector<std::string>>(), ", "),
+        100 * row.at("median_abs_error").get<double>(), 100 * row.at("max_abs_error").get<double>(),
+        row.at("simulated_faster").get<int64_t>(),
+        framework != "generic" && row.at("framework").get<std::string>() == framework
+            ? "  <- this run's framework"
+            : "");
+  }
+  return out;
 }
 
 std::string infeasibility(const json& report) {

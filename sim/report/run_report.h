@@ -73,6 +73,9 @@ MemoryPeaks memory_peaks(const config::Scenario& scenario, const engine::Scenari
 // the accuracy of its regime when the report carries one under "accuracy" (`trainsim run` adds
 // validate::accuracy_for's object).
 std::string render_table(const nlohmann::json& report);
+// How well trainsim's validation reproduced published runs on a scenario's GPU at its scale, one line
+// per framework, from validate::accuracy_for's object (a report's "accuracy").
+std::string render_accuracy(const nlohmann::json& accuracy);
 // The communication log in nccl-tests form (size, count, time, algbw, busbw per kind and group).
 std::string render_comm_table(const nlohmann::json& report);
 

@@ -9,8 +9,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "sim/report/run_report.h"
 #include "sim/search/report.h"
 #include "sim/search/search.h"
+#include "sim/validate/accuracy.h"
 #include "tools/trainsim/cli.h"
 
 namespace trainsim::cli {
@@ -72,10 +74,20 @@ int run(const SearchArgs& args, const Context& context) {
     std::cerr << "trainsim search: " << e.what() << '\n';
     return kExitUsage;
   }
-  print_result(
-      args.format,
-      {[&] { return json_text(search::to_json(result)); },
-       [&] { return search::render_table(result, args.scenario.file.string(), args.scenario.overrides); }});
+  // How well published runs on these GPUs were predicted, for the plans' predicted times.
+  config::Scenario planned = base;
+  planned.cluster.gpus = args.gpus;
+  const nlohmann::json accuracy = validate::accuracy_for(planned, validate::shipped_accuracy());
+  print_result(args.format, {[&] {
+                               nlohmann::json out = search::to_json(result);
+                               out["accuracy"] = accuracy;
+                               return json_text(out);
+                             },
+                             [&] {
+                               return search::render_table(result, args.scenario.file.string(),
+                                                           args.scenario.overrides) +
+                                      "\n" + report::render_accuracy(accuracy);
+                             }});
   if (result.best.empty()) {
     spdlog::error("no plan of {} fits on {} GPUs", result.scenario, result.gpus);
     return kExitInfeasible;

@@ -238,7 +238,7 @@ bool case_input(const std::string& key) {
 // A validation report's metrics: case by case (keys "cases.ID."), the simulated value, its error,
 // whether it passes, the hardware-only run, the breakdown and every other figure of the case; then
 // each suite's statistics ("summary.SUITE."), the error by GPU count ("by_gpus.RANGE."), the shape
-// checks and the gate.
+// checks, the accuracy table's regimes ("accuracy.FRAMEWORK.GPU.RANGE.ROLE.") and the gate.
 Metrics validation_metrics(const Json& r) {
   static const std::set<std::string> kBookkeeping = {"id",    "source", "assumptions",
                                                      "cpu_s", "wall_s", "calculon_relative_error"};
@@ -266,6 +266,14 @@ Metrics validation_metrics(const Json& r) {
         fmt::format("shape_checks.{}.{}.", check.value("suite", ""), check.value("name", ""));
     for (const char* side : {"simulated", "published"}) {
       if (check.contains(side)) out.emplace_back(prefix + side, check.at(side).value("pass", false));
+    }
+  }
+  for (const Json& row : r.value("accuracy", Json::array())) {
+    const std::string prefix =
+        fmt::format("accuracy.{}.{}.{}.{}.", row.value("framework", ""), row.value("gpu", ""),
+                    row.value("gpus", ""), row.value("role", ""));
+    for (const char* key : {"cases", "median_abs_error", "max_abs_error", "simulated_faster"}) {
+      if (row.contains(key)) out.emplace_back(prefix + key, row.at(key));
     }
   }
   if (r.contains("gate")) out.emplace_back("gate.pass", r.at("gate").value("pass", true));

@@ -76,7 +76,8 @@ std::vector<InputDifference> validation_input_differences(const nlohmann::json& 
 // Every metric of two validation reports that moved, as metric_changes judges them: case by case its
 // simulated value, error, pass, hardware-only run and breakdown ("cases.ID.relative_error"...), then
 // each suite's statistics ("summary.SUITE.median_abs_error"), the error by GPU count, the shape
-// checks and whether the gate holds.
+// checks, the accuracy table's regimes ("accuracy.megatron-lm.NVIDIA A100-SXM4-80GB.513+.validation.
+// median_abs_error") and whether the gate holds.
 std::vector<MetricChange> validation_metric_changes(const nlohmann::json& a, const nlohmann::json& b,
                                                     double relative_tolerance = 1e-9);
 

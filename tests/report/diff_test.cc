@@ -154,6 +154,16 @@ Json validation_report(double simulated, double published) {
               {"cases", {c}},
               {"summary", {{"s", {{"median_abs_error", std::abs(simulated - published) / published}}}}},
               {"by_gpus", Json::array()},
+              {"accuracy",
+               {{{"framework", "f"},
+                 {"gpu", "g"},
+                 {"gpus", "9-64"},
+                 {"role", "validation"},
+                 {"cases", 1},
+                 {"median_abs_error", std::abs(simulated - published) / published},
+                 {"max_abs_error", std::abs(simulated - published) / published},
+                 {"simulated_faster", 0},
+                 {"suites", {"s"}}}}},
               {"shape_checks", Json::array()},
               {"gate", {{"pass", true}, {"thresholds", Json::object()}}}};
 }
@@ -170,7 +180,9 @@ TEST(ValidationDifferences, CaseByCase) {
   EXPECT_EQ(inputs[0].key, "cases.c1.published");
   EXPECT_THAT(keys(validation_metric_changes(a, b)),
               ElementsAre("cases.c1.breakdown.compute_s", "cases.c1.pass", "cases.c1.relative_error",
-                          "cases.c1.simulated", "summary.s.median_abs_error"));
+                          "cases.c1.simulated", "summary.s.median_abs_error",
+                          "accuracy.f.g.9-64.validation.median_abs_error",
+                          "accuracy.f.g.9-64.validation.max_abs_error"));
   EXPECT_TRUE(validation_metric_changes(a, a).empty());
 }
 

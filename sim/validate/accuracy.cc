@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -19,6 +21,7 @@
 namespace trainsim::validate {
 namespace {
 
+// The scale ranges: the most GPUs of each (0: no bound) and its name.
 constexpr std::array<std::pair<int64_t, const char*>, 4> kRanges = {
     {{8, "1-8"}, {64, "9-64"}, {512, "65-512"}, {0, "513+"}}};
 
@@ -205,6 +208,13 @@ std::vector<AccuracyRow> parse_accuracy(const std::string& text, const std::stri
   }
   diagnostics.throw_if_any();
   return rows;
+}
+
+std::vector<AccuracyRow> load_accuracy(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) config::throw_config_error({file.string()}, "", "cannot open it");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_accuracy(text, file.string());
 }
 
 std::vector<std::string> accuracy_drift(const std::vector<AccuracyRow>& shipped,

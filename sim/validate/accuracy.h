@@ -7,6 +7,7 @@
 #define TRAINSIM_SIM_VALIDATE_ACCURACY_H_
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,9 @@ std::string accuracy_yaml(const std::vector<AccuracyRow>& rows);
 // Parses an accuracy file's text (`file` names it in errors). Throws config::ConfigError naming the
 // file, line and key of every mistake.
 std::vector<AccuracyRow> parse_accuracy(const std::string& text, const std::string& file);
+// Reads and parses an accuracy file. Throws config::ConfigError naming it when it cannot be read,
+// and as parse_accuracy.
+std::vector<AccuracyRow> load_accuracy(const std::filesystem::path& file);
 
 // Where `measured` departs from `shipped`: a regime only one has, a different case count or number
 // simulated faster, or a median or maximum error that moved by more than `tolerance` (a fraction).

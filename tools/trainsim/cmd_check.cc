@@ -1,8 +1,6 @@
 // trainsim check FILE...: validates every kind of input file: scenarios, topologies, hardware and
 // stack profiles, cluster files, validation cases and suites, sweep files and network parts.
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <optional>
 
@@ -132,12 +130,9 @@ std::string check_one(const std::filesystem::path& file, const std::string& forc
       return fmt::format("{}: ok: network part {} ({:.0f} GB/s)", file.string(), part.name,
                          part.bandwidth_bytes_per_s / 1e9);
     }
-    case config::FileKind::kAccuracy: {
-      std::ifstream in(file);
-      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    case config::FileKind::kAccuracy:
       return fmt::format("{}: ok: accuracy file ({} regimes)", file.string(),
-                         validate::parse_accuracy(text, file.string()).size());
-    }
+                         validate::load_accuracy(file).size());
   }
   return "";
 }

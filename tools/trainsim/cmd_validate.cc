@@ -2,9 +2,7 @@
 // reports the simulated value of each against the published one, the error statistics per suite,
 // the shape checks and, with --gate, the CI thresholds.
 #include <chrono>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <set>
 
 #include <fmt/format.h>
@@ -40,21 +38,16 @@ struct ValidateArgs {
 // accuracy file: well above the drift of numerics, well below what a user reads in a percentage.
 constexpr double kAccuracyTolerance = 0.005;
 
-// --write-accuracy and --check-accuracy on the accuracy rows of the run cases; the exit code.
-int accuracy_file(const ValidateArgs& args, const std::vector<validate::AccuracyRow>& measured) {
+// --write-accuracy with the accuracy rows of the cases run, and --check-accuracy of them against
+// `shipped` (the file's rows); the exit code.
+int accuracy_file(const ValidateArgs& args, const std::vector<validate::AccuracyRow>& measured,
+                  const std::vector<validate::AccuracyRow>& shipped) {
   if (!args.write_accuracy.empty()) {
     write_file_atomically(args.write_accuracy, validate::accuracy_yaml(measured));
     spdlog::info("wrote {} ({} regimes)", args.write_accuracy.string(), measured.size());
   }
   if (args.check_accuracy.empty()) return kExitOk;
-  std::ifstream in(args.check_accuracy);
-  if (!in) {
-    spdlog::error("--check-accuracy {}: cannot open it", args.check_accuracy.string());
-    return kExitInvalidInput;
-  }
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::vector<std::string> drift = validate::accuracy_drift(
-      validate::parse_accuracy(text, args.check_accuracy.string()), measured, kAccuracyTolerance);
+  const std::vector<std::string> drift = validate::accuracy_drift(shipped, measured, kAccuracyTolerance);
   for (const std::string& d : drift) spdlog::error("{}: {}", args.check_accuracy.string(), d);
   if (drift.empty()) return kExitOk;
   spdlog::error(
@@ -98,6 +91,10 @@ int validate_command(const ValidateArgs& args, const Context& context) {
     std::erase_if(set.suites, [&](const validate::Suite& s) { return wanted.count(s.name) == 0; });
   }
   check_scenarios(set);
+  // Read before anything runs, so that a mistake in it is reported at once.
+  const std::vector<validate::AccuracyRow> shipped = args.check_accuracy.empty()
+                                                         ? std::vector<validate::AccuracyRow>()
+                                                         : validate::load_accuracy(args.check_accuracy);
 
   spdlog::info("running {} validation cases, {} at a time", set.cases.size(), args.jobs);
   const auto start = std::chrono::steady_clock::now();
@@ -124,7 +121,7 @@ int validate_command(const ValidateArgs& args, const Context& context) {
                {[&] { return json_text(report); }, [&] { return validate::render_table(report); },
                 [&] { return validate::render_csv(report); }});
 
-  int rc = accuracy_file(args, validate::accuracy_rows(set, results));
+  int rc = accuracy_file(args, validate::accuracy_rows(set, results), shipped);
   for (const nlohmann::json& c : report.at("cases")) {
     if (c.contains("error")) rc = kExitValidationFailed;
   }

@@ -1,5 +1,5 @@
 // How far trainsim's predictions land from measured runs, by regime: `trainsim validate`'s errors on
-// its scored, timed cases grouped by framework, GPU and scale. The
+// its scored, timed cases grouped by framework, GPU, scale and role (validation or calibration). The
 // table of the shipped cases lives in scenarios/validation/accuracy.yaml, which the build compiles
 // in, so that every `trainsim run` can say how well published runs like it were predicted; ctest's
 // validation run fails when the file no longer matches what the cases give.
@@ -21,7 +21,7 @@ namespace trainsim::validate {
 
 // The validation errors of one regime.
 struct AccuracyRow {
-  std::string framework;  // the cases' scenario framework (config::to_string)
+  std::string framework;  // the cases' framework, as regime_framework gives it
   std::string gpu;        // their hardware profile's GPU, as the vendor names it
   std::string gpus;       // their scale: gpu_range() of the GPUs they run on
   std::string role;       // "validation", or "calibration": cases a stack profile may be fitted on
@@ -42,8 +42,8 @@ std::vector<std::string> gpu_ranges();
 std::string regime_framework(const config::Scenario& scenario);
 
 // The rows of a validation run: its scored cases with a timed metric and a value, by framework, GPU,
-// scale and role, in that order. `results` are in the order of `set.cases`; a result
-// carries its framework and GPU in its measurement (measure() records them).
+// scale and role, in that order. `results` are in the order of `set.cases`; a result carries its
+// framework and GPU in its measurement (measure() records them).
 std::vector<AccuracyRow> accuracy_rows(const ValidationSet& set, const std::vector<CaseResult>& results);
 
 nlohmann::json to_json(const AccuracyRow& row);

@@ -393,7 +393,8 @@ TEST_F(LoaderErrors, FileKindDetection) {
       ElementsAre("x.yaml:1:1: error: cannot tell what kind of file this is: a scenario has "
                   "model/training/parallelism/cluster, a topology has node/fabric, a hardware profile has "
                   "gpu/host_link (a stack profile: stack), a cluster file has jobs, a validation case "
-                  "validation, a validation suite suite, a sweep axes, a network part tier, an accuracy file regimes"));
+                  "validation, a validation suite suite, a sweep axes, a network part tier, an accuracy file "
+                  "regimes"));
 }
 
 }  // namespace

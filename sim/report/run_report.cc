@@ -391,16 +391,15 @@ std::string render_accuracy(const json& a) {
                       : "");
   const std::string framework = a.at("framework").get<std::string>();
   for (const json& row : rows) {
+    const std::string name = row.at("framework").get<std::string>();
+    const int64_t cases = row.at("cases").get<int64_t>();
     out += fmt::format(
         "#   {:<19} {:>3} {} case{} ({}): median |error| {:.1f}% (max {:.1f}%), {} simulated faster{}\n",
-        row.at("framework").get<std::string>(), row.at("cases").get<int64_t>(),
-        row.at("role").get<std::string>(), row.at("cases").get<int64_t>() == 1 ? "" : "s",
+        name, cases, row.at("role").get<std::string>(), cases == 1 ? "" : "s",
         fmt::join(row.at("suites").get<std::vector<std::string>>(), ", "),
         100 * row.at("median_abs_error").get<double>(), 100 * row.at("max_abs_error").get<double>(),
         row.at("simulated_faster").get<int64_t>(),
-        framework != "generic" && row.at("framework").get<std::string>() == framework
-            ? "  <- this run's framework"
-            : "");
+        framework != "generic" && name == framework ? "  <- this run's framework" : "");
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "sim/config/diagnostics.h"
@@ -77,17 +78,12 @@ std::vector<AccuracyRow> accuracy_rows(const ValidationSet& set, const std::vect
   for (size_t i = 0; i < set.cases.size(); ++i) {
     const Case& c = set.cases[i];
     const CaseResult& r = results[i];
-    if (!r.ok || !is_scored(c) || !timed(c.metric)) continue;
-    const auto simulated = r.measurement.find("simulated");
-    if (simulated == r.measurement.end() || !simulated->is_number() ||
-        !std::isfinite(simulated->get<double>())) {
-      continue;
-    }
-    const double v = simulated->get<double>();
+    const std::optional<double> v = simulated_value(r);
+    if (!v || !is_scored(c) || !timed(c.metric)) continue;
     Group& g = groups[{r.measurement.value("framework", ""), r.measurement.value("gpu", ""),
                        range_index(gpu_range(r.measurement.value("gpus", int64_t{0}))),
                        r.measurement.value("role", "validation")}];
-    const double error = relative_error(v, c.published);
+    const double error = relative_error(*v, c.published);
     g.abs_errors.push_back(std::abs(error));
     g.faster += (is_duration(c.metric) ? -error : error) > kFasterBy ? 1 : 0;
     g.suites.insert(c.suite);
@@ -128,13 +124,11 @@ std::string accuracy_yaml(const std::vector<AccuracyRow>& rows) {
         << YAML::Flow << r.suites << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;
-  return "# How far trainsim's predictions land from published measurements, by framework, GPU and scale:\n"
-         "# the scored, timed cases of scenarios/validation, validation cases (never fitted on) and\n"
-         "# calibration cases (single-node runs a stack profile may be fitted on) apart; |relative error| "
-         "as\n"
-         "# fractions, and how many the simulator predicts faster than measured. `trainsim run` quotes the "
-         "rows\n"
-         "# of its GPU and scale. Written by, and checked in ctest against:\n"
+  return "# How far trainsim's predictions land from published measurements, by framework, GPU and\n"
+         "# scale: the scored, timed cases of scenarios/validation, validation cases (never fitted on)\n"
+         "# and calibration cases (single-node runs a stack profile may be fitted on) apart; |relative\n"
+         "# error| as fractions, and how many the simulator predicts faster than measured. `trainsim run`\n"
+         "# quotes the rows of its GPU and scale. Written by, and checked in ctest against:\n"
          "#   trainsim validate scenarios/validation --no-hardware-only --write-accuracy "
          "scenarios/validation/accuracy.yaml\n" +
          std::string(out.c_str()) + "\n";
@@ -164,7 +158,9 @@ std::vector<AccuracyRow> parse_accuracy(const std::string& text, const std::stri
     const YAML::Node r = regimes[i];
     const std::string path = fmt::format("regimes[{}]", i);
     AccuracyRow row;
+    std::vector<std::string> keys;  // every key a row has, as field() reads them
     const auto field = [&](const char* key, auto& value) {
+      keys.emplace_back(key);
       const YAML::Node node = r.IsMap() ? r[key] : YAML::Node();
       if (!node) {
         diagnostics.error(at(r), path + "." + key, "missing");
@@ -177,16 +173,6 @@ std::vector<AccuracyRow> parse_accuracy(const std::string& text, const std::stri
                           fmt::format("not a valid value: \"{}\"", YAML::Dump(node)));
       }
     };
-    static const std::vector<std::string> kKeys = {
-        "framework",        "gpu",   "gpus", "role", "cases", "median_abs_error", "max_abs_error",
-        "simulated_faster", "suites"};
-    for (const auto& entry : r.IsMap() ? r : YAML::Node()) {
-      const std::string key = entry.first.as<std::string>();
-      if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
-        diagnostics.error(at(entry.first), path + "." + key,
-                          fmt::format("unknown key \"{}\"{}", key, config::did_you_mean(key, kKeys)));
-      }
-    }
     field("framework", row.framework);
     field("gpu", row.gpu);
     field("gpus", row.gpus);
@@ -196,9 +182,17 @@ std::vector<AccuracyRow> parse_accuracy(const std::string& text, const std::stri
     field("max_abs_error", row.max_abs_error);
     field("simulated_faster", row.simulated_faster);
     field("suites", row.suites);
+    for (const auto& entry : r.IsMap() ? r : YAML::Node()) {
+      const std::string key = entry.first.as<std::string>();
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+        diagnostics.error(at(entry.first), path + "." + key,
+                          fmt::format("unknown key \"{}\"{}", key, config::did_you_mean(key, keys)));
+      }
+    }
     if (r.IsMap() && r["gpus"] && range_index(row.gpus) == kRanges.size()) {
-      diagnostics.error(at(r["gpus"]), path + ".gpus",
-                        fmt::format("unknown range \"{}\" (one of 1-8, 9-64, 65-512, 513+)", row.gpus));
+      diagnostics.error(
+          at(r["gpus"]), path + ".gpus",
+          fmt::format("unknown range \"{}\" (one of {})", row.gpus, fmt::join(gpu_ranges(), ", ")));
     }
     if (r.IsMap() && r["role"] && row.role != "validation" && row.role != "calibration") {
       diagnostics.error(at(r["role"]), path + ".role",

@@ -17,15 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-// The simulated value of a result, when it has a finite one.
-std::optional<double> simulated_value(const CaseResult& r) {
-  if (!r.ok || !r.measurement.contains("simulated") || !r.measurement.at("simulated").is_number()) {
-    return std::nullopt;
-  }
-  const double v = r.measurement.at("simulated").get<double>();
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
-
 std::string failure_of(const CaseResult& r) {
   return r.ok ? std::string("the measurement has no finite value") : r.error;
 }

@@ -1,6 +1,7 @@
 #include "sim/validate/runner.h"
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 
 #include "sim/common/isolated.h"
@@ -48,6 +49,14 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunnerOp
         if (--pending[i] == 0 && progress) progress(i, result);
       });
   return results;
+}
+
+std::optional<double> simulated_value(const CaseResult& r) {
+  if (!r.ok || !r.measurement.contains("simulated") || !r.measurement.at("simulated").is_number()) {
+    return std::nullopt;
+  }
+  const double v = r.measurement.at("simulated").get<double>();
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
 
 }  // namespace trainsim::validate

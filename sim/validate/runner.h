@@ -4,6 +4,7 @@
 #define TRAINSIM_SIM_VALIDATE_RUNNER_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct CaseResult {
   // stack profile.
   nlohmann::json hardware_only;
 };
+
+// The simulated value of a result, when it has a finite one.
+std::optional<double> simulated_value(const CaseResult& r);
 
 struct RunnerOptions {
   int jobs = 1;             // children at once, >= 1

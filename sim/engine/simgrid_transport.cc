@@ -69,7 +69,6 @@ void SimGridTransport::collective(workload::CollectiveKind kind, const std::vect
                                   double bytes) {
   if (members.size() <= 1) return;
   const cost::CollectiveSchedule& schedule = schedule_of(kind, members, bytes);
-  for (const cost::Phase& phase : schedule.phases) flows_ += phase.flows.size();
   runner_->run(schedule, next_tag_++);
 }
 
@@ -77,7 +76,6 @@ void SimGridTransport::send(int64_t src, int64_t dst, double bytes) {
   if (src == dst) return;
   const cost::CollectiveSchedule schedule =
       cost::plan_point_to_point(static_cast<int>(src), static_cast<int>(dst), bytes, model_);
-  flows_ += 1;
   runner_->run(schedule, next_tag_++);
 }
 
@@ -103,7 +101,6 @@ void SimGridTransport::sends(const std::vector<std::pair<int64_t, int64_t>>& pai
     std::vector<int>& members = entry.second.members;
     std::sort(members.begin(), members.end());
     members.erase(std::unique(members.begin(), members.end()), members.end());
-    flows_ += entry.second.phases.front().flows.size();
   }
   if (by_latency.size() == 1) {
     runner_->run(by_latency.begin()->second, next_tag_++);
@@ -125,7 +122,6 @@ void SimGridTransport::copies(const std::vector<int64_t>& gpus, workload::CopyDi
                                       ? config::CopyDirection::kHostToDevice
                                       : config::CopyDirection::kDeviceToHost;
   runner_->host_copies(std::vector<int>(gpus.begin(), gpus.end()), d, bytes);
-  flows_ += gpus.size();
 }
 
 std::vector<int> SimGridTransport::links_of(const Traffic& traffic) {

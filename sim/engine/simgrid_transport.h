@@ -44,9 +44,6 @@ class SimGridTransport : public Transport {
   void sends(const std::vector<std::pair<int64_t, int64_t>>& pairs, double bytes) override;
   void copies(const std::vector<int64_t>& gpus, workload::CopyDirection direction, double bytes) override;
 
-  // Flows played so far (for the simulator's own statistics).
-  uint64_t flows() const { return flows_; }
-
   // Records the load of every link (cost/link_load.h), each flow charged to the group of its source
   // GPU in `group_of_gpu` (as LinkLoad takes it). Call before build_platform.
   void record_link_load(std::vector<int> group_of_gpu);
@@ -77,7 +74,6 @@ class SimGridTransport : public Transport {
   using PlanKey = std::tuple<workload::CollectiveKind, double, std::vector<int64_t>>;
   std::map<PlanKey, cost::CollectiveSchedule, std::less<>> plans_;
   int next_tag_ = 0;
-  uint64_t flows_ = 0;
 };
 
 }  // namespace trainsim::engine

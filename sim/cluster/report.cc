@@ -11,6 +11,7 @@
 
 #include "sim/common/text_table.h"
 #include "sim/engine/provenance.h"
+#include "sim/report/comm_log.h"
 #include "sim/report/inputs.h"
 #include "sim/report/link_report.h"
 #include "sim/report/run_report.h"
@@ -40,28 +41,26 @@ std::vector<double> contended(const std::vector<double>& ends, double start_s, d
 // iteration grew, the largest growth first, at most kSlowedShown.
 json slowed_collectives(const json& alone, const json& shared) {
   using Key = std::tuple<std::string, std::string, double>;
-  const auto key_of = [](const json& e) {
-    return Key{e.at("kind").get<std::string>(), e.at("group").get<std::string>(),
-               e.at("bytes_per_call").get<double>()};
-  };
-  std::map<Key, const json*> before;
-  for (const json& e : alone.at("comm")) before[key_of(e)] = &e;
+  const auto key_of = [](const report::CommRecord& c) { return Key{c.kind, c.group, c.bytes_per_call}; };
+  std::map<Key, report::CommRecord> before;
+  for (report::CommRecord& c : report::comm_records(alone.at("comm")))
+    before.emplace(key_of(c), std::move(c));
   std::vector<std::pair<double, json>> grown;
-  for (const json& e : shared.at("comm")) {
-    const auto it = before.find(key_of(e));
+  for (const report::CommRecord& c : report::comm_records(shared.at("comm"))) {
+    const auto it = before.find(key_of(c));
     if (it == before.end()) continue;
-    const json& a = *it->second;
-    const double added = e.at("time_s").get<double>() - a.at("time_s").get<double>();
+    const report::CommRecord& a = it->second;
+    const double added = c.time_s - a.time_s;
     if (added <= 0) continue;
-    grown.emplace_back(added, json{{"kind", e.at("kind")},
-                                   {"group", e.at("group")},
-                                   {"group_size", e.at("group_size")},
-                                   {"bytes_per_call", e.at("bytes_per_call")},
-                                   {"calls", e.at("calls")},
-                                   {"alone_mean_time_s", a.at("mean_time_s")},
-                                   {"shared_mean_time_s", e.at("mean_time_s")},
-                                   {"alone_busbw_bytes_per_s", a.at("busbw_bytes_per_s")},
-                                   {"shared_busbw_bytes_per_s", e.at("busbw_bytes_per_s")},
+    grown.emplace_back(added, json{{"kind", c.kind},
+                                   {"group", c.group},
+                                   {"group_size", c.group_size},
+                                   {"bytes_per_call", c.bytes_per_call},
+                                   {"calls", c.calls},
+                                   {"alone_mean_time_s", a.mean_time_s},
+                                   {"shared_mean_time_s", c.mean_time_s},
+                                   {"alone_busbw_bytes_per_s", a.busbw_bytes_per_s},
+                                   {"shared_busbw_bytes_per_s", c.busbw_bytes_per_s},
                                    {"added_time_s", added}});
   }
   std::stable_sort(grown.begin(), grown.end(),

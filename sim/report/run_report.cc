@@ -1,6 +1,8 @@
 #include "sim/report/run_report.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <string_view>
 #include <tuple>
@@ -15,6 +17,7 @@
 #include "sim/engine/provenance.h"
 #include "sim/report/breakdown.h"
 #include "sim/report/campaign.h"
+#include "sim/report/comm_log.h"
 #include "sim/report/inputs.h"
 #include "sim/report/link_report.h"
 #include "sim/report/power.h"
@@ -29,76 +32,6 @@ namespace trainsim::report {
 namespace {
 
 using nlohmann::json;
-using workload::OpKind;
-
-// nccl-tests' bus-bandwidth factor for a collective of `n` ranks (doc/PERFORMANCE.md).
-double bus_factor(OpKind kind, workload::CollectiveKind collective, int64_t n) {
-  if (kind != OpKind::kCollective || n <= 1) return 1.0;
-  const double nd = static_cast<double>(n);
-  switch (collective) {
-    case workload::CollectiveKind::kAllReduce:
-    case workload::CollectiveKind::kBarrier:
-      return 2 * (nd - 1) / nd;
-    default:
-      return (nd - 1) / nd;
-  }
-}
-
-// The communication log of the critical rank: per (kind, group, size) the calls and the mean
-// communication time (from launch, i.e. after every member arrived).
-json comm_log(const workload::ParallelPlan& plan, const workload::Graph& graph, const engine::RankRun& run) {
-  struct Entry {
-    std::string kind, group;
-    int64_t group_size = 0;
-    double bytes = 0;
-    int64_t calls = 0;
-    double time_s = 0;
-    double factor = 1;
-  };
-  std::map<std::tuple<std::string, std::string, double>, Entry> entries;
-  for (workload::OpId id = 0; id < graph.size(); ++id) {
-    const workload::Op& op = graph.op(id);
-    std::string kind;
-    std::string group;
-    int64_t size = 2;
-    double factor = 1;
-    if (op.kind == OpKind::kCollective) {
-      kind = std::string(workload::to_string(op.collective.kind));
-      group = std::string(workload::to_string(op.collective.group.kind));
-      size = plan.group_size(op.collective.group.kind);
-      factor = bus_factor(op.kind, op.collective.kind, size);
-    } else if (op.kind == OpKind::kSend) {
-      kind = "send";
-      group = std::string(workload::to_string(op.label));
-    } else {
-      continue;
-    }
-    Entry& e = entries[{kind, group, op.bytes}];
-    e.kind = kind;
-    e.group = group;
-    e.group_size = size;
-    e.bytes = op.bytes;
-    e.factor = factor;
-    e.calls += 1;
-    e.time_s += run.end_s[id] - run.launch_s[id];
-  }
-  json out = json::array();
-  for (const auto& [key, e] : entries) {
-    const double mean = e.time_s / static_cast<double>(e.calls);
-    const double algbw = mean > 0 ? e.bytes / mean : 0;
-    out.push_back({{"kind", e.kind},
-                   {"group", e.group},
-                   {"group_size", e.group_size},
-                   {"calls", e.calls},
-                   {"bytes_per_call", e.bytes},
-                   {"total_bytes", e.bytes * static_cast<double>(e.calls)},
-                   {"time_s", e.time_s},
-                   {"mean_time_s", mean},
-                   {"algbw_bytes_per_s", algbw},
-                   {"busbw_bytes_per_s", algbw * e.factor}});
-  }
-  return out;
-}
 
 // What the scenario's stragglers did: the GPUs' speeds (when it slows GPUs: the slowest and its
 // pipeline stage, which a collapsed run gives that speed, the mean, how many run below the profile)
@@ -220,19 +153,26 @@ MemoryPeaks memory_peaks(const config::Scenario& scenario, const engine::Scenari
 }
 
 json to_json(const RunMetrics& m) {
-  return {{"gpus", m.gpus},
-          {"iteration_time_s", m.iteration_time_s},
-          {"tokens_per_s", m.tokens_per_s},
-          {"tflops_per_gpu", m.tflops_per_gpu},
-          {"mfu", m.mfu},
-          {"hfu", m.hfu},
-          {"executed_flops_utilization", m.executed_flops_utilization},
-          {"compute_outside_layers_s", m.breakdown.outside_layers_s},
-          {"breakdown", to_json(m.breakdown)},
-          {"memory",
-           {{"peak_hbm_bytes", m.peak_hbm_bytes},
-            {"peak_host_bytes_per_node", m.peak_host_bytes_per_node},
-            {"fits", m.fits}}}};
+  json out = {{"gpus", m.gpus},
+              {"iteration_time_s", m.iteration_time_s},
+              {"tokens_per_s", m.tokens_per_s},
+              {"tflops_per_gpu", m.tflops_per_gpu},
+              {"mfu", m.mfu},
+              {"hfu", m.hfu},
+              {"executed_flops_utilization", m.executed_flops_utilization},
+              {"compute_outside_layers_s", m.breakdown.outside_layers_s},
+              {"breakdown", to_json(m.breakdown)},
+              {"memory",
+               {{"peak_hbm_bytes", m.peak_hbm_bytes},
+                {"peak_host_bytes_per_node", m.peak_host_bytes_per_node},
+                {"fits", m.fits}}}};
+  if (m.gpu_mean_w) out["power"]["gpu_mean_w"] = *m.gpu_mean_w;
+  if (m.energy_per_token_j) out["power"]["energy_per_token_j"] = *m.energy_per_token_j;
+  if (m.campaign_wall_time_s) {
+    out["campaign"] = json::object();
+    if (std::isfinite(*m.campaign_wall_time_s)) out["campaign"]["wall_time_s"] = *m.campaign_wall_time_s;
+  }
+  return out;
 }
 
 json memory_limits(const config::Scenario& s) {
@@ -257,6 +197,15 @@ RunMetrics run_metrics(const json& report) {
   m.peak_hbm_bytes = memory.at("peak_hbm_bytes").get<double>();
   m.peak_host_bytes_per_node = memory.at("peak_host_bytes_per_node").get<double>();
   m.fits = memory.at("fits").get<bool>();
+  if (report.contains("power")) {
+    const json& power = report.at("power");
+    m.gpu_mean_w = power.at("gpu_mean_w").get<double>();
+    m.energy_per_token_j = power.at("energy_per_token_j").get<double>();
+  }
+  if (report.contains("campaign")) {
+    m.campaign_wall_time_s =
+        report.at("campaign").value("wall_time_s", std::numeric_limits<double>::infinity());
+  }
   return m;
 }
 
@@ -325,6 +274,8 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   provenance["inputs"] = scenario_inputs(s);
   provenance["options"] = {
       {"network", context.network}, {"full", context.full}, {"iterations", context.iterations}};
+  json comm = json::array();
+  for (const CommRecord& c : comm_log(run.plan, critical_graph, critical_run)) comm.push_back(to_json(c));
   RunMetrics m;
   m.gpus = gpus;
   m.iteration_time_s = t;
@@ -348,7 +299,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"attention_pricing", fused_attention_pricing(s)},
       {"critical_rank", r.critical_rank},
       {"stages", stages},
-      {"comm", comm_log(run.plan, critical_graph, critical_run)},
+      {"comm", comm},
       {"analytic",
        {{"parameters", summary.parameters},
         {"model_flops_per_iteration", flops.model},
@@ -610,18 +561,12 @@ std::string render_comm_table(const json& report) {
                      "calls", "bytes", "time", "algbw", "busbw");
   out += fmt::format("# {:>14} {:>10} {:>8} {:>6} {:>7} {:>12} {:>10} {:>10}\n", "", "", "", "", "(B)",
                      "(us)", "(GB/s)", "(GB/s)");
-  for (const json& e : report.at("comm")) {
-    out += fmt::format("  {:>14} {:>10} {:>8} {:>6} {:>7.0f} {:>12.2f} {:>10.2f} {:>10.2f}\n",
-                       e.at("kind").get<std::string>(), e.at("group").get<std::string>(),
-                       e.at("group_size").get<int64_t>(), e.at("calls").get<int64_t>(),
-                       e.at("bytes_per_call").get<double>(), 1e6 * e.at("mean_time_s").get<double>(),
-                       e.at("algbw_bytes_per_s").get<double>() / 1e9,
-                       e.at("busbw_bytes_per_s").get<double>() / 1e9);
-  }
   std::vector<std::string> groups;
-  for (const json& e : report.at("comm")) {
-    const std::string group = e.at("group").get<std::string>();
-    if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
+  for (const CommRecord& c : comm_records(report.at("comm"))) {
+    out += fmt::format("  {:>14} {:>10} {:>8} {:>6} {:>7.0f} {:>12.2f} {:>10.2f} {:>10.2f}\n", c.kind,
+                       c.group, c.group_size, c.calls, c.bytes_per_call, 1e6 * c.mean_time_s,
+                       c.algbw_bytes_per_s / 1e9, c.busbw_bytes_per_s / 1e9);
+    if (std::find(groups.begin(), groups.end(), c.group) == groups.end()) groups.push_back(c.group);
   }
   for (const std::string& group : groups) {
     const std::string_view meaning = workload::describe_group(group);

@@ -8,6 +8,7 @@
 #ifndef TRAINSIM_SIM_REPORT_RUN_REPORT_H_
 #define TRAINSIM_SIM_REPORT_RUN_REPORT_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,11 +43,20 @@ struct RunMetrics {
   double peak_hbm_bytes = 0;
   double peak_host_bytes_per_node = 0;
   bool fits = true;
+  // When the scenario models power (the report's "power"): the GPUs' mean draw and the IT energy per
+  // token.
+  std::optional<double> gpu_mean_w;
+  std::optional<double> energy_per_token_j;
+  // When the scenario states a training campaign (the report's "campaign"): its wall time, infinite
+  // when it never completes.
+  std::optional<double> campaign_wall_time_s;
 };
 
 // The metrics as the keys of a report (gpus, iteration_time_s, tokens_per_s, tflops_per_gpu, mfu, hfu,
-// executed_flops_utilization, compute_outside_layers_s, breakdown, and memory's peak_hbm_bytes,
-// peak_host_bytes_per_node and fits): what make_run_report and sweep's closed-form results share.
+// executed_flops_utilization, compute_outside_layers_s, breakdown, memory's peak_hbm_bytes,
+// peak_host_bytes_per_node and fits, and those of power's gpu_mean_w and energy_per_token_j and
+// campaign's wall_time_s that are set, a campaign that never completes having none): what
+// make_run_report and sweep's closed-form results share.
 nlohmann::json to_json(const RunMetrics& metrics);
 // The metrics of a report holding to_json's keys (made by make_run_report, or a sweep's closed-form
 // result). Throws nlohmann::json::exception when the report lacks one.

@@ -1,5 +1,8 @@
 #include "sim/search/report.h"
 
+#include <cmath>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "sim/common/text_table.h"
@@ -162,12 +165,14 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
     table.add_column({"USD/iter", Align::kRight, 10});
     table.add_column({"tokens/USD", Align::kRight, 10});
   }
-  const bool power = !r.best.empty() && r.best.front().run.contains("power");
+  const std::optional<report::RunMetrics> best =
+      r.best.empty() ? std::nullopt : std::optional(report::run_metrics(r.best.front().run));
+  const bool power = best && best->gpu_mean_w;
   if (power) {
     table.add_column({"GPU W", Align::kRight, 8});
     table.add_column({"J/token", Align::kRight, 7});
   }
-  const bool campaign = !r.best.empty() && r.best.front().run.contains("campaign");
+  const bool campaign = best && best->campaign_wall_time_s;
   if (campaign) table.add_column({"train days", Align::kRight, 10});
   for (size_t i = 0; i < r.best.size(); ++i) {
     const SimulatedPlan& p = r.best[i];
@@ -205,15 +210,12 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
       row.push_back(fmt::format("{:.0f}", m.tokens_per_s / price_per_s));
     }
     if (power) {
-      const json& w = p.run.at("power");
-      row.push_back(fmt::format("{:.0f}", w.at("gpu_mean_w").get<double>()));
-      row.push_back(fmt::format("{:.3g}", w.at("energy_per_token_j").get<double>()));
+      row.push_back(fmt::format("{:.0f}", m.gpu_mean_w.value()));
+      row.push_back(fmt::format("{:.3g}", m.energy_per_token_j.value()));
     }
     if (campaign) {
-      const json& run_campaign = p.run.at("campaign");
-      row.push_back(run_campaign.contains("wall_time_s")
-                        ? fmt::format("{:.1f}", run_campaign.at("wall_time_s").get<double>() / 86400)
-                        : "never");
+      const double wall_s = m.campaign_wall_time_s.value();
+      row.push_back(std::isfinite(wall_s) ? fmt::format("{:.1f}", wall_s / 86400) : "never");
     }
     table.add_row(std::move(row));
   }

@@ -80,9 +80,8 @@ std::vector<AccuracyRow> accuracy_rows(const ValidationSet& set, const std::vect
     const CaseResult& r = results[i];
     const std::optional<double> v = simulated_value(r);
     if (!v || !is_scored(c) || !timed(c.metric)) continue;
-    Group& g = groups[{r.measurement.value("framework", ""), r.measurement.value("gpu", ""),
-                       range_index(gpu_range(r.measurement.value("gpus", int64_t{0}))),
-                       r.measurement.value("role", "validation")}];
+    const Measurement& m = r.measurement;
+    Group& g = groups[{m.framework, m.gpu, range_index(gpu_range(m.gpus)), std::string(to_string(m.role))}];
     const double error = relative_error(*v, c.published);
     g.abs_errors.push_back(std::abs(error));
     g.faster += (is_duration(c.metric) ? -error : error) > kFasterBy ? 1 : 0;

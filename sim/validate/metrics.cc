@@ -50,7 +50,7 @@ config::Scenario load_variant(const ScenarioRef& ref, const Variant& variant,
   return s;
 }
 
-nlohmann::json simulate(const Case& c, const config::Scenario& s) {
+Measurement simulate(const Case& c, const config::Scenario& s) {
   engine::RunOptions options;
   options.network =
       c.network == Network::kIdeal ? engine::NetworkModel::kIdeal : engine::NetworkModel::kSimgrid;
@@ -58,19 +58,18 @@ nlohmann::json simulate(const Case& c, const config::Scenario& s) {
   const nlohmann::json report =
       report::make_run_report(s, *run, {"trainsim validate", std::string(to_string(c.network)), false, 1});
   const report::RunMetrics metrics = report::run_metrics(report);
-  nlohmann::json out;
+  Measurement out;
   if (c.metric == Metric::kLayerForward || c.metric == Metric::kLayerBackward) {
     const LayerTimes layers = layer_times(*run);
-    out["simulated"] = c.metric == Metric::kLayerForward ? layers.forward_s : layers.backward_s;
-    out["layers_measured"] = layers.layers;
+    out.simulated = c.metric == Metric::kLayerForward ? layers.forward_s : layers.backward_s;
+    out.layers_measured = layers.layers;
   } else {
-    out["simulated"] = run_metric(c.metric, s, metrics);
+    out.simulated = run_metric(c.metric, s, metrics);
   }
-  out["iteration_time_s"] = metrics.iteration_time_s;
-  out["breakdown"] = report::to_json(metrics.breakdown);
-  out["fits"] = metrics.fits;
-  const std::string why = report::infeasibility(report);
-  if (!why.empty()) out["infeasible"] = why;
+  out.iteration_time_s = metrics.iteration_time_s;
+  out.breakdown = metrics.breakdown;
+  out.fits = metrics.fits;
+  out.infeasible = report::infeasibility(report);
   return out;
 }
 
@@ -187,7 +186,7 @@ Role role_of(const Case& c, const config::Scenario& scenario) {
   return timed(c.metric) && one_node ? Role::kCalibration : Role::kValidation;
 }
 
-nlohmann::json measure(const Case& c, const Variant& variant) {
+Measurement measure(const Case& c, const Variant& variant) {
   const config::Scenario s = load_variant(c.scenario, variant);
   const Role role = role_of(c, s);
   const std::optional<config::StackProfile>& stack = s.cluster.hardware.stack;
@@ -201,26 +200,28 @@ nlohmann::json measure(const Case& c, const Variant& variant) {
           c.id, s.cluster.hardware.name, config::display_name(s.cluster.hardware_path)));
     }
   }
-  nlohmann::json out;
+  Measurement out;
   switch (c.metric) {
     case Metric::kMaxSequenceTokens:
-      out = {{"simulated", max_sequence_tokens(c, variant)}};
+      out.simulated = max_sequence_tokens(c, variant);
       break;
     case Metric::kCommVolumeRatio: {
       const double volume = rank_volume_bytes(s);
       const double baseline = rank_volume_bytes(load_variant(*c.baseline, variant));
-      out = {{"simulated", volume / baseline}, {"volume_bytes", volume}, {"baseline_volume_bytes", baseline}};
+      out.simulated = volume / baseline;
+      out.volume_bytes = volume;
+      out.baseline_volume_bytes = baseline;
       break;
     }
     default:
       out = simulate(c, s);
   }
-  out["role"] = to_string(role);
-  out["gpus"] = s.cluster.gpus;
-  out["profile"] = s.cluster.hardware.name;
-  out["stack"] = stack.has_value();
-  out["framework"] = regime_framework(s);
-  out["gpu"] = s.cluster.hardware.gpu.name;
+  out.role = role;
+  out.gpus = s.cluster.gpus;
+  out.profile = s.cluster.hardware.name;
+  out.stack = stack.has_value();
+  out.framework = regime_framework(s);
+  out.gpu = s.cluster.hardware.gpu.name;
   return out;
 }
 

@@ -7,12 +7,11 @@
 #include <optional>
 #include <stdexcept>
 
-#include <nlohmann/json.hpp>
-
 #include "sim/config/scenario.h"
 #include "sim/engine/scenario_run.h"
 #include "sim/report/run_report.h"
 #include "sim/validate/case.h"
+#include "sim/validate/measurement.h"
 
 namespace trainsim::validate {
 
@@ -38,11 +37,10 @@ class LeakageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Simulates case `c` (its `variant`) and returns its measurement as JSON: `simulated` (the metric's
-// value), `role` (role_of), `gpus`, `profile` (the hardware or stack profile's name) and `stack` (whether
-// it is a stack profile), and, for metrics read from a simulated iteration, `iteration_time_s`,
-// `breakdown` (the run report's breakdown of the critical rank), `fits` and, when the plan does not
-// fit, `infeasible` (why). Runs SimGrid for simulated metrics, so call it once per process
+// Simulates case `c` (its `variant`) and returns its measurement (measurement.h; wall_s and cpu_s left
+// 0): the metric's value, the case's role and where it ran, and, for metrics read from a simulated
+// iteration, the iteration time, the run report's breakdown of the critical rank and the memory
+// verdict. Runs SimGrid for simulated metrics, so call it once per process
 // (run_isolated). Throws LeakageError for a validation case (as its files say) that its stack profile
 // was fitted on, config::ConfigError, workload::PlanError and engine::DeadlockError.
 //
@@ -58,7 +56,7 @@ class LeakageError : public std::runtime_error {
 //   max_sequence_tokens  see max_sequence_tokens()
 //   comm_volume_ratio   per-rank communication volume (the seed paper's view, comm_log.h) of rank
 //                       0's graph, scenario / baseline; nothing is simulated
-nlohmann::json measure(const Case& c, const Variant& variant = {});
+Measurement measure(const Case& c, const Variant& variant = {});
 
 // The value of `metric` that one run of `scenario` with the metrics `run` gives, as measure() computes
 // it; NaN for the metrics a run alone does not give (layer times, the longest sequence that fits, a

@@ -22,20 +22,16 @@ std::string failure_of(const CaseResult& r) {
 }
 
 // The role a case's measurement reports; validation when it has none (it failed before knowing).
-Role role_of_result(const CaseResult& r) {
-  return r.ok && r.measurement.value("role", "") == "calibration" ? Role::kCalibration : Role::kValidation;
-}
+Role role_of_result(const CaseResult& r) { return r.ok ? r.measurement.role : Role::kValidation; }
 
 // The case's value on the hardware profile beneath its stack: the hardware-only measurement, or the
 // case's own when its profile is no stack profile.
 std::optional<double> hardware_only_value(const CaseResult& r) {
-  if (r.hardware_only.is_object()) {
-    const auto it = r.hardware_only.find("simulated");
-    if (it == r.hardware_only.end() || !it->is_number() || !std::isfinite(it->get<double>()))
-      return std::nullopt;
-    return it->get<double>();
+  if (r.hardware_only) {
+    const double v = r.hardware_only->simulated;
+    return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
   }
-  return r.ok && !r.measurement.value("stack", false) ? simulated_value(r) : std::nullopt;
+  return r.ok && !r.measurement.stack && r.hardware_only_error.empty() ? simulated_value(r) : std::nullopt;
 }
 
 json summary_json(const std::vector<double>& abs_errors) {
@@ -54,7 +50,7 @@ json scaling_json(const ValidationSet& set, const std::vector<CaseResult>& resul
         role_of_result(results[i]) != Role::kValidation) {
       continue;
     }
-    errors[gpu_range(results[i].measurement.value("gpus", int64_t{0}))].push_back(
+    errors[gpu_range(results[i].measurement.gpus)].push_back(
         std::abs(relative_error(*v, set.cases[i].published)));
   }
   json out = json::array();
@@ -91,13 +87,14 @@ json case_json(const Case& c, const CaseResult& r) {
     j["calculon_relative_error"] = relative_error(*c.calculon, c.published);
   }
   j["role"] = to_string(role_of_result(r));
+  const json measured = r.ok ? to_json(r.measurement) : json::object();
   for (const char* key : {"gpus", "profile", "stack"}) {
-    if (r.ok && r.measurement.contains(key)) j[key] = r.measurement.at(key);
+    if (measured.contains(key)) j[key] = measured.at(key);
   }
   if (const std::optional<double> h = hardware_only_value(r)) {
     j["hardware_only"] = {{"simulated", *h}, {"relative_error", relative_error(*h, c.published)}};
-  } else if (r.hardware_only.is_object() && r.hardware_only.contains("error")) {
-    j["hardware_only"] = {{"error", r.hardware_only.at("error")}};
+  } else if (!r.hardware_only_error.empty()) {
+    j["hardware_only"] = {{"error", r.hardware_only_error}};
   }
   if (const std::optional<double> v = simulated_value(r)) {
     j["simulated"] = *v;
@@ -105,13 +102,13 @@ json case_json(const Case& c, const CaseResult& r) {
     j["pass"] = within_tolerance(c, *v);
     for (const char* key : {"iteration_time_s", "breakdown", "fits", "infeasible", "layers_measured",
                             "volume_bytes", "baseline_volume_bytes"}) {
-      if (r.measurement.contains(key)) j[key] = r.measurement.at(key);
+      if (measured.contains(key)) j[key] = measured.at(key);
     }
   } else {
     j["error"] = failure_of(r);
   }
   for (const char* key : {"wall_s", "cpu_s"}) {
-    if (r.ok && r.measurement.contains(key)) j[key] = r.measurement.at(key);
+    if (measured.contains(key)) j[key] = measured.at(key);
   }
   json assumptions = json::object();
   for (const Assumption& a : c.assumptions) assumptions[a.key] = a.text;
@@ -185,7 +182,7 @@ json make_report(const ValidationSet& set, const std::vector<CaseResult>& result
   for (size_t i = 0; i < set.cases.size(); ++i) {
     cases.push_back(case_json(set.cases[i], results[i]));
     index[set.cases[i].id] = i;
-    if (results[i].ok) cpu_s += results[i].measurement.value("cpu_s", 0.0);
+    if (results[i].ok) cpu_s += results[i].measurement.cpu_s;
   }
 
   json summary = json::object();

@@ -25,25 +25,26 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunnerOp
         const std::clock_t cpu_start = std::clock();
         Variant variant = options.variant;
         variant.hardware_only = variant.hardware_only || hardware_only;
-        nlohmann::json measurement;
         if (hardware_only && !load_case_scenario(c.scenario).cluster.hardware.stack) {
-          measurement = nullptr;  // nothing beneath: the case's own measurement is the hardware's
-        } else {
-          measurement = measure(c, variant);
-          measurement["wall_s"] =
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          measurement["cpu_s"] = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+          return nlohmann::json();  // nothing beneath: the case's own measurement is the hardware's
         }
-        return measurement;
+        Measurement measurement = measure(c, variant);
+        measurement.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        measurement.cpu_s = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+        return to_json(measurement);
       },
       [&](size_t task, IsolatedResult r) {
         const size_t i = task / variants;
         CaseResult& result = results[i];
         if (task % variants == 1) {
-          result.hardware_only = r.ok ? std::move(r.value) : nlohmann::json{{"error", r.error}};
+          if (!r.ok) {
+            result.hardware_only_error = std::move(r.error);
+          } else if (!r.value.is_null()) {
+            result.hardware_only = measurement_from_json(r.value);
+          }
         } else {
           result.ok = r.ok;
-          result.measurement = std::move(r.value);
+          if (r.ok) result.measurement = measurement_from_json(r.value);
           result.error = std::move(r.error);
         }
         if (--pending[i] == 0 && progress) progress(i, result);
@@ -52,11 +53,8 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, const RunnerOp
 }
 
 std::optional<double> simulated_value(const CaseResult& r) {
-  if (!r.ok || !r.measurement.contains("simulated") || !r.measurement.at("simulated").is_number()) {
-    return std::nullopt;
-  }
-  const double v = r.measurement.at("simulated").get<double>();
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+  if (!r.ok || !std::isfinite(r.measurement.simulated)) return std::nullopt;
+  return r.measurement.simulated;
 }
 
 }  // namespace trainsim::validate

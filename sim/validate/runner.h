@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "sim/validate/case.h"
 #include "sim/validate/metrics.h"
 
@@ -17,12 +15,13 @@ namespace trainsim::validate {
 
 struct CaseResult {
   bool ok = false;
-  nlohmann::json measurement;  // measure()'s result when ok, plus wall_s and cpu_s (host time spent)
-  std::string error;           // otherwise: why the case produced no value
+  Measurement measurement;  // measure()'s result when ok, with the host time it took
+  std::string error;        // otherwise: why the case produced no value
   // The same case on the hardware profile beneath its stack profile (RunnerOptions::hardware_only):
-  // measure()'s result, {"error": why} when it produced none, null when not run or the case names no
-  // stack profile.
-  nlohmann::json hardware_only;
+  // measure()'s result; none when not run, when the case names no stack profile, or when it produced
+  // none (why: hardware_only_error).
+  std::optional<Measurement> hardware_only;
+  std::string hardware_only_error;
 };
 
 // The simulated value of a result, when it has a finite one.

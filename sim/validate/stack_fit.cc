@@ -267,7 +267,7 @@ StackFitResult fit_stack(const StackFitRequest& request) {
           for (size_t j = 0; j < params.size(); ++j) trial[params[j]] = points[task / n][j];
           const size_t source = task % n;
           if (source < cases.size())
-            return nlohmann::json::array({measure(cases[source], {false, trial}).at("simulated")});
+            return nlohmann::json::array({measure(cases[source], {false, trial}).simulated});
           return simulate_profiled(runs[source - cases.size()], trial);
         },
         [&](size_t task, IsolatedResult r) {

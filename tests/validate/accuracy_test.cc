@@ -25,12 +25,15 @@ Case make_case(const std::string& id, const std::string& suite, Metric metric, d
   return c;
 }
 
-CaseResult measured(double simulated, const std::string& framework, int64_t gpus, const std::string& role) {
-  return {
-      true,
-      {{"simulated", simulated}, {"framework", framework}, {"gpu", "GPU-A"}, {"gpus", gpus}, {"role", role}},
-      "",
-      nullptr};
+CaseResult measured(double simulated, const std::string& framework, int64_t gpus, Role role) {
+  CaseResult r;
+  r.ok = true;
+  r.measurement.simulated = simulated;
+  r.measurement.framework = framework;
+  r.measurement.gpu = "GPU-A";
+  r.measurement.gpus = gpus;
+  r.measurement.role = role;
+  return r;
 }
 
 // Cases of two frameworks at two scales: a duration simulated shorter and a rate simulated higher
@@ -48,10 +51,10 @@ TEST(AccuracyRows, GroupByFrameworkGpuScaleAndRole) {
                make_case("big", "s1", Metric::kMfu, 0.4)};
   set.cases[3].confidence = Confidence::kUnconfirmed;
   const std::vector<CaseResult> results = {
-      measured(9, "megatron-lm", 64, "validation"),   measured(12, "megatron-lm", 32, "validation"),
-      measured(110, "megatron-lm", 16, "validation"), measured(50, "megatron-lm", 16, "validation"),
-      measured(2e6, "megatron-lm", 16, "validation"), CaseResult{false, {}, "died", nullptr},
-      measured(3, "megatron-lm", 8, "calibration"),   measured(0.44, "nemo", 1024, "validation")};
+      measured(9, "megatron-lm", 64, Role::kValidation),   measured(12, "megatron-lm", 32, Role::kValidation),
+      measured(110, "megatron-lm", 16, Role::kValidation), measured(50, "megatron-lm", 16, Role::kValidation),
+      measured(2e6, "megatron-lm", 16, Role::kValidation), CaseResult{false, {}, "died", {}, {}},
+      measured(3, "megatron-lm", 8, Role::kCalibration),   measured(0.44, "nemo", 1024, Role::kValidation)};
   const std::vector<AccuracyRow> rows = accuracy_rows(set, results);
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].framework, "megatron-lm");

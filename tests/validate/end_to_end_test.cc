@@ -25,19 +25,19 @@ TEST(ValidationEndToEnd, CasesMatchADirectSimulation) {
       run_cases(set.cases, {2, 120}, [&](size_t, const CaseResult&) { ++progress_calls; });
   EXPECT_EQ(progress_calls, 3u);
   for (const CaseResult& r : results) ASSERT_TRUE(r.ok) << r.error;
-  const double iteration_s = results[0].measurement.at("simulated").get<double>();
-  const double layer_s = results[1].measurement.at("simulated").get<double>();
+  const double iteration_s = results[0].measurement.simulated;
+  const double layer_s = results[1].measurement.simulated;
   EXPECT_GT(iteration_s, 0);
-  EXPECT_DOUBLE_EQ(results[0].measurement.at("iteration_time_s").get<double>(), iteration_s);
+  EXPECT_EQ(results[0].measurement.iteration_time_s, iteration_s);
   EXPECT_GT(layer_s, 0);
-  EXPECT_LT(12 * layer_s, results[1].measurement.at("iteration_time_s").get<double>());  // 12 layers
-  EXPECT_EQ(results[1].measurement.at("layers_measured").get<int>(), 12);
-  EXPECT_LE(results[0].measurement.at("breakdown").at("compute_s").get<double>(), iteration_s);
+  EXPECT_LT(12 * layer_s, results[1].measurement.iteration_time_s.value());  // 12 layers
+  EXPECT_EQ(results[1].measurement.layers_measured, 12);
+  EXPECT_LE(results[0].measurement.breakdown.value().compute_s, iteration_s);
   // Tokens per GPU: the global batch's tokens over the iteration, per GPU.
   const config::Scenario base = load_case_scenario(set.cases[2].scenario);
-  EXPECT_DOUBLE_EQ(results[2].measurement.at("simulated").get<double>(),
+  EXPECT_DOUBLE_EQ(results[2].measurement.simulated,
                    static_cast<double>(base.training.global_batch * base.model.seq_len) /
-                       results[2].measurement.at("iteration_time_s").get<double>() /
+                       results[2].measurement.iteration_time_s.value() /
                        static_cast<double>(base.cluster.gpus));
 
   // The same scenario simulated directly (in a child: one simulation per process).
@@ -121,13 +121,12 @@ TEST(ValidateEndToEnd, AValidationCaseItsStackWasFittedOnIsRefused) {
                                    "measurements stack profile fixture-leaky-stack was fitted on"));
   const CaseResult& declared = results[1];
   ASSERT_TRUE(declared.ok) << declared.error;
-  EXPECT_EQ(declared.measurement.at("role"), "calibration");
-  EXPECT_EQ(declared.measurement.at("gpus"), 16);
-  EXPECT_EQ(declared.measurement.at("profile"), "fixture-leaky-stack");
+  EXPECT_EQ(declared.measurement.role, Role::kCalibration);
+  EXPECT_EQ(declared.measurement.gpus, 16);
+  EXPECT_EQ(declared.measurement.profile, "fixture-leaky-stack");
   // The hardware beneath the stack (gemm_fraction 0.8): faster.
-  ASSERT_TRUE(declared.hardware_only.contains("simulated"));
-  EXPECT_LT(declared.hardware_only.at("simulated").get<double>(),
-            declared.measurement.at("simulated").get<double>());
+  ASSERT_TRUE(declared.hardware_only);
+  EXPECT_LT(declared.hardware_only->simulated, declared.measurement.simulated);
   const nlohmann::json report = make_report(set, results, {"test", 2, 0, false});
   const nlohmann::json& s = report.at("summary").at("fixture-stack-leak");
   EXPECT_EQ(s.at("scored"), 1);  // only the validation case, which has no value

@@ -1,6 +1,9 @@
 // The validation report from known results (nothing simulated): per-case errors, per-suite
-// summaries, shape checks, the gate, and the table and CSV renderings.
+// summaries, shape checks, the gate, and the table and CSV renderings; a measurement's JSON.
 #include "sim/validate/report.h"
+
+#include <cmath>
+#include <limits>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -27,13 +30,22 @@ Case make_case(const std::string& id, const std::string& suite, double published
 }
 
 CaseResult value(double simulated) {
-  return {true,
-          {{"simulated", simulated},
-           {"breakdown",
-            {{"compute_s", 1.0}, {"exposed_comm_s", 0.5}, {"bubble_s", 0.25}, {"offload_stall_s", 0.0}}},
-           {"cpu_s", 2.0}},
-          "",
-          nullptr};
+  CaseResult r;
+  r.ok = true;
+  r.measurement.simulated = simulated;
+  r.measurement.gpus = 8;
+  r.measurement.breakdown = report::Breakdown{};
+  r.measurement.breakdown->compute_s = 1.0;
+  r.measurement.breakdown->exposed_comm_s = 0.5;
+  r.measurement.breakdown->bubble_s = 0.25;
+  r.measurement.cpu_s = 2.0;
+  return r;
+}
+
+CaseResult failed(const std::string& why) {
+  CaseResult r;
+  r.error = why;
+  return r;
 }
 
 struct Fixture {
@@ -53,8 +65,8 @@ Fixture make_fixture() {
   other.shape_checks.push_back({ShapeKind::kBelow, "d below e", "fig", {"d", "e"}, 0.5, 1.0, 0});
   other.shape_checks.push_back({ShapeKind::kRatioAtLeast, "e twice d", "fig", {"e", "d"}, 0, 0, 2});
   f.set.suites = {gated, other};
-  f.results = {value(10.2), value(8.5), CaseResult{false, {}, "the task's process died of signal 6", nullptr},
-               value(2.0), value(3.0)};
+  f.results = {value(10.2), value(8.5), failed("the task's process died of signal 6"), value(2.0),
+               value(3.0)};
   return f;
 }
 
@@ -129,17 +141,18 @@ TEST(ValidationReport, TableAndCsvShowEveryCase) {
   EXPECT_THAT(
       csv,
       HasSubstr(
-          "a,gated,validation,,,iteration_time_s,equal,S2,10,10.2,0.02,true,10.2,0.02,,,1,0.5,0.25,0,\n"));
+          "a,gated,validation,,8,iteration_time_s,equal,S2,10,10.2,0.02,true,10.2,0.02,,,1,0.5,0.25,0,\n"));
 }
 
 // Calibration cases are reported with their residual but leave the suite's statistics and gate; the
 // hardware-only column is the same case on the profile beneath its stack.
 TEST(ValidationReport, StatisticsAndTheGateCountValidationCasesOnly) {
   Fixture f = make_fixture();
-  f.results[1].measurement["role"] = "calibration";  // b: -15 %, the case that broke the gate
-  f.results[0].measurement["stack"] = true;
-  f.results[0].hardware_only = {{"simulated", 8.0}};
-  f.results[0].measurement["gpus"] = 64;
+  f.results[1].measurement.role = Role::kCalibration;  // b: -15 %, the case that broke the gate
+  f.results[0].measurement.stack = true;
+  f.results[0].hardware_only = Measurement{};
+  f.results[0].hardware_only->simulated = 8.0;
+  f.results[0].measurement.gpus = 64;
   const json r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
   const json& s = r.at("summary").at("gated");
   EXPECT_EQ(s.at("scored"), 2);  // a and c (which failed)
@@ -155,6 +168,33 @@ TEST(ValidationReport, StatisticsAndTheGateCountValidationCasesOnly) {
   ASSERT_FALSE(by_gpus.empty());
   EXPECT_EQ(by_gpus[1].at("gpus"), "9-64");
   EXPECT_THAT(render_table(r), HasSubstr("calib"));
+}
+
+// A measurement crosses from the child that measured it as JSON: every field comes back, a missing
+// value (NaN, written as null) included, and a field it always writes cannot go missing.
+TEST(ValidationMeasurement, ReadsBackWhatItWrites) {
+  Measurement m = value(10.2).measurement;
+  m.role = Role::kCalibration;
+  m.profile = "stack-a";
+  m.stack = true;
+  m.framework = "megatron-lm";
+  m.gpu = "GPU-A";
+  m.iteration_time_s = 10.2;
+  m.fits = false;
+  m.infeasible = "rank 0 needs more HBM";
+  m.layers_measured = 12;
+  m.wall_s = 1.5;
+  const json j = json::parse(to_json(m).dump());
+  EXPECT_EQ(to_json(measurement_from_json(j)), j);
+  EXPECT_EQ(measurement_from_json(j).role, Role::kCalibration);
+  EXPECT_EQ(measurement_from_json(j).breakdown->bubble_s, 0.25);
+  EXPECT_FALSE(measurement_from_json(j).volume_bytes);
+
+  m.simulated = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(measurement_from_json(json::parse(to_json(m).dump())).simulated));
+  json partial = j;
+  partial.erase("gpus");
+  EXPECT_THROW(measurement_from_json(partial), json::exception);
 }
 
 TEST(ValidationMetrics, MegatronDeepspeedFlopsFollowTheCalculator) {

@@ -58,7 +58,7 @@ TEST(StackFit, TheFixtureCasesWereMadeWithTheKnownStack) {
   for (size_t i = 0; i < set.cases.size(); ++i) {
     if (set.cases[i].id == "fixture-fit-16gpu") continue;
     ASSERT_TRUE(results[i].ok) << results[i].error;
-    const double simulated = results[i].measurement.at("simulated").get<double>();
+    const double simulated = results[i].measurement.simulated;
     EXPECT_NEAR(simulated / set.cases[i].published, 1, 1e-5)
         << set.cases[i].display_file << ": set `published: " << fmt::format("{:.6g}", simulated) << "`";
   }

@@ -108,7 +108,7 @@ int validate_command(const ValidateArgs& args, const Context& context) {
         ++done;
         if (r.ok) {
           spdlog::info("[{}/{}] {} ({:.1f} s)", done, set.cases.size(), set.cases[i].id,
-                       r.measurement.value("wall_s", 0.0));
+                       r.measurement.wall_s);
         } else {
           spdlog::error("[{}/{}] {}: {}", done, set.cases.size(), set.cases[i].id, r.error);
         }

@@ -23,18 +23,19 @@ namespace trainsim::validate {
 
 // What a case measures, with its unit in the name. See metrics.h for how each is extracted.
 enum class Metric {
-  kIterationTime,            // iteration_time_s: one training iteration, seconds
-  kTokensPerGpu,             // tokens_per_s_per_gpu: tokens trained per second per GPU
-  kTflopsPerGpu,             // tflops_per_gpu: model FLOPs per GPU per second (Korthikanti), TFLOP/s
-  kHardwareTflopsPerGpu,     // hardware_tflops_per_gpu: with recomputation counted (Narayanan Table 1)
-  kMfu,                      // mfu: model FLOPs utilisation, fraction of the dense peak
-  kHfu,                      // hfu: hardware FLOPs utilisation, fraction
-  kMegatronDeepspeedMfu,     // megatron_deepspeed_mfu: Megatron-DeepSpeed's throughput_calculator / peak
-  kMegatronDeepspeedTflops,  // megatron_deepspeed_tflops_per_gpu: the same calculator, TFLOP/s per GPU
-  kLayerForward,             // layer_forward_s: one transformer layer's forward pass, seconds
-  kLayerBackward,            // layer_backward_s: its backward pass (with its recomputation), seconds
-  kMaxSequenceTokens,        // max_sequence_tokens: longest sequence whose plan fits in memory, tokens
-  kCommVolumeRatio,          // comm_volume_ratio: per-rank communication volume, scenario / baseline
+  kIterationTime,             // iteration_time_s: one training iteration, seconds
+  kTokensPerGpu,              // tokens_per_s_per_gpu: tokens trained per second per GPU
+  kTflopsPerGpu,              // tflops_per_gpu: model FLOPs per GPU per second (Korthikanti), TFLOP/s
+  kHardwareTflopsPerGpu,      // hardware_tflops_per_gpu: with recomputation counted (Narayanan Table 1)
+  kMfu,                       // mfu: model FLOPs utilisation, fraction of the dense peak
+  kHfu,                       // hfu: hardware FLOPs utilisation, fraction
+  kExecutedFlopsUtilization,  // executed_flops_utilization: FLOPs the kernels run (causal skipped) / peak
+  kMegatronDeepspeedMfu,      // megatron_deepspeed_mfu: Megatron-DeepSpeed's throughput_calculator / peak
+  kMegatronDeepspeedTflops,   // megatron_deepspeed_tflops_per_gpu: the same calculator, TFLOP/s per GPU
+  kLayerForward,              // layer_forward_s: one transformer layer's forward pass, seconds
+  kLayerBackward,             // layer_backward_s: its backward pass (with its recomputation), seconds
+  kMaxSequenceTokens,         // max_sequence_tokens: longest sequence whose plan fits in memory, tokens
+  kCommVolumeRatio,           // comm_volume_ratio: per-rank communication volume, scenario / baseline
 };
 
 // How the simulated value is held against the published one.
@@ -173,6 +174,7 @@ struct EnumNames<validate::Metric> {
        {M::kHardwareTflopsPerGpu, "hardware_tflops_per_gpu"},
        {M::kMfu, "mfu"},
        {M::kHfu, "hfu"},
+       {M::kExecutedFlopsUtilization, "executed_flops_utilization"},
        {M::kMegatronDeepspeedMfu, "megatron_deepspeed_mfu"},
        {M::kMegatronDeepspeedTflops, "megatron_deepspeed_tflops_per_gpu"},
        {M::kLayerForward, "layer_forward_s"},

@@ -92,6 +92,8 @@ double run_metric(Metric metric, const config::Scenario& s, const report::RunMet
       return m.mfu;
     case Metric::kHfu:
       return m.hfu;
+    case Metric::kExecutedFlopsUtilization:
+      return m.executed_flops_utilization;
     case Metric::kMegatronDeepspeedMfu:
       return megatron_deepspeed_flops(s) / (t * gpus * peak);
     case Metric::kMegatronDeepspeedTflops:

@@ -50,6 +50,9 @@ class LeakageError : public std::runtime_error {
 //                       convention (releases of one framework count causal attention differently)
 //   hardware_tflops_per_gpu  hardware FLOPs (recomputation included) per GPU per second: the
 //                       convention of Narayanan et al. 2021 Table 1
+//   executed_flops_utilization  the FLOPs the kernels run (recomputation included, the masked tiles of
+//                       causal attention not) over the simulated time and the dense peak, as the run
+//                       report's "executed FLOPs of peak"
 //   megatron_deepspeed_mfu, megatron_deepspeed_tflops_per_gpu  the FLOPs of Megatron-DeepSpeed's
 //                       throughput_calculator (megatron_deepspeed_flops) over the simulated time
 //   layer_forward_s, layer_backward_s  see layer_times()

@@ -123,7 +123,8 @@ std::string value_text(const std::string& metric, double v) {
   if (metric == "max_sequence_tokens") return config::format_count(static_cast<int64_t>(v));
   if (metric == "comm_volume_ratio") return fmt::format("{:.3f}", v);
   if (metric == "tokens_per_s_per_gpu") return fmt::format("{:.0f} tok/s", v);
-  if (metric == "mfu" || metric == "hfu" || metric == "megatron_deepspeed_mfu") {
+  if (metric == "mfu" || metric == "hfu" || metric == "executed_flops_utilization" ||
+      metric == "megatron_deepspeed_mfu") {
     return fmt::format("{:.1f}%", 100 * v);
   }
   return fmt::format("{:.1f} TF/s", v);

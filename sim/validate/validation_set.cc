@@ -149,6 +149,7 @@ std::string_view unit_of(Metric metric) {
       return "tokens/s";
     case Metric::kMfu:
     case Metric::kHfu:
+    case Metric::kExecutedFlopsUtilization:
     case Metric::kMegatronDeepspeedMfu:
     case Metric::kCommVolumeRatio:
       return "";

@@ -197,6 +197,23 @@ TEST(ValidationMeasurement, ReadsBackWhatItWrites) {
   EXPECT_THROW(measurement_from_json(partial), json::exception);
 }
 
+// The utilisation metrics are the run's own (run_report.h): model, hardware and executed FLOPs.
+TEST(ValidationMetrics, UtilisationsAreTheRunsOwn) {
+  config::Scenario s;
+  s.training.dtype = config::Dtype::kBf16;
+  s.cluster.hardware.gpu.peak_flops_per_s[config::Dtype::kBf16] = 100e12;
+  report::RunMetrics m;
+  m.gpus = 4;
+  m.iteration_time_s = 2;
+  m.mfu = 0.4;
+  m.hfu = 0.5;
+  m.executed_flops_utilization = 0.45;
+  EXPECT_EQ(run_metric(Metric::kMfu, s, m), 0.4);
+  EXPECT_EQ(run_metric(Metric::kHfu, s, m), 0.5);
+  EXPECT_EQ(run_metric(Metric::kExecutedFlopsUtilization, s, m), 0.45);
+  EXPECT_DOUBLE_EQ(run_metric(Metric::kHardwareTflopsPerGpu, s, m), 50);
+}
+
 TEST(ValidationMetrics, MegatronDeepspeedFlopsFollowTheCalculator) {
   config::Scenario s;
   s.model.layers = 2;

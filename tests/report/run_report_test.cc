@@ -1,0 +1,101 @@
+// The typed results of a run report: what make_run_report states under its keys is what run_metrics
+// reads back (power and a campaign's wall time when the report has them) and the breakdown's parts
+// add up to the iteration; its communication log reads back as CommRecords in nccl-tests'
+// conventions; a report missing a field is refused.
+#include "sim/report/run_report.h"
+
+#include <filesystem>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "sim/config/loader.h"
+#include "sim/engine/scenario_run.h"
+#include "sim/report/comm_log.h"
+
+namespace trainsim::report {
+namespace {
+
+config::Scenario shipped(const char* file) {
+  return config::load_scenario(std::filesystem::path(TRAINSIM_SOURCE_DIR) / "scenarios" / file);
+}
+
+// The report of `scenario` run on the ideal network.
+nlohmann::json ideal_report(const config::Scenario& scenario) {
+  engine::RunOptions options;
+  options.network = engine::NetworkModel::kIdeal;
+  return make_run_report(scenario, *engine::run_scenario(scenario, options), {"", "ideal", false, 1});
+}
+
+TEST(RunMetrics, ReadBackWhatTheReportStates) {
+  const nlohmann::json report = ideal_report(shipped("03-gpt3-175b-64xa100.yaml"));
+  const RunMetrics m = run_metrics(report);
+  EXPECT_EQ(m.gpus, 64);
+  EXPECT_EQ(m.iteration_time_s, report.at("iteration_time_s").get<double>());
+  EXPECT_EQ(m.tokens_per_s, report.at("tokens_per_s").get<double>());
+  EXPECT_EQ(m.mfu, report.at("mfu").get<double>());
+  EXPECT_EQ(m.hfu, report.at("hfu").get<double>());
+  EXPECT_EQ(m.peak_hbm_bytes, report.at("memory").at("peak_hbm_bytes").get<double>());
+  EXPECT_EQ(m.fits, report.at("memory").at("fits").get<bool>());
+  EXPECT_GT(m.breakdown.bubble_s, 0);  // pp 8
+  EXPECT_GT(m.breakdown.outside_layers_s, 0);
+  EXPECT_NEAR(m.breakdown.total_s(), m.iteration_time_s, 1e-9 * m.iteration_time_s);
+  EXPECT_EQ(to_json(m.breakdown), report.at("breakdown"));
+
+  ASSERT_TRUE(report.contains("power"));
+  EXPECT_EQ(m.gpu_mean_w, report.at("power").at("gpu_mean_w").get<double>());
+  EXPECT_EQ(m.energy_per_token_j, report.at("power").at("energy_per_token_j").get<double>());
+  EXPECT_FALSE(m.campaign_wall_time_s);  // the scenario states no campaign
+
+  nlohmann::json partial = report;
+  partial.at("memory").erase("fits");
+  EXPECT_THROW(run_metrics(partial), nlohmann::json::exception);
+}
+
+TEST(RunMetrics, ACampaignsWallTimeInfiniteWhenItNeverCompletes) {
+  config::Scenario s = shipped("01-gpt3-1.3b-dp8.yaml");
+  s.campaign.tokens = 1e9;
+  nlohmann::json report = ideal_report(s);
+  const double wall_s = report.at("campaign").at("wall_time_s").get<double>();
+  EXPECT_GT(wall_s, 0);
+  EXPECT_EQ(run_metrics(report).campaign_wall_time_s, wall_s);
+  EXPECT_EQ(to_json(run_metrics(report)).at("campaign").at("wall_time_s"), wall_s);
+
+  report.at("campaign").erase("wall_time_s");  // as a campaign that interruptions never let finish
+  EXPECT_EQ(run_metrics(report).campaign_wall_time_s, std::numeric_limits<double>::infinity());
+  EXPECT_FALSE(to_json(run_metrics(report)).at("campaign").contains("wall_time_s"));
+}
+
+TEST(CommLog, ReadBackInNcclTestsConventions) {
+  const nlohmann::json report = ideal_report(shipped("03-gpt3-175b-64xa100.yaml"));
+  const std::vector<CommRecord> records = comm_records(report.at("comm"));
+  ASSERT_EQ(records.size(), report.at("comm").size());
+  bool tp_all_reduce = false;
+  bool send = false;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const CommRecord& c = records[i];
+    EXPECT_EQ(to_json(c), report.at("comm")[i]);
+    ASSERT_GT(c.calls, 0);
+    EXPECT_DOUBLE_EQ(c.mean_time_s, c.time_s / static_cast<double>(c.calls));
+    EXPECT_DOUBLE_EQ(c.algbw_bytes_per_s, c.bytes_per_call / c.mean_time_s);
+    if (c.kind == "all_reduce" && c.group == "tp") {
+      tp_all_reduce = true;
+      const double n = static_cast<double>(c.group_size);
+      EXPECT_DOUBLE_EQ(c.busbw_bytes_per_s, c.algbw_bytes_per_s * 2 * (n - 1) / n);
+    }
+    if (c.kind == "send") {
+      send = true;
+      EXPECT_EQ(c.group_size, 2);
+      EXPECT_DOUBLE_EQ(c.busbw_bytes_per_s, c.algbw_bytes_per_s);
+    }
+  }
+  EXPECT_TRUE(tp_all_reduce);  // tp 8
+  EXPECT_TRUE(send);           // pp 8
+
+  nlohmann::json partial = report.at("comm");
+  partial[0].erase("mean_time_s");
+  EXPECT_THROW(comm_records(partial), nlohmann::json::exception);
+}
+
+}  // namespace
+}  // namespace trainsim::report

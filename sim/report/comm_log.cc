@@ -10,8 +10,8 @@ using nlohmann::json;
 using workload::OpKind;
 
 // nccl-tests' bus-bandwidth factor for a collective of `n` ranks (doc/PERFORMANCE.md).
-double bus_factor(OpKind kind, workload::CollectiveKind collective, int64_t n) {
-  if (kind != OpKind::kCollective || n <= 1) return 1.0;
+double bus_factor(workload::CollectiveKind collective, int64_t n) {
+  if (n <= 1) return 1.0;
   const double nd = static_cast<double>(n);
   switch (collective) {
     case workload::CollectiveKind::kAllReduce:
@@ -35,7 +35,7 @@ std::vector<CommRecord> comm_log(const workload::ParallelPlan& plan, const workl
       r.kind = std::string(workload::to_string(op.collective.kind));
       r.group = std::string(workload::to_string(op.collective.group.kind));
       r.group_size = plan.group_size(op.collective.group.kind);
-      factor = bus_factor(op.kind, op.collective.kind, r.group_size);
+      factor = bus_factor(op.collective.kind, r.group_size);
     } else if (op.kind == OpKind::kSend) {
       r.kind = "send";
       r.group = std::string(workload::to_string(op.label));
@@ -44,8 +44,8 @@ std::vector<CommRecord> comm_log(const workload::ParallelPlan& plan, const workl
       continue;
     }
     r.bytes_per_call = op.bytes;
-    auto [it, first] = records.try_emplace({r.kind, r.group, op.bytes}, std::move(r), factor);
-    CommRecord& record = it->second.first;
+    CommRecord& record =
+        records.try_emplace({r.kind, r.group, op.bytes}, std::move(r), factor).first->second.first;
     record.calls += 1;
     record.time_s += run.end_s[id] - run.launch_s[id];
   }

@@ -272,6 +272,11 @@ std::optional<Node> load_input_file(const std::filesystem::path& path, const std
   return load_root(path, nullptr, override_layers(overrides, diagnostics), diagnostics, {}, "", content_hash);
 }
 
+std::optional<Node> load_input_text(const std::string& text, const std::filesystem::path& path,
+                                    Diagnostics& diagnostics) {
+  return load_root(path, &text, {}, diagnostics, {}, "", nullptr);
+}
+
 FileKind detect_file_kind(const std::filesystem::path& path) {
   Diagnostics diagnostics;
   const std::optional<Node> root = load_root(path, nullptr, {}, diagnostics, {}, "", nullptr);

@@ -84,6 +84,11 @@ HardwareProfile load_hardware_text(const std::string& text, const std::filesyste
 std::optional<Node> load_input_file(const std::filesystem::path& path, const std::vector<Override>& overrides,
                                     Diagnostics& diagnostics, std::string* content_hash = nullptr);
 
+// The same from `text` held in memory: `path` stands for the file as in load_scenario_text (messages
+// name it; an `extends` resolves against its directory and is read from disk).
+std::optional<Node> load_input_text(const std::string& text, const std::filesystem::path& path,
+                                    Diagnostics& diagnostics);
+
 // A file's name as messages show it: relative to the working directory when that is shorter.
 std::string display_name(const std::filesystem::path& path);
 

@@ -15,6 +15,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/config/diagnostics.h"
+#include "sim/config/loader.h"
+#include "sim/config/node.h"
 #include "sim/validate/metrics.h"
 #include "sim/validate/statistics.h"
 #include "trainsim_accuracy_table.h"  // generated: the shipped accuracy file
@@ -135,68 +137,45 @@ std::string accuracy_yaml(const std::vector<AccuracyRow>& rows) {
 
 std::vector<AccuracyRow> parse_accuracy(const std::string& text, const std::string& file) {
   config::Diagnostics diagnostics;
-  const auto at = [&](const YAML::Node& node) {
-    return config::Location{file, node.Mark().line + 1, node.Mark().column + 1};
-  };
+  const std::optional<config::Node> root = config::load_input_text(text, file, diagnostics);
+  diagnostics.throw_if_any();
+  config::MapReader top(*root);
+  top.child("schema_version");
+  const config::Node regimes = top.child("regimes");
+  top.finish();
+  if (!regimes.is_sequence()) {
+    regimes.error(
+        "expected the list of regimes an accuracy file holds; regenerate it with trainsim validate "
+        "--write-accuracy");
+    diagnostics.throw_if_any();
+  }
   std::vector<AccuracyRow> rows;
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    diagnostics.error({file, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
-    diagnostics.throw_if_any();
-  }
-  const YAML::Node regimes = root.IsMap() ? root["regimes"] : YAML::Node();
-  if (!regimes || !regimes.IsSequence()) {
-    diagnostics.error({file, 1, 1}, "regimes",
-                      "missing: an accuracy file lists its regimes; regenerate it with trainsim validate "
-                      "--write-accuracy");
-    diagnostics.throw_if_any();
-  }
-  for (size_t i = 0; i < regimes.size(); ++i) {
-    const YAML::Node r = regimes[i];
-    const std::string path = fmt::format("regimes[{}]", i);
+  for (const config::Node& regime : regimes.elements()) {
+    config::MapReader r(regime);
     AccuracyRow row;
-    std::vector<std::string> keys;  // every key a row has, as field() reads them
-    const auto field = [&](const char* key, auto& value) {
-      keys.emplace_back(key);
-      const YAML::Node node = r.IsMap() ? r[key] : YAML::Node();
-      if (!node) {
-        diagnostics.error(at(r), path + "." + key, "missing");
-        return;
-      }
-      try {
-        value = node.as<std::remove_reference_t<decltype(value)>>();
-      } catch (const YAML::Exception&) {
-        diagnostics.error(at(node), path + "." + key,
-                          fmt::format("not a valid value: \"{}\"", YAML::Dump(node)));
-      }
-    };
-    field("framework", row.framework);
-    field("gpu", row.gpu);
-    field("gpus", row.gpus);
-    field("role", row.role);
-    field("cases", row.cases);
-    field("median_abs_error", row.median_abs_error);
-    field("max_abs_error", row.max_abs_error);
-    field("simulated_faster", row.simulated_faster);
-    field("suites", row.suites);
-    for (const auto& entry : r.IsMap() ? r : YAML::Node()) {
-      const std::string key = entry.first.as<std::string>();
-      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-        diagnostics.error(at(entry.first), path + "." + key,
-                          fmt::format("unknown key \"{}\"{}", key, config::did_you_mean(key, keys)));
-      }
-    }
-    if (r.IsMap() && r["gpus"] && range_index(row.gpus) == kRanges.size()) {
-      diagnostics.error(
-          at(r["gpus"]), path + ".gpus",
+    r.require("framework", row.framework);
+    r.require("gpu", row.gpu);
+    if (r.require("gpus", row.gpus) && range_index(row.gpus) == kRanges.size()) {
+      r.child("gpus").error(
           fmt::format("unknown range \"{}\" (one of {})", row.gpus, fmt::join(gpu_ranges(), ", ")));
     }
-    if (r.IsMap() && r["role"] && row.role != "validation" && row.role != "calibration") {
-      diagnostics.error(at(r["role"]), path + ".role",
-                        fmt::format("unknown role \"{}\" (validation or calibration)", row.role));
+    Role role = Role::kValidation;
+    if (r.require("role", role)) row.role = std::string(to_string(role));
+    r.require("cases", row.cases, config::kNonNegative);
+    r.require("median_abs_error", row.median_abs_error, config::RealRange{0});
+    r.require("max_abs_error", row.max_abs_error, config::RealRange{0});
+    r.require("simulated_faster", row.simulated_faster, config::kNonNegative);
+    const config::Node suites = r.child("suites");
+    if (!suites.defined()) {
+      r.missing("suites");
+    } else if (!suites.is_sequence()) {
+      suites.error("expected a list of suite names, e.g. [korthikanti-table5]");
+    } else {
+      for (const config::Node& suite : suites.elements()) {
+        if (std::string name; config::decode(suite, name)) row.suites.push_back(std::move(name));
+      }
     }
+    r.finish();
     rows.push_back(std::move(row));
   }
   diagnostics.throw_if_any();

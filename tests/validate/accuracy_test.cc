@@ -12,6 +12,7 @@
 namespace trainsim::validate {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -111,12 +112,37 @@ TEST(AccuracyFile, MistakesNameLineAndKey) {
     EXPECT_THAT(what, HasSubstr("acc.yaml:3:"));
     EXPECT_THAT(what, HasSubstr("regimes[0].gpus: unknown range \"10-20\""));
     EXPECT_THAT(what, HasSubstr("acc.yaml:4:"));
-    EXPECT_THAT(what, HasSubstr("regimes[1].cases: not a valid value"));
-    EXPECT_THAT(what, HasSubstr("regimes[1].simulated_faster: missing"));
+    EXPECT_THAT(what,
+                HasSubstr("acc.yaml:4:64: error: regimes[1].cases: expected a whole number, got \"many\""));
+    EXPECT_THAT(what, HasSubstr("regimes[1].simulated_faster: missing required key"));
     EXPECT_THAT(
         what,
         HasSubstr("regimes[1].max_abs_eror: unknown key \"max_abs_eror\" (did you mean \"max_abs_error\"?)"));
   }
+}
+
+// The file's own keys follow the rules of every trainsim input: a schema version, no unknown key,
+// roles and ranges from their lists.
+TEST(AccuracyFile, TopLevelAndChoicesAreChecked) {
+  const auto error_of = [](const std::string& text) {
+    try {
+      parse_accuracy(text, "acc.yaml");
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error_of("regimes: []\n"), HasSubstr("missing schema_version"));
+  EXPECT_THAT(
+      error_of("schema_version: 1\nregime: []\n"),
+      AllOf(HasSubstr("acc.yaml:2:1: error: regime: unknown key \"regime\" (did you mean \"regimes\"?)"),
+            HasSubstr("regimes: expected the list of regimes")));
+  EXPECT_THAT(
+      error_of("schema_version: 1\nregimes:\n  - {framework: x, gpu: y, gpus: 1-8, role: fitted, "
+               "cases: 1, median_abs_error: 0.1, max_abs_error: 0.1, simulated_faster: 0, suites: s}\n"),
+      AllOf(HasSubstr("regimes[0].role: unknown value \"fitted\""),
+            HasSubstr("expected one of: calibration, validation"),
+            HasSubstr("regimes[0].suites: expected a list of suite names")));
 }
 
 TEST(AccuracyFile, DriftNamesEveryRegimeThatMoved) {

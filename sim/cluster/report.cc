@@ -142,7 +142,7 @@ json make_cluster_report(const ClusterFile& file, const ClusterRuns& cluster_run
           {"breakdown", report::to_json(shared_metrics.breakdown)}}},
         {"slowdown", t_shared / t_alone},
         {"slowed_collectives", slowed_collectives(alone, shared)},
-        {"fits", shared_metrics.fits},
+        {"fits", shared_metrics.memory.fits},
         {"alone_report", alone},
         {"shared_report", shared},
     });

@@ -456,9 +456,7 @@ report::RunMetrics run_metrics(const config::Scenario& scenario, const Iteration
   m.hfu = e.hardware_flops / peak_s;
   m.executed_flops_utilization = e.executed_flops / peak_s;
   m.breakdown = e.breakdown;
-  m.peak_hbm_bytes = e.peak_hbm_bytes;
-  m.peak_host_bytes_per_node = e.peak_host_bytes_per_node;
-  m.fits = e.fits;
+  m.memory = report::memory_verdict(scenario, e.peak_hbm_bytes, e.peak_host_bytes_per_node);
   return m;
 }
 

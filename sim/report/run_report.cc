@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "sim/analytic/analysis.h"
+#include "sim/analytic/campaign.h"
 #include "sim/common/text_table.h"
 #include "sim/config/units.h"
 #include "sim/cost/compute_model.h"
@@ -162,10 +163,7 @@ json to_json(const RunMetrics& m) {
               {"executed_flops_utilization", m.executed_flops_utilization},
               {"compute_outside_layers_s", m.breakdown.outside_layers_s},
               {"breakdown", to_json(m.breakdown)},
-              {"memory",
-               {{"peak_hbm_bytes", m.peak_hbm_bytes},
-                {"peak_host_bytes_per_node", m.peak_host_bytes_per_node},
-                {"fits", m.fits}}}};
+              {"memory", to_json(m.memory)}};
   if (m.gpu_mean_w) out["power"]["gpu_mean_w"] = *m.gpu_mean_w;
   if (m.energy_per_token_j) out["power"]["energy_per_token_j"] = *m.energy_per_token_j;
   if (m.campaign_wall_time_s) {
@@ -173,13 +171,6 @@ json to_json(const RunMetrics& m) {
     if (std::isfinite(*m.campaign_wall_time_s)) out["campaign"]["wall_time_s"] = *m.campaign_wall_time_s;
   }
   return out;
-}
-
-json memory_limits(const config::Scenario& s) {
-  return {{"hbm_capacity_bytes", s.cluster.hardware.gpu.hbm_capacity_bytes},
-          {"memory_headroom", s.training.memory_headroom},
-          {"usable_hbm_bytes", s.usable_hbm_bytes()},
-          {"host_capacity_bytes_per_node", s.cluster.topology.node.host_memory_bytes}};
 }
 
 RunMetrics run_metrics(const json& report) {
@@ -193,10 +184,7 @@ RunMetrics run_metrics(const json& report) {
   m.executed_flops_utilization = report.at("executed_flops_utilization").get<double>();
   m.breakdown = breakdown_from_json(report.at("breakdown"));
   m.breakdown.outside_layers_s = report.at("compute_outside_layers_s").get<double>();
-  const json& memory = report.at("memory");
-  m.peak_hbm_bytes = memory.at("peak_hbm_bytes").get<double>();
-  m.peak_host_bytes_per_node = memory.at("peak_host_bytes_per_node").get<double>();
-  m.fits = memory.at("fits").get<bool>();
+  m.memory = memory_verdict_from_json(report.at("memory"));
   if (report.contains("power")) {
     const json& power = report.at("power");
     m.gpu_mean_w = power.at("gpu_mean_w").get<double>();
@@ -209,26 +197,80 @@ RunMetrics run_metrics(const json& report) {
   return m;
 }
 
+namespace {
+
+// What the metrics and the rest of the report are both computed from.
+struct RunParts {
+  workload::WorkloadSummary summary;
+  size_t critical = 0;  // the critical rank's index into run.ranks
+  double iteration_start_s = 0;
+  Breakdown breakdown;  // of the critical rank, over the last iteration
+  MemoryVerdict memory;
+  json power;  // power_report's, null when the scenario models no power
+};
+
+RunParts run_parts(const config::Scenario& s, const engine::ScenarioRun& run) {
+  const engine::EngineResult& r = run.result;
+  RunParts p;
+  p.summary = workload::summarize(s, run.plan, run.graphs);
+  for (size_t i = 0; i < run.ranks.size(); ++i) {
+    if (run.ranks[i] == r.critical_rank) p.critical = i;
+  }
+  p.iteration_start_s = r.total_time_s - r.iteration_time_s;
+  p.breakdown =
+      attribute_time(run.graph(p.critical), r.ranks[p.critical], p.iteration_start_s, r.total_time_s);
+  const MemoryPeaks peaks = memory_peaks(s, run);
+  p.memory = memory_verdict(s, peaks.hbm_bytes, peaks.host_bytes_per_node);
+  const engine::RankRun& fullest = r.ranks[peaks.hbm_rank_index];
+  p.memory.peak_hbm_rank = fullest.rank;
+  for (int c = 0; c < workload::kMemoryCategoryCount; ++c) {
+    p.memory.hbm_at_peak_bytes[std::string(workload::to_string(static_cast<workload::MemoryCategory>(c)))] =
+        fullest.hbm_at_peak_bytes[static_cast<size_t>(c)];
+  }
+  p.power = power_report(s, run);
+  return p;
+}
+
+RunMetrics metrics_of(const config::Scenario& s, const engine::ScenarioRun& run, const RunParts& p) {
+  const int64_t gpus = run.plan.world_size();
+  const double t = run.result.iteration_time_s;
+  const double gpu_peak_s =
+      t * static_cast<double>(gpus) * *s.cluster.hardware.peak_flops_per_s(s.training.dtype);
+  RunMetrics m;
+  m.gpus = gpus;
+  m.iteration_time_s = t;
+  m.tokens_per_s = static_cast<double>(s.training.global_batch * s.model.seq_len) / t;
+  m.tflops_per_gpu = p.summary.iteration.model / (t * static_cast<double>(gpus)) / 1e12;
+  m.mfu = p.summary.iteration.model / gpu_peak_s;
+  m.hfu = p.summary.iteration.hardware / gpu_peak_s;
+  m.executed_flops_utilization = p.summary.iteration.executed / gpu_peak_s;
+  m.breakdown = p.breakdown;
+  m.memory = p.memory;
+  if (!p.power.is_null()) {
+    m.gpu_mean_w = p.power.at("gpu_mean_w").get<double>();
+    m.energy_per_token_j = p.power.at("energy_per_token_j").get<double>();
+  }
+  if (s.campaign.tokens > 0) {
+    m.campaign_wall_time_s = analytic::estimate_campaign(s, t, p.memory.peak_host_bytes_per_node).wall_time_s;
+  }
+  return m;
+}
+
+}  // namespace
+
+RunMetrics run_metrics(const config::Scenario& s, const engine::ScenarioRun& run) {
+  return metrics_of(s, run, run_parts(s, run));
+}
+
 json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
                      const ReportContext& context) {
   const engine::EngineResult& r = run.result;
-  const workload::WorkloadSummary summary = workload::summarize(s, run.plan, run.graphs);
+  const RunParts parts = run_parts(s, run);
   const analytic::IterationFlops flops = analytic::iteration_flops(s);
   const double bubble_fraction = analytic::pipeline_bubble_fraction(s, flops);
-
-  const int64_t gpus = run.plan.world_size();
-  const double t = r.iteration_time_s;
-  const double peak = *s.cluster.hardware.peak_flops_per_s(s.training.dtype);
-  const double tokens = static_cast<double>(s.training.global_batch * s.model.seq_len);
-
-  size_t critical = 0;
-  for (size_t i = 0; i < run.ranks.size(); ++i) {
-    if (run.ranks[i] == r.critical_rank) critical = i;
-  }
-  const workload::Graph& critical_graph = run.graph(critical);
-  const engine::RankRun& critical_run = r.ranks[critical];
-  const double iteration_start = r.total_time_s - r.iteration_time_s;
-  const Breakdown b = attribute_time(critical_graph, critical_run, iteration_start, r.total_time_s);
+  const double iteration_start = parts.iteration_start_s;
+  const workload::Graph& critical_graph = run.graph(parts.critical);
+  const engine::RankRun& critical_run = r.ranks[parts.critical];
   // Every pipeline stage's first simulated rank, over the iteration up to its own last op: the
   // critical rank alone can be a light stage that mostly waits for the heavy ones.
   json stages = json::array();
@@ -258,16 +300,6 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
     });
   }
 
-  const MemoryPeaks peaks = memory_peaks(s, run);
-  const size_t peak_index = peaks.hbm_rank_index;
-  const double host_peak = peaks.host_bytes_per_node;
-  const double hbm_peak = peaks.hbm_bytes;
-  json by_category = json::object();
-  for (int c = 0; c < workload::kMemoryCategoryCount; ++c) {
-    by_category[std::string(workload::to_string(static_cast<workload::MemoryCategory>(c)))] =
-        r.ranks[peak_index].hbm_at_peak_bytes[static_cast<size_t>(c)];
-  }
-
   json warnings = json::array();
   for (const std::string& w : run.warnings.messages()) warnings.push_back(w);
   json provenance = engine::provenance(context.command_line);
@@ -276,18 +308,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"network", context.network}, {"full", context.full}, {"iterations", context.iterations}};
   json comm = json::array();
   for (const CommRecord& c : comm_log(run.plan, critical_graph, critical_run)) comm.push_back(to_json(c));
-  RunMetrics m;
-  m.gpus = gpus;
-  m.iteration_time_s = t;
-  m.tokens_per_s = tokens / t;
-  m.tflops_per_gpu = summary.iteration.model / (t * static_cast<double>(gpus)) / 1e12;
-  m.mfu = summary.iteration.model / (t * static_cast<double>(gpus) * peak);
-  m.hfu = summary.iteration.hardware / (t * static_cast<double>(gpus) * peak);
-  m.executed_flops_utilization = summary.iteration.executed / (t * static_cast<double>(gpus) * peak);
-  m.breakdown = b;
-  m.peak_hbm_bytes = hbm_peak;
-  m.peak_host_bytes_per_node = host_peak;
-  m.fits = s.memory_fits(hbm_peak, host_peak);
+  const RunMetrics m = metrics_of(s, run, parts);
   json report = to_json(m);
   report.update({
       {"schema_version", 1},
@@ -301,25 +322,23 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"stages", stages},
       {"comm", comm},
       {"analytic",
-       {{"parameters", summary.parameters},
+       {{"parameters", parts.summary.parameters},
         {"model_flops_per_iteration", flops.model},
         {"hardware_flops_per_iteration", flops.hardware},
-        {"graph_model_flops_per_iteration", summary.iteration.model},
+        {"graph_model_flops_per_iteration", parts.summary.iteration.model},
         {"bubble_fraction", bubble_fraction}}},
       {"warnings", warnings},
       {"simulation", {{"ranks_simulated", run.ranks.size()}, {"ops_executed", r.ops_executed}}},
   });
-  report["memory"].update(memory_limits(s));
-  report["memory"].update({{"peak_hbm_rank", r.ranks[peak_index].rank},
-                           {"hbm_at_peak_bytes", by_category},
-                           {"gradient_dtype", config::to_string(s.gradient_dtype())}});
-  report["why"] = why_slow(s, critical_graph, critical_run, iteration_start, r.total_time_s, b, stages,
-                           bubble_fraction, hbm_peak);
+  report["memory"]["gradient_dtype"] = config::to_string(s.gradient_dtype());
+  report["why"] = why_slow(s, critical_graph, critical_run, iteration_start, r.total_time_s, parts.breakdown,
+                           stages, bubble_fraction, m.memory.peak_hbm_bytes);
   if (context.iterations > 1) report["iterations"] = iterations_report(r);
   if (s.stragglers.any()) report["stragglers"] = stragglers(s.stragglers, run);
-  const json power = power_report(s, run);
-  if (!power.is_null()) report["power"] = power;
-  if (s.campaign.tokens > 0) report["campaign"] = campaign_report(s, t, host_peak, power);
+  if (!parts.power.is_null()) report["power"] = parts.power;
+  if (s.campaign.tokens > 0)
+    report["campaign"] =
+        campaign_report(s, m.iteration_time_s, m.memory.peak_host_bytes_per_node, parts.power);
   if (run.links) report["links"] = link_load_report(*run.links);
   if (r.mirrors_found > 0) {
     report["simulation"]["mirrored_communications"] = {{"found", r.mirrors_found},
@@ -356,52 +375,7 @@ std::string render_accuracy(const json& a) {
 }
 
 std::string infeasibility(const json& report) {
-  const json& m = report.at("memory");
-  std::string out;
-  const double hbm = m.at("peak_hbm_bytes").get<double>();
-  const double cap = m.at("hbm_capacity_bytes").get<double>();
-  const double usable = m.at("usable_hbm_bytes").get<double>();
-  if (hbm > usable) {
-    const std::string who = m.contains("peak_hbm_rank")
-                                ? fmt::format("rank {}", m.at("peak_hbm_rank").get<int64_t>())
-                                : "the fullest rank";
-    std::string largest;
-    double largest_bytes = -1;
-    if (m.contains("hbm_at_peak_bytes")) {
-      for (const auto& [name, bytes] : m.at("hbm_at_peak_bytes").items()) {
-        if (bytes.get<double>() > largest_bytes) {
-          largest_bytes = bytes.get<double>();
-          largest = name;
-        }
-      }
-    }
-    const std::string limit = usable < cap
-                                  ? fmt::format(
-                                        "{:.2f} GiB usable (the GPU's {:.2f} GiB less the {:g}% headroom of "
-                                        "training.memory_headroom)",
-                                        usable / config::kBytesPerGiB, cap / config::kBytesPerGiB,
-                                        100 * m.at("memory_headroom").get<double>())
-                                  : fmt::format("{:.2f} GiB", cap / config::kBytesPerGiB);
-    out += fmt::format("{} needs {:.2f} GiB of HBM at its peak but the GPU has {} (over by {:.2f} GiB{})",
-                       who, hbm / config::kBytesPerGiB, limit, (hbm - usable) / config::kBytesPerGiB,
-                       largest.empty() ? ""
-                                       : fmt::format("; largest part: {} {:.2f} GiB", largest,
-                                                     largest_bytes / config::kBytesPerGiB));
-    if (hbm <= cap) {
-      out +=
-          "; the peak is within the bare capacity, where the caching allocator's fragmentation makes "
-          "real runs fail: lower the headroom only for a measured peak (expandable_segments)";
-    }
-  }
-  const double host = m.at("peak_host_bytes_per_node").get<double>();
-  const double host_cap = m.at("host_capacity_bytes_per_node").get<double>();
-  if (host > host_cap) {
-    if (!out.empty()) out += "; ";
-    out += fmt::format("a node needs {:.2f} GiB of host memory but has {:.2f} GiB (over by {:.2f} GiB)",
-                       host / config::kBytesPerGiB, host_cap / config::kBytesPerGiB,
-                       (host - host_cap) / config::kBytesPerGiB);
-  }
-  return out;
+  return infeasibility(memory_verdict_from_json(report.at("memory")));
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include "sim/config/scenario.h"
 #include "sim/engine/scenario_run.h"
 #include "sim/report/breakdown.h"
+#include "sim/report/memory_verdict.h"
 
 namespace trainsim::report {
 
@@ -40,9 +41,7 @@ struct RunMetrics {
   double hfu = 0;
   double executed_flops_utilization = 0;
   Breakdown breakdown;  // of the critical rank (outside_layers_s included; no per-collective split)
-  double peak_hbm_bytes = 0;
-  double peak_host_bytes_per_node = 0;
-  bool fits = true;
+  MemoryVerdict memory;
   // When the scenario models power (the report's "power"): the GPUs' mean draw and the IT energy per
   // token.
   std::optional<double> gpu_mean_w;
@@ -53,19 +52,19 @@ struct RunMetrics {
 };
 
 // The metrics as the keys of a report (gpus, iteration_time_s, tokens_per_s, tflops_per_gpu, mfu, hfu,
-// executed_flops_utilization, compute_outside_layers_s, breakdown, memory's peak_hbm_bytes,
-// peak_host_bytes_per_node and fits, and those of power's gpu_mean_w and energy_per_token_j and
-// campaign's wall_time_s that are set, a campaign that never completes having none): what
-// make_run_report and sweep's closed-form results share.
+// executed_flops_utilization, compute_outside_layers_s, breakdown, memory (memory_verdict.h), and
+// those of power's gpu_mean_w and energy_per_token_j and campaign's wall_time_s that are set, a
+// campaign that never completes having none): what make_run_report and sweep's closed-form results
+// share.
 nlohmann::json to_json(const RunMetrics& metrics);
 // The metrics of a report holding to_json's keys (made by make_run_report, or a sweep's closed-form
 // result). Throws nlohmann::json::exception when the report lacks one.
 RunMetrics run_metrics(const nlohmann::json& report);
-// The limits a report's "memory" object states beside the peaks: hbm_capacity_bytes, memory_headroom,
-// usable_hbm_bytes and host_capacity_bytes_per_node, from `scenario`.
-nlohmann::json memory_limits(const config::Scenario& scenario);
+// The metrics of a finished run, as make_run_report states them, without building the report.
+RunMetrics run_metrics(const config::Scenario& scenario, const engine::ScenarioRun& run);
 
-// Builds the report. Never throws for a finished run.
+// Builds the report: to_json of run_metrics(scenario, run), and every other section. Never throws for
+// a finished run.
 nlohmann::json make_run_report(const config::Scenario& scenario, const engine::ScenarioRun& run,
                                const ReportContext& context);
 
@@ -89,9 +88,8 @@ std::string render_accuracy(const nlohmann::json& accuracy);
 // The communication log in nccl-tests form (size, count, time, algbw, busbw per kind and group).
 std::string render_comm_table(const nlohmann::json& report);
 
-// The sentence explaining why a report's plan does not fit, naming the rank, the peak, the
-// capacity and by how much it overflows; empty when it fits. Also takes the closed-form estimate's
-// report (sweep --analytic), which has no rank and no parts: it names "the fullest rank".
+// infeasibility() of the memory verdict a report states (made by make_run_report, or the closed-form
+// estimate's of sweep --analytic, which has no rank and no parts: it names "the fullest rank").
 std::string infeasibility(const nlohmann::json& report);
 
 }  // namespace trainsim::report

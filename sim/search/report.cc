@@ -200,7 +200,7 @@ std::string render_table(const SearchResult& r, const std::string& scenario_path
         fmt::format("{:.5g}", t),
         fmt::format("{:.1f}", m.tokens_per_s),
         fmt::format("{:.1f}%", 100 * m.mfu),
-        fmt::format("{:.2f}", m.peak_hbm_bytes / config::kBytesPerGiB)};
+        fmt::format("{:.2f}", m.memory.peak_hbm_bytes / config::kBytesPerGiB)};
     for (const report::BreakdownPart& part : report::kBreakdownParts) {
       row.push_back(fmt::format("{:.1f}", t > 0 ? 100 * m.breakdown.*part.seconds / t : 0.0));
     }

@@ -61,7 +61,6 @@ json analytic_report(const config::Scenario& s, const estimate::IterationTimeEst
         {"executed_flops_per_iteration", e.executed_flops}}},
       {"warnings", warning_list},
   });
-  report["memory"].update(report::memory_limits(s));
   if (s.campaign.tokens > 0)
     report["campaign"] = report::campaign_report(s, e.iteration_s, e.peak_host_bytes_per_node);
   return report;

@@ -55,9 +55,7 @@ Measurement simulate(const Case& c, const config::Scenario& s) {
   options.network =
       c.network == Network::kIdeal ? engine::NetworkModel::kIdeal : engine::NetworkModel::kSimgrid;
   const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(s, options);
-  const nlohmann::json report =
-      report::make_run_report(s, *run, {"trainsim validate", std::string(to_string(c.network)), false, 1});
-  const report::RunMetrics metrics = report::run_metrics(report);
+  const report::RunMetrics metrics = report::run_metrics(s, *run);
   Measurement out;
   if (c.metric == Metric::kLayerForward || c.metric == Metric::kLayerBackward) {
     const LayerTimes layers = layer_times(*run);
@@ -68,8 +66,8 @@ Measurement simulate(const Case& c, const config::Scenario& s) {
   }
   out.iteration_time_s = metrics.iteration_time_s;
   out.breakdown = metrics.breakdown;
-  out.fits = metrics.fits;
-  out.infeasible = report::infeasibility(report);
+  out.fits = metrics.memory.fits;
+  out.infeasible = report::infeasibility(metrics.memory);
   return out;
 }
 

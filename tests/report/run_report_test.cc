@@ -1,15 +1,18 @@
 // The typed results of a run report: what make_run_report states under its keys is what run_metrics
-// reads back (power and a campaign's wall time when the report has them) and the breakdown's parts
-// add up to the iteration; its communication log reads back as CommRecords in nccl-tests'
+// reads back (power and a campaign's wall time when the report has them) and what it computes from
+// the run directly, and the breakdown's parts add up to the iteration; the memory verdict explains
+// an overflow alike from either; the communication log reads back as CommRecords in nccl-tests'
 // conventions; a report missing a field is refused.
 #include "sim/report/run_report.h"
 
 #include <filesystem>
 #include <limits>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "sim/config/loader.h"
+#include "sim/config/units.h"
 #include "sim/engine/scenario_run.h"
 #include "sim/report/comm_log.h"
 
@@ -35,8 +38,10 @@ TEST(RunMetrics, ReadBackWhatTheReportStates) {
   EXPECT_EQ(m.tokens_per_s, report.at("tokens_per_s").get<double>());
   EXPECT_EQ(m.mfu, report.at("mfu").get<double>());
   EXPECT_EQ(m.hfu, report.at("hfu").get<double>());
-  EXPECT_EQ(m.peak_hbm_bytes, report.at("memory").at("peak_hbm_bytes").get<double>());
-  EXPECT_EQ(m.fits, report.at("memory").at("fits").get<bool>());
+  EXPECT_EQ(m.memory.peak_hbm_bytes, report.at("memory").at("peak_hbm_bytes").get<double>());
+  EXPECT_EQ(m.memory.fits, report.at("memory").at("fits").get<bool>());
+  EXPECT_EQ(m.memory.peak_hbm_rank, report.at("memory").at("peak_hbm_rank").get<int64_t>());
+  EXPECT_EQ(m.memory.hbm_at_peak_bytes.size(), report.at("memory").at("hbm_at_peak_bytes").size());
   EXPECT_GT(m.breakdown.bubble_s, 0);  // pp 8
   EXPECT_GT(m.breakdown.outside_layers_s, 0);
   EXPECT_NEAR(m.breakdown.total_s(), m.iteration_time_s, 1e-9 * m.iteration_time_s);
@@ -50,6 +55,38 @@ TEST(RunMetrics, ReadBackWhatTheReportStates) {
   nlohmann::json partial = report;
   partial.at("memory").erase("fits");
   EXPECT_THROW(run_metrics(partial), nlohmann::json::exception);
+}
+
+// The metrics of a run without its report are those the report states, campaign and power included.
+TEST(RunMetrics, OfARunAreThoseItsReportStates) {
+  config::Scenario s = shipped("03-gpt3-175b-64xa100.yaml");
+  s.campaign.tokens = 1e9;
+  engine::RunOptions options;
+  options.network = engine::NetworkModel::kIdeal;
+  const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(s, options);
+  const nlohmann::json report = make_run_report(s, *run, {"", "ideal", false, 1});
+  const RunMetrics m = run_metrics(s, *run);
+  ASSERT_TRUE(m.campaign_wall_time_s && m.gpu_mean_w);
+  EXPECT_EQ(to_json(m), to_json(run_metrics(report)));
+}
+
+// An overflowing plan is explained alike from the run and from its report: the fullest rank, by how
+// much, its largest part.
+TEST(MemoryVerdict, InfeasibilityNamesTheRankAndItsLargestPart) {
+  config::Scenario s = shipped("03-gpt3-175b-64xa100.yaml");
+  s.cluster.hardware.gpu.hbm_capacity_bytes = 8 * config::kBytesPerGiB;
+  engine::RunOptions options;
+  options.network = engine::NetworkModel::kIdeal;
+  const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(s, options);
+  const MemoryVerdict v = run_metrics(s, *run).memory;
+  EXPECT_FALSE(v.fits);
+  const std::string why = infeasibility(v);
+  EXPECT_THAT(why, ::testing::ContainsRegex("^rank [0-9]+ needs .* GiB of HBM at its peak but the GPU has "
+                                            "7.60 GiB usable .*; largest part: [a-z]+ "));
+  EXPECT_EQ(why, infeasibility(make_run_report(s, *run, {"", "ideal", false, 1})));
+  const MemoryVerdict estimate = memory_verdict(s, v.peak_hbm_bytes, 0);  // no rank, no parts
+  EXPECT_THAT(infeasibility(estimate), ::testing::StartsWith("the fullest rank needs"));
+  EXPECT_EQ(to_json(memory_verdict_from_json(to_json(v))), to_json(v));
 }
 
 TEST(RunMetrics, ACampaignsWallTimeInfiniteWhenItNeverCompletes) {

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 #include <simgrid/s4u.hpp>
+#include <simgrid/simix.hpp>
 
 #include "sim/cost/op_cost.h"
 #include "sim/cost/rank_schedule.h"
@@ -209,10 +210,12 @@ std::vector<sg4::ActorPtr> Simulation::start_mirrored_collectives(const RankStat
                            bytes = op.bytes](const std::vector<MirrorTraffic::Gpus>& groups) {
     std::vector<sg4::ActorPtr> each;
     each.reserve(groups.size());
-    for (const MirrorTraffic::Gpus& gpus : groups) {
-      each.push_back(sg4::Actor::create(
-          "mirror", host, [this, kind, &gpus, bytes] { transport_.collective(kind, gpus, bytes); }));
-    }
+    simgrid::kernel::actor::simcall_answered([&] {  // one simcall for all (see FlowRunner::start_transfers)
+      for (const MirrorTraffic::Gpus& gpus : groups) {
+        each.push_back(sg4::Actor::create(
+            "mirror", host, [this, kind, &gpus, bytes] { transport_.collective(kind, gpus, bytes); }));
+      }
+    });
     return each;
   };
   const Mirrored<MirrorTraffic::Gpus>& mirrored = mirrors_->collectives(rs.job->index, group, op);

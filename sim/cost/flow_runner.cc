@@ -128,12 +128,14 @@ void FlowRunner::run(const CollectiveSchedule& schedule, int tag) const {
     }
     if (!index) index.emplace(schedule);
     std::vector<sg4::ActorPtr> helpers;
-    for (const int gpu : schedule.members) {
-      if (index->outgoing(p, gpu).empty() && index->incoming(p, gpu).empty()) continue;
-      helpers.push_back(sg4::Actor::create("flows", platform_.gpu_host(gpu), [this, &index, p, gpu, tag] {
-        finish_member_flows(*index, p, gpu, start_member_flows(*index, p, gpu, tag));
-      }));
-    }
+    simgrid::kernel::actor::simcall_answered([&] {  // one simcall for all, as start_transfers
+      for (const int gpu : schedule.members) {
+        if (index->outgoing(p, gpu).empty() && index->incoming(p, gpu).empty()) continue;
+        helpers.push_back(sg4::Actor::create("flows", platform_.gpu_host(gpu), [this, &index, p, gpu, tag] {
+          finish_member_flows(*index, p, gpu, start_member_flows(*index, p, gpu, tag));
+        }));
+      }
+    });
     for (const sg4::ActorPtr& helper : helpers) helper->join();
   }
 }

@@ -71,7 +71,9 @@ struct CollectiveInstance {
   std::vector<sg4::ActorPtr> waiting;  // the members' actors suspended until it is done
   // Wakes the members waiting for it.
   void notify_all() {
-    for (const sg4::ActorPtr& actor : waiting) actor->resume();
+    simgrid::kernel::actor::simcall_answered([this] {  // one simcall for all, as flows start
+      for (const sg4::ActorPtr& actor : waiting) actor->resume();
+    });
     waiting.clear();
   }
 };

@@ -166,4 +166,13 @@ Breakdown breakdown_from_json(const nlohmann::json& parts) {
   return b;
 }
 
+nlohmann::json to_json(const StageBreakdown& stage) {
+  nlohmann::json row = to_json(stage.breakdown);
+  row.update({{"stage", stage.stage},
+              {"layers", stage.layers},
+              {"rank", stage.rank},
+              {"busy_until_s", stage.busy_until_s}});
+  return row;
+}
+
 }  // namespace trainsim::report

@@ -56,6 +56,20 @@ inline constexpr std::array<BreakdownPart, 5> kBreakdownParts = {
 nlohmann::json to_json(const Breakdown& b);
 Breakdown breakdown_from_json(const nlohmann::json& parts);
 
+// One pipeline stage's time, as a run report's "stages" rows state it: the stage's first simulated
+// rank over the iteration up to its own last op (the critical rank alone can be a light stage that
+// mostly waits for the heavy ones).
+struct StageBreakdown {
+  int64_t stage = 0;
+  int64_t layers = 0;  // the transformer layers the stage holds, all its model chunks
+  int64_t rank = 0;
+  double busy_until_s = 0;  // its last op's end, from the iteration's start
+  Breakdown breakdown;
+};
+
+// A stage's row: the five parts (to_json of its breakdown), stage, layers, rank and busy_until_s.
+nlohmann::json to_json(const StageBreakdown& stage);
+
 // The breakdown of `run` (ops of `graph`) over [start_s, end_s], the rank's last iteration.
 Breakdown attribute_time(const workload::Graph& graph, const engine::RankRun& run, double start_s,
                          double end_s);

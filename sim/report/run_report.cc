@@ -271,9 +271,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   const double iteration_start = parts.iteration_start_s;
   const workload::Graph& critical_graph = run.graph(parts.critical);
   const engine::RankRun& critical_run = r.ranks[parts.critical];
-  // Every pipeline stage's first simulated rank, over the iteration up to its own last op: the
-  // critical rank alone can be a light stage that mostly waits for the heavy ones.
-  json stages = json::array();
+  std::vector<StageBreakdown> stages;
   if (s.parallelism.pp > 1) {
     const workload::StageLayout layout = workload::partition_layers(workload::derive_shapes(s, run.plan));
     std::vector<bool> seen(static_cast<size_t>(s.parallelism.pp), false);
@@ -282,23 +280,19 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       if (seen[stage]) continue;
       seen[stage] = true;
       const engine::RankRun& rr = r.ranks[i];
-      const Breakdown sb = attribute_time(run.graph(i), rr, iteration_start, rr.finish_s);
-      int64_t layers = 0;
+      StageBreakdown row{static_cast<int64_t>(stage), 0, rr.rank, rr.finish_s - iteration_start,
+                         attribute_time(run.graph(i), rr, iteration_start, rr.finish_s)};
       for (int64_t chunk = 0; chunk < layout.vpp; ++chunk) {
-        layers +=
+        row.layers +=
             layout.layer_count[static_cast<size_t>(layout.virtual_stage(static_cast<int64_t>(stage), chunk))];
       }
-      json row = to_json(sb);
-      row.update({{"stage", stage},
-                  {"layers", layers},
-                  {"rank", rr.rank},
-                  {"busy_until_s", rr.finish_s - iteration_start}});
       stages.push_back(std::move(row));
     }
-    std::sort(stages.begin(), stages.end(), [](const json& x, const json& y) {
-      return x.at("stage").get<int64_t>() < y.at("stage").get<int64_t>();
-    });
+    std::sort(stages.begin(), stages.end(),
+              [](const StageBreakdown& x, const StageBreakdown& y) { return x.stage < y.stage; });
   }
+  json stage_rows = json::array();
+  for (const StageBreakdown& stage : stages) stage_rows.push_back(to_json(stage));
 
   json warnings = json::array();
   for (const std::string& w : run.warnings.messages()) warnings.push_back(w);
@@ -319,7 +313,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
       {"attention_kernel", config::to_string(s.attention_kernel())},
       {"attention_pricing", fused_attention_pricing(s)},
       {"critical_rank", r.critical_rank},
-      {"stages", stages},
+      {"stages", stage_rows},
       {"comm", comm},
       {"analytic",
        {{"parameters", parts.summary.parameters},

@@ -59,7 +59,7 @@ json kernel_classes(const config::Scenario& s, const workload::Graph& graph, con
 
 json why_slow(const config::Scenario& s, const workload::Graph& critical_graph,
               const engine::RankRun& critical_run, double start_s, double end_s, const Breakdown& b,
-              const json& stages, double bubble_ideal, double peak_hbm_bytes) {
+              const std::vector<StageBreakdown>& stages, double bubble_ideal, double peak_hbm_bytes) {
   const double iteration_s = end_s - start_s;
   std::vector<std::pair<std::string, double>> exposed(b.exposed_comm_by_collective_s.begin(),
                                                       b.exposed_comm_by_collective_s.end());
@@ -71,15 +71,14 @@ json why_slow(const config::Scenario& s, const workload::Graph& critical_graph,
   json bubble = {
       {"simulated_s", b.bubble_s}, {"fraction", b.bubble_s / iteration_s}, {"ideal_fraction", bubble_ideal}};
   if (stages.size() > 1) {
-    const auto by_compute = [](const json& x, const json& y) {
-      return x.at("compute_s").get<double>() < y.at("compute_s").get<double>();
+    const auto by_compute = [](const StageBreakdown& x, const StageBreakdown& y) {
+      return x.breakdown.compute_s < y.breakdown.compute_s;
     };
-    const json& lightest = *std::min_element(stages.begin(), stages.end(), by_compute);
-    const json& heaviest = *std::max_element(stages.begin(), stages.end(), by_compute);
-    bubble["stage_compute_spread_s"] =
-        heaviest.at("compute_s").get<double>() - lightest.at("compute_s").get<double>();
-    bubble["heaviest_stage"] = heaviest.at("stage");
-    bubble["lightest_stage"] = lightest.at("stage");
+    const StageBreakdown& lightest = *std::min_element(stages.begin(), stages.end(), by_compute);
+    const StageBreakdown& heaviest = *std::max_element(stages.begin(), stages.end(), by_compute);
+    bubble["stage_compute_spread_s"] = heaviest.breakdown.compute_s - lightest.breakdown.compute_s;
+    bubble["heaviest_stage"] = heaviest.stage;
+    bubble["lightest_stage"] = lightest.stage;
   }
   const double usable = s.usable_hbm_bytes();
   return {{"exposed_comm", comm},

@@ -7,6 +7,7 @@
 #define TRAINSIM_SIM_REPORT_WHY_SLOW_H_
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,12 +23,12 @@ namespace trainsim::report {
 // seconds at the dtype's dense peak and the HBM bandwidth, and its efficiency = roofline / busy,
 // longest first), "bubble" (simulated seconds and fraction, the schedule's ideal fraction, the spread of
 // the stages' compute) and "memory" (HBM left free under the usable limit). `critical_graph` and
-// `critical_run` are the critical rank's, over [start_s, end_s]; `stages` the run report's per-stage
-// breakdown; `bubble_ideal` the closed form's (p - 1) / (m v).
+// `critical_run` are the critical rank's, over [start_s, end_s]; `stages` the pipeline stages' breakdowns
+// (empty without a pipeline); `bubble_ideal` the closed form's (p - 1) / (m v).
 nlohmann::json why_slow(const config::Scenario& scenario, const workload::Graph& critical_graph,
                         const engine::RankRun& critical_run, double start_s, double end_s,
-                        const Breakdown& breakdown, const nlohmann::json& stages, double bubble_ideal,
-                        double peak_hbm_bytes);
+                        const Breakdown& breakdown, const std::vector<StageBreakdown>& stages,
+                        double bubble_ideal, double peak_hbm_bytes);
 
 // The "why" section of the run table (with the report's "changes" when present).
 std::string render_why_slow(const nlohmann::json& why, double iteration_s);

@@ -71,10 +71,13 @@ struct CollectiveInstance {
   std::vector<sg4::ActorPtr> waiting;  // the members' actors suspended until it is done
   // Wakes the members waiting for it.
   void notify_all() {
-    simgrid::kernel::actor::simcall_answered([this] {  // one simcall for all, as flows start
-      for (const sg4::ActorPtr& actor : waiting) actor->resume();
-    });
+    // Taken now, resumed in one simcall (as flows start): maestro runs the simcall after the actors
+    // scheduled behind this one, so it must not read what they may change.
+    const std::vector<sg4::ActorPtr> members = std::move(waiting);
     waiting.clear();
+    simgrid::kernel::actor::simcall_answered([&members] {
+      for (const sg4::ActorPtr& actor : members) actor->resume();
+    });
   }
 };
 

@@ -7,6 +7,7 @@
 // where the first time/algbw/busbw/#wrong group is out-of-place and the second in-place.
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <optional>
 #include <regex>
 #include <string>
@@ -43,7 +44,8 @@ std::optional<double> number(const std::string& text) {
   double value = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end) return std::nullopt;
+  // from_chars reads "nan" and "inf" too: no measurement is either.
+  if (ec != std::errc() || ptr != end || !std::isfinite(value)) return std::nullopt;
   return value;
 }
 

@@ -210,6 +210,21 @@ TEST(NcclTestsText, GarbledValuesAreLocatedToTheirColumn) {
   EXPECT_NE(message.find("column \"time\": expected a non-negative number"), std::string::npos) << message;
 }
 
+// from_chars reads "nan" and "inf": a size or time that is not finite is refused like any garbled value
+// (a fuzzed log with a size of "nan" reached the profile writer).
+TEST(NcclTestsText, NonFiniteValuesAreRefused) {
+  const std::string text = testing::nccl_tests_text(run_of(CollectiveKind::kAllReduce));
+  const size_t row_start = text.find("\n      262144") + 1;
+  for (const char* word : {"nan", "inf"}) {
+    std::string bad = text;
+    bad.replace(bad.find("262144", row_start), 6, std::string(6 - std::string(word).size(), ' ') + word);
+    const std::string message = error_of([&] { parse_nccl_tests_text(bad, "log.txt"); });
+    EXPECT_NE(message.find(fmt::format("column \"size\": expected a non-negative number, got \"{}\"", word)),
+              std::string::npos)
+        << message;
+  }
+}
+
 TEST(NcclTestsText, NumbersBeyondRangeInHeaderLinesAreLocated) {
   const std::string text = testing::nccl_tests_text(run_of(CollectiveKind::kAllReduce));
   const size_t at = text.find("nccl-library=");

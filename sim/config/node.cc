@@ -261,6 +261,23 @@ bool decode(const Node& node, std::filesystem::path& out) {
   return true;
 }
 
+bool decode(const Node& node, std::vector<std::string>& out, std::string_view what) {
+  if (!node.is_sequence()) {
+    node.error(fmt::format("expected {}", what));
+    return false;
+  }
+  bool all = true;
+  for (const Node& element : node.elements()) {
+    std::string text;
+    if (decode(element, text)) {
+      out.push_back(std::move(text));
+    } else {
+      all = false;
+    }
+  }
+  return all;
+}
+
 std::string unknown_choice_message(const std::string& value, const std::vector<std::string>& choices) {
   return fmt::format("unknown value \"{}\"{}; expected one of: {}", value, did_you_mean(value, choices),
                      fmt::join(choices, ", "));

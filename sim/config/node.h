@@ -108,6 +108,10 @@ bool decode_percent(const Node& node, double& out,
                     double max_percent = std::numeric_limits<double>::infinity());
 // A path, resolved against the directory of the file that wrote it and normalised.
 bool decode(const Node& node, std::filesystem::path& out);
+// A list of strings. When `node` is not a list, records "expected <what>" (e.g. what = "a list of
+// case ids") and returns false; otherwise appends every element that is a string to `out` (each
+// other one recorded as an error) and returns whether all were.
+bool decode(const Node& node, std::vector<std::string>& out, std::string_view what);
 
 // "unknown value "X" (did you mean "Y"?); expected one of: a, b, c".
 std::string unknown_choice_message(const std::string& value, const std::vector<std::string>& choices);

@@ -60,15 +60,7 @@ void decode_fit(MapReader& m, StackFit& out) {
       element.error(unknown_choice_message(name, names));
     }
   }
-  if (const Node inputs = m.child("inputs"); inputs.defined()) {
-    if (!inputs.is_sequence()) {
-      inputs.error("expected the list of case files or folders the fit read, relative to this file");
-    } else {
-      for (const Node& element : inputs.elements()) {
-        if (std::string path; decode(element, path)) out.inputs.push_back(path);
-      }
-    }
-  }
+  m.read("inputs", out.inputs, "the list of case files or folders the fit read, relative to this file");
   if (const Node traces = m.child("traces"); traces.defined()) {
     if (!traces.is_sequence()) {
       traces.error("expected a list of {scenario, trace}: profiled runs the fit read, relative to this file");

@@ -5,17 +5,14 @@
 
 #include <fmt/format.h>
 
-#include "sim/analytic/campaign.h"
 #include "sim/config/units.h"
 
 namespace trainsim::report {
 
 using nlohmann::json;
 
-json campaign_report(const config::Scenario& scenario, double iteration_s,
-                     double training_host_bytes_per_node, const json& power) {
-  const analytic::CampaignEstimate e =
-      analytic::estimate_campaign(scenario, iteration_s, training_host_bytes_per_node);
+json campaign_report(const config::Scenario& scenario, const analytic::CampaignEstimate& e,
+                     const json& power) {
   json out = {{"tokens", e.tokens},
               {"iterations", e.iterations},
               {"training_s", e.training_s},

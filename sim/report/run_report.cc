@@ -207,6 +207,7 @@ struct RunParts {
   Breakdown breakdown;  // of the critical rank, over the last iteration
   MemoryVerdict memory;
   json power;  // power_report's, null when the scenario models no power
+  std::optional<analytic::CampaignEstimate> campaign;  // when the scenario states one
 };
 
 RunParts run_parts(const config::Scenario& s, const engine::ScenarioRun& run) {
@@ -228,6 +229,9 @@ RunParts run_parts(const config::Scenario& s, const engine::ScenarioRun& run) {
         fullest.hbm_at_peak_bytes[static_cast<size_t>(c)];
   }
   p.power = power_report(s, run);
+  if (s.campaign.tokens > 0) {
+    p.campaign = analytic::estimate_campaign(s, r.iteration_time_s, p.memory.peak_host_bytes_per_node);
+  }
   return p;
 }
 
@@ -250,9 +254,7 @@ RunMetrics metrics_of(const config::Scenario& s, const engine::ScenarioRun& run,
     m.gpu_mean_w = p.power.at("gpu_mean_w").get<double>();
     m.energy_per_token_j = p.power.at("energy_per_token_j").get<double>();
   }
-  if (s.campaign.tokens > 0) {
-    m.campaign_wall_time_s = analytic::estimate_campaign(s, t, p.memory.peak_host_bytes_per_node).wall_time_s;
-  }
+  if (p.campaign) m.campaign_wall_time_s = p.campaign->wall_time_s;
   return m;
 }
 
@@ -330,9 +332,7 @@ json make_run_report(const config::Scenario& s, const engine::ScenarioRun& run,
   if (context.iterations > 1) report["iterations"] = iterations_report(r);
   if (s.stragglers.any()) report["stragglers"] = stragglers(s.stragglers, run);
   if (!parts.power.is_null()) report["power"] = parts.power;
-  if (s.campaign.tokens > 0)
-    report["campaign"] =
-        campaign_report(s, m.iteration_time_s, m.memory.peak_host_bytes_per_node, parts.power);
+  if (parts.campaign) report["campaign"] = campaign_report(s, *parts.campaign, parts.power);
   if (run.links) report["links"] = link_load_report(*run.links);
   if (r.mirrors_found > 0) {
     report["simulation"]["mirrored_communications"] = {{"found", r.mirrors_found},

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/analytic/campaign.h"
 #include "sim/common/version.h"
 #include "sim/estimate/iteration_time.h"
 #include "sim/report/campaign.h"
@@ -61,8 +62,10 @@ json analytic_report(const config::Scenario& s, const estimate::IterationTimeEst
         {"executed_flops_per_iteration", e.executed_flops}}},
       {"warnings", warning_list},
   });
-  if (s.campaign.tokens > 0)
-    report["campaign"] = report::campaign_report(s, e.iteration_s, e.peak_host_bytes_per_node);
+  if (s.campaign.tokens > 0) {
+    report["campaign"] =
+        report::campaign_report(s, analytic::estimate_campaign(s, e.iteration_s, e.peak_host_bytes_per_node));
+  }
   return report;
 }
 

@@ -165,16 +165,7 @@ std::vector<AccuracyRow> parse_accuracy(const std::string& text, const std::stri
     r.require("median_abs_error", row.median_abs_error, config::RealRange{0});
     r.require("max_abs_error", row.max_abs_error, config::RealRange{0});
     r.require("simulated_faster", row.simulated_faster, config::kNonNegative);
-    const config::Node suites = r.child("suites");
-    if (!suites.defined()) {
-      r.missing("suites");
-    } else if (!suites.is_sequence()) {
-      suites.error("expected a list of suite names, e.g. [korthikanti-table5]");
-    } else {
-      for (const config::Node& suite : suites.elements()) {
-        if (std::string name; config::decode(suite, name)) row.suites.push_back(std::move(name));
-      }
-    }
+    r.require("suites", row.suites, "a list of suite names, e.g. [korthikanti-table5]");
     r.finish();
     rows.push_back(std::move(row));
   }

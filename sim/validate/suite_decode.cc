@@ -16,21 +16,11 @@ void decode_shape_check(const Node& node, ShapeCheck& out) {
   m.require("kind", out.kind);
   m.require("name", out.name);
   m.require("source", out.source);
-  const Node cases = m.child("cases");
-  if (!cases.defined()) {
-    m.missing("cases");
-  } else if (!cases.is_sequence()) {
-    cases.error("expected a list of case ids");
-  } else {
-    for (const Node& element : cases.elements()) {
-      std::string id;
-      if (config::decode(element, id)) out.cases.push_back(id);
-    }
-  }
-  if (cases.is_sequence() &&
+  if (m.require("cases", out.cases, "a list of case ids") &&
       (out.kind == ShapeKind::kRising ? out.cases.size() < 2 : out.cases.size() != 2)) {
-    cases.error(out.kind == ShapeKind::kRising ? "a rising check needs at least two cases, in order"
-                                               : "this check compares exactly two cases: [first, second]");
+    m.child("cases").error(out.kind == ShapeKind::kRising
+                               ? "a rising check needs at least two cases, in order"
+                               : "this check compares exactly two cases: [first, second]");
   }
   if (out.kind == ShapeKind::kBelow) {
     m.require("min_gap", out.min_gap, config::RealRange{0, std::numeric_limits<double>::infinity()});

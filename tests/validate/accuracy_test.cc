@@ -143,6 +143,11 @@ TEST(AccuracyFile, TopLevelAndChoicesAreChecked) {
       AllOf(HasSubstr("regimes[0].role: unknown value \"fitted\""),
             HasSubstr("expected one of: calibration, validation"),
             HasSubstr("regimes[0].suites: expected a list of suite names")));
+  EXPECT_THAT(
+      error_of("schema_version: 1\nregimes:\n  - {framework: x, gpu: y, gpus: 1-8, role: calibration, "
+               "cases: 1, median_abs_error: 0.1, max_abs_error: 0.1, simulated_faster: 0, "
+               "suites: [s, {t: 1}]}\n"),
+      HasSubstr("regimes[0].suites[1]: expected a string"));
 }
 
 TEST(AccuracyFile, DriftNamesEveryRegimeThatMoved) {

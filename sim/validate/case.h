@@ -153,6 +153,8 @@ ValidationSet load_validation_set(const std::filesystem::path& root);
 // "tokens").
 std::string_view to_string(Metric metric);
 std::string_view unit_of(Metric metric);
+// A value of `metric` as tables show it: "1.234 s", "12.50 ms", "45.2%", "312.4 TF/s", "2Mi".
+std::string format_value(Metric metric, double value);
 std::string_view to_string(Comparison comparison);
 std::string_view to_string(Confidence confidence);
 std::string_view to_string(Network network);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/config/units.h"
 #include "sim/validate/case.h"
 #include "sim/validate/decode_internal.h"
 
@@ -153,6 +154,31 @@ std::string_view unit_of(Metric metric) {
     case Metric::kMegatronDeepspeedMfu:
     case Metric::kCommVolumeRatio:
       return "";
+  }
+  return "";
+}
+
+std::string format_value(Metric metric, double value) {
+  switch (metric) {
+    case Metric::kIterationTime:
+    case Metric::kLayerForward:
+    case Metric::kLayerBackward:
+      return value >= 1 ? fmt::format("{:.3f} s", value) : fmt::format("{:.2f} ms", 1e3 * value);
+    case Metric::kMaxSequenceTokens:
+      return config::format_count(static_cast<int64_t>(value));
+    case Metric::kCommVolumeRatio:
+      return fmt::format("{:.3f}", value);
+    case Metric::kTokensPerGpu:
+      return fmt::format("{:.0f} tok/s", value);
+    case Metric::kMfu:
+    case Metric::kHfu:
+    case Metric::kExecutedFlopsUtilization:
+    case Metric::kMegatronDeepspeedMfu:
+      return fmt::format("{:.1f}%", 100 * value);
+    case Metric::kTflopsPerGpu:
+    case Metric::kHardwareTflopsPerGpu:
+    case Metric::kMegatronDeepspeedTflops:
+      return fmt::format("{:.1f} TF/s", value);
   }
   return "";
 }

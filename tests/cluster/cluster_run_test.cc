@@ -40,8 +40,8 @@ void write_inputs(const ScratchDir& dir, int oversubscription) {
 // Runs `jobs` (YAML lines of the jobs list) of the cluster in the working directory, with every rank
 // simulated on `network`, the trace written to `trace` when given, the `links` busiest link directions
 // reported when > 0.
-json run(const std::string& jobs, const std::string& network = "simgrid", const std::string& trace = "",
-         size_t links = 0) {
+ClusterReport run(const std::string& jobs, const std::string& network = "simgrid",
+                  const std::string& trace = "", size_t links = 0) {
   std::ofstream("c.yaml") << "schema_version: 1\ntopology: tree.yaml\nhardware: hw.yaml\njobs:\n" << jobs;
   const ClusterFile file = load_cluster("c.yaml");
   ClusterRunOptions options;
@@ -54,10 +54,6 @@ json run(const std::string& jobs, const std::string& network = "simgrid", const 
   return make_cluster_report(file, run_cluster(file, options), {"test", network, true, 2});
 }
 
-double exposed_comm(const json& job, const char* run) {
-  return job.at(run).at("breakdown").at("exposed_comm_s").get<double>();
-}
-
 // The two jobs' all-reduce rings both cross each leaf's uplink, which carries one NIC's bandwidth:
 // together they get half of it each, so the (bandwidth-bound) all-reduce takes twice as long and
 // nothing else changes. Its latency, NCCL's protocol steps through the network (about 1.3 % of it
@@ -65,26 +61,29 @@ double exposed_comm(const json& job, const char* run) {
 TEST(ClusterRun, JobsSharingAThinUplinkHalveEachOthersAllReduce) {
   ScratchDir dir;
   write_inputs(dir, 2);
-  const json r =
+  const ClusterReport r =
       run("  - {scenario: dp4.yaml, name: a, nodes: [0, 2]}\n  - {scenario: dp4.yaml, name: b, "
           "nodes: [1, 3]}\n");
-  for (const json& job : r.at("jobs")) {
-    SCOPED_TRACE(job.at("name").get<std::string>());
-    const double alone = job.at("alone").at("iteration_time_s").get<double>();
-    const double shared = job.at("shared").at("iteration_time_s").get<double>();
-    const double comm = exposed_comm(job, "alone");
+  for (const JobOutcome& job : r.jobs) {
+    SCOPED_TRACE(job.name);
+    const double alone = job.alone.iteration_time_s;
+    const double comm = job.alone.breakdown.exposed_comm_s;
     ASSERT_GT(comm, 0.2 * alone);
-    EXPECT_NEAR(exposed_comm(job, "shared"), 2 * comm, 0.02 * comm);
-    EXPECT_NEAR(shared - alone, comm, 0.02 * comm);
-    EXPECT_NEAR(job.at("shared").at("breakdown").at("compute_s").get<double>(),
-                job.at("alone").at("breakdown").at("compute_s").get<double>(), 1e-12);
-    const json& slowed = job.at("slowed_collectives");
-    ASSERT_FALSE(slowed.empty());
-    EXPECT_EQ(slowed[0].at("kind"), "all_reduce");
-    EXPECT_NEAR(slowed[0].at("shared_busbw_bytes_per_s").get<double>(),
-                slowed[0].at("alone_busbw_bytes_per_s").get<double>() / 2,
-                0.01 * slowed[0].at("alone_busbw_bytes_per_s").get<double>());
+    EXPECT_NEAR(job.shared.breakdown.exposed_comm_s, 2 * comm, 0.02 * comm);
+    EXPECT_NEAR(job.shared.iteration_time_s - alone, comm, 0.02 * comm);
+    EXPECT_NEAR(job.shared.breakdown.compute_s, job.alone.breakdown.compute_s, 1e-12);
+    ASSERT_FALSE(job.slowed.empty());
+    const SlowedCollective& slowed = job.slowed[0];
+    EXPECT_EQ(slowed.shared.kind, "all_reduce");
+    EXPECT_NEAR(slowed.shared.busbw_bytes_per_s, slowed.alone.busbw_bytes_per_s / 2,
+                0.01 * slowed.alone.busbw_bytes_per_s);
   }
+  // The JSON form states the same.
+  const json j = to_json(r).at("jobs")[0];
+  EXPECT_DOUBLE_EQ(j.at("slowdown").get<double>(), r.jobs[0].slowdown());
+  EXPECT_EQ(j.at("slowed_collectives")[0].at("kind"), "all_reduce");
+  EXPECT_DOUBLE_EQ(j.at("shared").at("breakdown").at("exposed_comm_s").get<double>(),
+                   r.jobs[0].shared.breakdown.exposed_comm_s);
 }
 
 // The link load says why: each leaf's uplink carries both jobs' all-reduce, half each, at its full
@@ -92,12 +91,12 @@ TEST(ClusterRun, JobsSharingAThinUplinkHalveEachOthersAllReduce) {
 TEST(ClusterRun, TheLinkLoadNamesTheSharedUplinkAsTheBottleneck) {
   ScratchDir dir;
   write_inputs(dir, 2);
-  const json r = run(
+  const ClusterReport r = run(
       "  - {scenario: dp4.yaml, name: a, nodes: [0, 2]}\n  - {scenario: dp4.yaml, name: b, nodes: [1, 3]}\n",
       "simgrid", "", 100);
-  ASSERT_TRUE(r.contains("links"));
-  EXPECT_FALSE(r.at("jobs")[0].at("shared_report").contains("links"));  // once, for the cluster
-  const json& busiest = r.at("links").at("busiest");
+  ASSERT_FALSE(r.links.is_null());
+  EXPECT_FALSE(r.jobs[0].shared_report.contains("links"));  // once, for the cluster
+  const json& busiest = r.links.at("busiest");
   ASSERT_FALSE(busiest.empty());
   EXPECT_EQ(busiest[0].at("tier").get<std::string>().rfind("fabric: ", 0), 0u) << busiest[0];
   bool saw_nic = false;
@@ -125,12 +124,10 @@ TEST(ClusterRun, JobsThatShareNoBottleneckDoNotSlowEachOther) {
     write_inputs(dir, oversubscription);
     const std::string nodes = oversubscription == 2 ? "[0, 1]" : "[0, 2]";
     const std::string others = oversubscription == 2 ? "[2, 3]" : "[1, 3]";
-    const json r = run("  - {scenario: dp4.yaml, name: a, nodes: " + nodes +
-                       "}\n  - {scenario: dp4.yaml, "
-                       "name: b, nodes: " +
-                       others + "}\n");
-    for (const json& job : r.at("jobs")) {
-      EXPECT_NEAR(job.at("slowdown").get<double>(), 1.0, 1e-9) << "oversubscription " << oversubscription;
+    const ClusterReport r = run("  - {scenario: dp4.yaml, name: a, nodes: " + nodes +
+                                "}\n  - {scenario: dp4.yaml, name: b, nodes: " + others + "}\n");
+    for (const JobOutcome& job : r.jobs) {
+      EXPECT_NEAR(job.slowdown(), 1.0, 1e-9) << "oversubscription " << oversubscription;
     }
   }
 }
@@ -140,21 +137,19 @@ TEST(ClusterRun, JobsThatShareNoBottleneckDoNotSlowEachOther) {
 TEST(ClusterRun, AJobDoneFirstKeepsRunningWhileAnotherNeedsIt) {
   ScratchDir dir;
   write_inputs(dir, 2);
-  const json r =
+  const ClusterReport r =
       run("  - {scenario: dp4.yaml, name: short, nodes: [0, 2]}\n  - {scenario: dp16.yaml, name: long, "
           "nodes: [1, 3]}\n");
-  const json& short_job = r.at("jobs")[0];
-  const json& long_job = r.at("jobs")[1];
-  const double window = r.at("window_s").get<double>();
-  EXPECT_GE(short_job.at("shared").at("iterations").get<int>(), 3);
-  EXPECT_EQ(long_job.at("shared").at("iterations").get<int>(), 1);
-  EXPECT_GT(window, 2 * long_job.at("alone").at("iteration_time_s").get<double>());
-  EXPECT_GT(short_job.at("slowdown").get<double>(), 1.0);
-  EXPECT_GT(long_job.at("slowdown").get<double>(), 1.0);
+  const JobOutcome& short_job = r.jobs[0];
+  const JobOutcome& long_job = r.jobs[1];
+  EXPECT_GE(short_job.shared_iterations, 3u);
+  EXPECT_EQ(long_job.shared_iterations, 1u);
+  EXPECT_GT(r.window_s, 2 * long_job.alone.iteration_time_s);
+  EXPECT_GT(short_job.slowdown(), 1.0);
+  EXPECT_GT(long_job.slowdown(), 1.0);
   // Its shared time is the mean of those iterations, between their shortest and longest.
-  const json& s = short_job.at("shared");
-  EXPECT_LE(s.at("min_iteration_s").get<double>(), s.at("iteration_time_s").get<double>());
-  EXPECT_GE(s.at("max_iteration_s").get<double>(), s.at("iteration_time_s").get<double>());
+  EXPECT_LE(short_job.min_iteration_s, short_job.shared.iteration_time_s);
+  EXPECT_GE(short_job.max_iteration_s, short_job.shared.iteration_time_s);
 }
 
 // On the contention-free network a job that starts late is the same job, shifted: its iterations
@@ -162,20 +157,20 @@ TEST(ClusterRun, AJobDoneFirstKeepsRunningWhileAnotherNeedsIt) {
 TEST(ClusterRun, ALateStartShiftsTheJob) {
   ScratchDir dir;
   write_inputs(dir, 2);
-  const json r =
+  const ClusterReport r =
       run("  - {scenario: dp4.yaml, name: early, nodes: [0, 2]}\n  - {scenario: dp4.yaml, name: late, "
           "nodes: [1, 3], start: 1s}\n",
           "ideal");
-  const json& early = r.at("jobs")[0];
-  const json& late = r.at("jobs")[1];
-  const double t = late.at("alone").at("iteration_time_s").get<double>();
-  EXPECT_NEAR(r.at("window_s").get<double>(), 1.0 + 2 * t, 1e-9);
-  EXPECT_NEAR(late.at("slowdown").get<double>(), 1.0, 1e-9);
-  EXPECT_NEAR(early.at("slowdown").get<double>(), 1.0, 1e-9);
+  const JobOutcome& early = r.jobs[0];
+  const JobOutcome& late = r.jobs[1];
+  const double t = late.alone.iteration_time_s;
+  EXPECT_NEAR(r.window_s, 1.0 + 2 * t, 1e-9);
+  EXPECT_NEAR(late.slowdown(), 1.0, 1e-9);
+  EXPECT_NEAR(early.slowdown(), 1.0, 1e-9);
   // Of the early job's iterations, only those inside the late one's two count: one or two.
-  EXPECT_GE(early.at("shared").at("iterations").get<int>(), 1);
-  EXPECT_LE(early.at("shared").at("iterations").get<int>(), 2);
-  EXPECT_FALSE(r.at("warnings").empty());  // the ideal network cannot make jobs interfere
+  EXPECT_GE(early.shared_iterations, 1u);
+  EXPECT_LE(early.shared_iterations, 2u);
+  EXPECT_FALSE(r.warnings.empty());  // the ideal network cannot make jobs interfere
 }
 
 // The trace of the jobs together has a process per node, named with the job that holds it.

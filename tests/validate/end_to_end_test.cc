@@ -127,11 +127,13 @@ TEST(ValidateEndToEnd, AValidationCaseItsStackWasFittedOnIsRefused) {
   // The hardware beneath the stack (gemm_fraction 0.8): faster.
   ASSERT_TRUE(declared.hardware_only);
   EXPECT_LT(declared.hardware_only->simulated, declared.measurement.simulated);
-  const nlohmann::json report = make_report(set, results, {"test", 2, 0, false});
-  const nlohmann::json& s = report.at("summary").at("fixture-stack-leak");
-  EXPECT_EQ(s.at("scored"), 1);  // only the validation case, which has no value
-  EXPECT_EQ(s.at("errors"), 1);
-  EXPECT_EQ(s.at("calibration").at("cases"), 1);
+  const ValidationReport report = make_report(set, results, {"test", 2, 0, false});
+  ASSERT_EQ(report.suites.size(), 1u);
+  const SuiteSummary& s = report.suites[0];
+  EXPECT_EQ(s.name, "fixture-stack-leak");
+  EXPECT_EQ(s.scored, 1u);  // only the validation case, which has no value
+  EXPECT_EQ(s.errors, 1u);
+  EXPECT_EQ(s.calibration.cases, 1u);
 }
 
 }  // namespace

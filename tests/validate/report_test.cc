@@ -70,9 +70,10 @@ Fixture make_fixture() {
   return f;
 }
 
+// The JSON form states each case's errors, its breakdown and Calculon's number.
 TEST(ValidationReport, CasesCarryErrorsAndCalculon) {
   const Fixture f = make_fixture();
-  const json r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
+  const json r = to_json(make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true}));
   ASSERT_EQ(r.at("cases").size(), 5u);
   const json& a = r.at("cases")[0];
   EXPECT_EQ(a.at("id"), "a");
@@ -88,27 +89,36 @@ TEST(ValidationReport, CasesCarryErrorsAndCalculon) {
 
 TEST(ValidationReport, SummaryPerSuiteOverScoredCases) {
   const Fixture f = make_fixture();
-  const json r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
-  const json& gated = r.at("summary").at("gated");
-  EXPECT_EQ(gated.at("cases"), 3);
-  EXPECT_EQ(gated.at("passed"), 1);
-  EXPECT_EQ(gated.at("failed"), 1);
-  EXPECT_EQ(gated.at("errors"), 1);
-  EXPECT_NEAR(gated.at("median_abs_error").get<double>(), 0.085, 1e-12);  // of 0.02 and 0.15
-  EXPECT_NEAR(gated.at("max_abs_error").get<double>(), 0.15, 1e-12);
-  EXPECT_NEAR(gated.at("calculon").at("median_abs_error").get<double>(), 0.05, 1e-12);
-  const json& other = r.at("summary").at("other");
-  EXPECT_EQ(other.at("scored"), 1);  // e is unconfirmed
-  EXPECT_NEAR(other.at("median_abs_error").get<double>(), 0.0, 1e-12);
+  const ValidationReport r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
+  ASSERT_EQ(r.suites.size(), 2u);
+  const SuiteSummary& gated = r.suites[0];
+  EXPECT_EQ(gated.name, "gated");
+  EXPECT_EQ(gated.cases, 3u);
+  EXPECT_EQ(gated.passed, 1u);
+  EXPECT_EQ(gated.failed, 1u);
+  EXPECT_EQ(gated.errors, 1u);
+  EXPECT_NEAR(gated.validation.median_abs_error, 0.085, 1e-12);  // of 0.02 and 0.15
+  EXPECT_NEAR(gated.validation.max_abs_error, 0.15, 1e-12);
+  ASSERT_TRUE(gated.calculon);
+  EXPECT_NEAR(gated.calculon->median_abs_error, 0.05, 1e-12);
+  const SuiteSummary& other = r.suites[1];
+  EXPECT_EQ(other.scored, 1u);  // e is unconfirmed
+  EXPECT_NEAR(other.validation.median_abs_error, 0.0, 1e-12);
+  EXPECT_FALSE(other.calculon);
+  // In JSON: by suite name, a statistic over no case is null.
+  const json summary = to_json(r).at("summary");
+  EXPECT_EQ(summary.at("gated").at("scored"), 3);
+  EXPECT_TRUE(summary.at("other").at("calibration").at("median_abs_error").is_null());
 }
 
 TEST(ValidationReport, GateViolationsAreNamed) {
   const Fixture f = make_fixture();
-  const json r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
-  const json& gate = r.at("gate");
-  EXPECT_TRUE(gate.at("applied").get<bool>());
-  EXPECT_FALSE(gate.at("pass").get<bool>());
-  std::vector<std::string> violations = gate.at("violations");
+  const ValidationReport r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
+  EXPECT_TRUE(r.gate.applied);
+  EXPECT_FALSE(r.gate.pass());
+  ASSERT_EQ(r.gate.thresholds.size(), 1u);
+  EXPECT_EQ(r.gate.thresholds[0].first, "gated");
+  const std::vector<std::string>& violations = r.gate.violations;
   ASSERT_EQ(violations.size(), 3u);
   EXPECT_EQ(violations[0], "gated: median |error| 8.50% exceeds 5.00%");
   EXPECT_EQ(violations[1], "gated: case b: |error| 15.00% exceeds the 12.00% allowed for every case");
@@ -117,20 +127,20 @@ TEST(ValidationReport, GateViolationsAreNamed) {
 
 TEST(ValidationReport, ShapeChecksOnSimulatedAndPublishedValues) {
   const Fixture f = make_fixture();
-  const json r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, false});
-  const json& checks = r.at("shape_checks");
+  const std::vector<ShapeOutcome> checks =
+      make_report(f.set, f.results, {"trainsim validate", 2, 1.5, false}).shape_checks;
   ASSERT_EQ(checks.size(), 3u);
-  EXPECT_TRUE(checks[0].at("simulated").at("pass").get<bool>());   // 2 < 3
-  EXPECT_TRUE(checks[0].at("published").at("pass").get<bool>());   // 2 < 4
-  EXPECT_TRUE(checks[1].at("simulated").at("pass").get<bool>());   // gap 1.0
-  EXPECT_FALSE(checks[1].at("published").at("pass").get<bool>());  // gap 2.0 > 1.0
-  EXPECT_FALSE(checks[2].at("simulated").at("pass").get<bool>());  // 3 / 2 < 2
-  EXPECT_TRUE(checks[2].at("published").at("pass").get<bool>());   // 4 / 2
+  EXPECT_TRUE(checks[0].simulated.pass);   // 2 < 3
+  EXPECT_TRUE(checks[0].published.pass);   // 2 < 4
+  EXPECT_TRUE(checks[1].simulated.pass);   // gap 1.0
+  EXPECT_FALSE(checks[1].published.pass);  // gap 2.0 > 1.0
+  EXPECT_FALSE(checks[2].simulated.pass);  // 3 / 2 < 2
+  EXPECT_TRUE(checks[2].published.pass);   // 4 / 2
 }
 
 TEST(ValidationReport, TableAndCsvShowEveryCase) {
   const Fixture f = make_fixture();
-  const json r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
+  const ValidationReport r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
   const std::string table = render_table(r);
   EXPECT_THAT(table, HasSubstr("# suite gated"));
   EXPECT_THAT(table, HasSubstr("error: the task's process died of signal 6"));
@@ -153,20 +163,19 @@ TEST(ValidationReport, StatisticsAndTheGateCountValidationCasesOnly) {
   f.results[0].hardware_only = Measurement{};
   f.results[0].hardware_only->simulated = 8.0;
   f.results[0].measurement.gpus = 64;
-  const json r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
-  const json& s = r.at("summary").at("gated");
-  EXPECT_EQ(s.at("scored"), 2);  // a and c (which failed)
-  EXPECT_NEAR(s.at("max_abs_error").get<double>(), 0.02, 1e-12);
-  EXPECT_EQ(s.at("calibration").at("cases"), 1);
-  EXPECT_NEAR(s.at("calibration").at("max_abs_error").get<double>(), 0.15, 1e-12);
-  EXPECT_NEAR(s.at("hardware_only").at("median_abs_error").get<double>(), 0.2, 1e-12);
-  EXPECT_EQ(r.at("cases")[1].at("role"), "calibration");
-  EXPECT_NEAR(r.at("cases")[0].at("hardware_only").at("relative_error").get<double>(), -0.2, 1e-12);
-  for (const json& v : r.at("gate").at("violations"))
-    EXPECT_THAT(v.get<std::string>(), ::testing::Not(HasSubstr("case b")));
-  const json& by_gpus = r.at("by_gpus");
-  ASSERT_FALSE(by_gpus.empty());
-  EXPECT_EQ(by_gpus[1].at("gpus"), "9-64");
+  const ValidationReport r = make_report(f.set, f.results, {"trainsim validate", 2, 1.5, true});
+  const SuiteSummary& s = r.suites[0];
+  EXPECT_EQ(s.scored, 2u);  // a and c (which failed)
+  EXPECT_NEAR(s.validation.max_abs_error, 0.02, 1e-12);
+  EXPECT_EQ(s.calibration.cases, 1u);
+  EXPECT_NEAR(s.calibration.max_abs_error, 0.15, 1e-12);
+  EXPECT_NEAR(s.hardware_only.median_abs_error, 0.2, 1e-12);
+  EXPECT_EQ(r.cases[1].role, Role::kCalibration);
+  EXPECT_EQ(r.cases[0].hardware_only, 8.0);
+  EXPECT_NEAR(to_json(r).at("cases")[0].at("hardware_only").at("relative_error").get<double>(), -0.2, 1e-12);
+  for (const std::string& v : r.gate.violations) EXPECT_THAT(v, ::testing::Not(HasSubstr("case b")));
+  ASSERT_EQ(r.by_gpus.size(), 2u);
+  EXPECT_EQ(r.by_gpus[1].gpus, "9-64");
   EXPECT_THAT(render_table(r), HasSubstr("calib"));
 }
 

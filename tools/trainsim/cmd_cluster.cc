@@ -80,10 +80,10 @@ int run(const ClusterArgs& args, const Context& context) {
         return kExitInternal;
     }
   }
-  const nlohmann::json report = cluster::make_cluster_report(
+  const cluster::ClusterReport report = cluster::make_cluster_report(
       file, runs, {context.command_line, args.network, !args.collapsed, args.iterations});
-  print_result(args.format,
-               {[&] { return json_text(report); }, [&] { return cluster::render_cluster_table(report); }});
+  print_result(args.format, {[&] { return json_text(to_json(report)); },
+                             [&] { return cluster::render_cluster_table(report); }});
   if (trace_file) {
     trace_file->commit();
     spdlog::info("wrote {} trace events to {}", runs.trace_events, args.trace);

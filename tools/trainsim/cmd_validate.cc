@@ -115,19 +115,19 @@ int validate_command(const ValidateArgs& args, const Context& context) {
       });
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  const nlohmann::json report =
+  const validate::ValidationReport report =
       validate::make_report(set, results, {context.command_line, args.jobs, wall_s, args.gate});
   print_result(args.format,
-               {[&] { return json_text(report); }, [&] { return validate::render_table(report); },
+               {[&] { return json_text(to_json(report)); }, [&] { return validate::render_table(report); },
                 [&] { return validate::render_csv(report); }});
 
   int rc = accuracy_file(args, validate::accuracy_rows(set, results), shipped);
-  for (const nlohmann::json& c : report.at("cases")) {
-    if (c.contains("error")) rc = kExitValidationFailed;
+  for (const validate::CaseOutcome& c : report.cases) {
+    if (!c.simulated) rc = kExitValidationFailed;
   }
   if (args.gate) {
-    for (const nlohmann::json& v : report.at("gate").at("violations")) {
-      spdlog::error("gate: {}", v.get<std::string>());
+    for (const std::string& v : report.gate.violations) {
+      spdlog::error("gate: {}", v);
       rc = kExitValidationFailed;
     }
   }

@@ -48,7 +48,7 @@ json simulate(const ClusterFile& file, const std::vector<size_t>& which, const C
   for (size_t i = 0; i < which.size(); ++i) {
     const ClusterJob& job = file.jobs[which[i]];
     runs[i]->links.reset();  // the cluster's, reported once above rather than in every job's report
-    out["jobs"].push_back({{"report", report::make_run_report(job.scenario, *runs[i], context)},
+    out["jobs"].push_back({{"report", to_json(report::make_run_report(job.scenario, *runs[i], context))},
                            {"iteration_end_s", runs[i]->result.iteration_end_s}});
     parts.push_back({&job.scenario, runs[i].get(), job.nodes, job.name});
   }

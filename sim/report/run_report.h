@@ -1,5 +1,6 @@
-// The result of `trainsim run`: one JSON object (docs/DESIGN.md "File formats") from which the human
-// table and the CSV row are rendered, so the three never disagree.
+// The result of `trainsim run`: one report, typed, whose JSON (docs/DESIGN.md "File formats") and
+// table are rendered from the same struct, and whose CSV row (report/csv.h) is read from that JSON,
+// so the three never disagree.
 //
 // Metrics follow the frameworks' definitions: MFU = model FLOPs per iteration / (iteration time x
 // GPUs x dense peak of the training dtype), model FLOPs counting dense GEMMs and attention as
@@ -8,6 +9,7 @@
 #ifndef TRAINSIM_SIM_REPORT_RUN_REPORT_H_
 #define TRAINSIM_SIM_REPORT_RUN_REPORT_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "sim/config/scenario.h"
 #include "sim/engine/scenario_run.h"
 #include "sim/report/breakdown.h"
+#include "sim/report/comm_log.h"
 #include "sim/report/memory_verdict.h"
 
 namespace trainsim::report {
@@ -63,10 +66,79 @@ RunMetrics run_metrics(const nlohmann::json& report);
 // The metrics of a finished run, as make_run_report states them, without building the report.
 RunMetrics run_metrics(const config::Scenario& scenario, const engine::ScenarioRun& run);
 
-// Builds the report: to_json of run_metrics(scenario, run), and every other section. Never throws for
-// a finished run.
-nlohmann::json make_run_report(const config::Scenario& scenario, const engine::ScenarioRun& run,
-                               const ReportContext& context);
+// The plan a run simulated, as a planner reads it first.
+struct PlanSummary {
+  int64_t tp = 1, pp = 1, dp = 1, sp = 1, vpp = 1, ep = 1;
+  std::string schedule;                // the pipeline schedule's spelling in scenarios
+  std::string sequence_parallel;       // likewise the sequence scheme's
+  std::optional<std::string> cp_comm;  // how ring context parallelism exchanges K/V, when it does
+  int64_t zero_stage = 0;
+  std::string recompute;
+  int64_t micro_batch = 0, global_batch = 0, micro_batches_per_replica = 0, seq_len = 0;
+  int64_t tokens_per_iteration = 0;
+};
+
+// What the scenario's stragglers did.
+struct StragglerSummary {
+  // When it slows GPUs: the slowest (its pipeline stage, which a collapsed run gives that speed), the
+  // mean speed, how many run below the profile. Speeds are fractions of the profile's kernel rates.
+  struct Gpus {
+    int64_t slowest_rank = 0;
+    int64_t slowest_stage = 0;
+    double slowest_speed = 1;
+    double mean_speed = 1;
+    int64_t below_profile = 0;
+  };
+  std::optional<Gpus> gpus;
+  std::map<int64_t, double> slow_nic_bytes_per_s;  // by node: each of its NICs' bandwidth
+};
+
+// The closed-form totals beside the simulated iteration.
+struct AnalyticTotals {
+  int64_t parameters = 0;
+  double model_flops = 0, hardware_flops = 0;  // per iteration (analytic/flops.h)
+  double graph_model_flops = 0;                // the model FLOPs of the simulated graphs
+  double bubble_fraction = 0;                  // of the pipeline schedule
+};
+
+struct RunReport {
+  RunMetrics metrics;
+  nlohmann::json provenance;  // engine/provenance.h's, with the inputs and options
+  std::string scenario;
+  PlanSummary plan;
+  std::string dtype;              // whose peak mfu, hfu and executed FLOPs use
+  std::string gradient_dtype;     // of the gradients in memory
+  std::string attention_kernel;   // "fused" or "unfused"
+  std::string attention_pricing;  // how fused attention calls were priced; empty for unfused
+  int64_t critical_rank = 0;
+  std::vector<StageBreakdown> stages;  // per pipeline stage when pp > 1, by stage
+  std::vector<CommRecord> comm;        // the critical rank's communication log
+  AnalyticTotals analytic;
+  std::vector<std::string> warnings;
+  size_t ranks_simulated = 0;
+  uint64_t ops_executed = 0;
+  size_t mirrors_found = 0, mirrors_played = 0;  // mirrored communications (collapsed runs)
+  // Each iteration's time, when the run was asked for more than one.
+  std::optional<std::vector<double>> iteration_times_s;
+  std::optional<StragglerSummary> stragglers;
+  // The sections other modules write: why_slow.h's (to which `trainsim run` adds search's advice as
+  // "changes"); power.h's, campaign.h's and link_report.h's, null when the run has none; and
+  // validate::accuracy_for's when the caller adds it (null otherwise).
+  nlohmann::json why, power, campaign, links, accuracy;
+};
+
+// Builds the report: run_metrics(scenario, run), and every other section. Never throws for a
+// finished run.
+RunReport make_run_report(const config::Scenario& scenario, const engine::ScenarioRun& run,
+                          const ReportContext& context);
+
+// The report as JSON: to_json of its metrics, and schema_version, provenance, scenario, plan, dtype,
+// attention_kernel, attention_pricing, critical_rank, stages, comm, analytic {parameters,
+// model_flops_per_iteration, hardware_flops_per_iteration, graph_model_flops_per_iteration,
+// bubble_fraction}, warnings, simulation {ranks_simulated, ops_executed, mirrored_communications
+// {found, played} when any}, memory.gradient_dtype, why, and those of iterations {count, times_s},
+// stragglers, power, campaign, links and accuracy it has.
+nlohmann::json to_json(const RunReport& report);
 
 // A run's memory peaks as its report states them: the highest HBM peak of any simulated rank (and
 // which, an index into run.result.ranks) and the pinned host memory of the busiest node, each
@@ -78,15 +150,12 @@ struct MemoryPeaks {
 };
 MemoryPeaks memory_peaks(const config::Scenario& scenario, const engine::ScenarioRun& run);
 
-// The table rendering of a report made by make_run_report (its CSV row is report/csv.h's), with
-// the accuracy of its regime when the report carries one under "accuracy" (`trainsim run` adds
-// validate::accuracy_for's object).
-std::string render_table(const nlohmann::json& report);
+// The table rendering of a report, with the accuracy of its regime when it carries one (`trainsim
+// run` adds validate::accuracy_for's object); its CSV row is report/csv.h's.
+std::string render_table(const RunReport& report);
 // How well trainsim's validation reproduced published runs on a scenario's GPU at its scale, one line
 // per framework, from validate::accuracy_for's object (a report's "accuracy").
 std::string render_accuracy(const nlohmann::json& accuracy);
-// The communication log in nccl-tests form (size, count, time, algbw, busbw per kind and group).
-std::string render_comm_table(const nlohmann::json& report);
 
 // infeasibility() of the memory verdict a report states (made by make_run_report, or the closed-form
 // estimate's of sweep --analytic, which has no rank and no parts: it names "the fullest rank").

@@ -209,7 +209,8 @@ json simulate_in_full(const config::Scenario& s, engine::NetworkModel network,
   engine::RunOptions options;
   options.network = network;
   const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(s, options);
-  return {{"run", report::make_run_report(s, *run, {command_line, engine::to_string(network), false, 1})}};
+  return {{"run",
+           to_json(report::make_run_report(s, *run, {command_line, engine::to_string(network), false, 1}))}};
 }
 
 // The objective of a plan of `o`'s search whose iteration takes `iteration_s`: seconds, or tokens per

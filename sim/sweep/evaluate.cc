@@ -109,9 +109,10 @@ json evaluate_point(const SweepFile& sweep, const Point& point, const EvaluateOp
       run_options.engine.mirror =
           options.all_traffic ? engine::MirrorMode::kCoupled : engine::MirrorMode::kNone;
       const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(scenario, run_options);
-      result = report::make_run_report(scenario, *run,
-                                       {command, engine::to_string(options.network), options.full, 1});
-      why = report::infeasibility(result);
+      const report::RunReport report = report::make_run_report(
+          scenario, *run, {command, engine::to_string(options.network), options.full, 1});
+      why = report::infeasibility(report.metrics.memory);
+      result = to_json(report);
     }
     return with_status(std::move(result), point, options, why.empty() ? "ok" : "infeasible", why);
   } catch (const workload::PlanError& e) {

@@ -110,7 +110,7 @@ TEST(IterationTime, AgreesWithTheSimulatorOnShippedScenarios) {
         engine::RunOptions options;
         options.network = engine::NetworkModel::kIdeal;
         const auto run = engine::run_scenario(s, options);
-        return report::make_run_report(s, *run, {"", "ideal", false, 1});
+        return to_json(report::make_run_report(s, *run, {"", "ideal", false, 1}));
       },
       [&](size_t i, IsolatedResult r) {
         ASSERT_TRUE(r.ok) << kCases[i].file << ": " << r.error;

@@ -27,7 +27,34 @@ config::Scenario shipped(const char* file) {
 nlohmann::json ideal_report(const config::Scenario& scenario) {
   engine::RunOptions options;
   options.network = engine::NetworkModel::kIdeal;
-  return make_run_report(scenario, *engine::run_scenario(scenario, options), {"", "ideal", false, 1});
+  return to_json(
+      make_run_report(scenario, *engine::run_scenario(scenario, options), {"", "ideal", false, 1}));
+}
+
+// The report's JSON states its struct: the plan, a row per pipeline stage, the communication log
+// (read back as the same records) and the sections only some runs have.
+TEST(RunReport, ItsJsonStatesTheStruct) {
+  const config::Scenario s = shipped("03-gpt3-175b-64xa100.yaml");
+  engine::RunOptions options;
+  options.network = engine::NetworkModel::kIdeal;
+  options.engine.iterations = 2;
+  const RunReport r = make_run_report(s, *engine::run_scenario(s, options), {"", "ideal", false, 2});
+  const nlohmann::json j = to_json(r);
+  EXPECT_EQ(r.plan.pp, s.parallelism.pp);
+  EXPECT_EQ(j.at("plan").at("pp"), r.plan.pp);
+  EXPECT_FALSE(j.at("plan").contains("cp_comm"));  // no ring context parallelism
+  ASSERT_EQ(r.stages.size(), static_cast<size_t>(s.parallelism.pp));
+  ASSERT_EQ(j.at("stages").size(), r.stages.size());
+  EXPECT_EQ(j.at("stages")[3].at("busy_until_s"), r.stages[3].busy_until_s);
+  const std::vector<CommRecord> comm = comm_records(j.at("comm"));
+  ASSERT_FALSE(r.comm.empty());
+  ASSERT_EQ(comm.size(), r.comm.size());
+  EXPECT_EQ(comm.back().busbw_bytes_per_s, r.comm.back().busbw_bytes_per_s);
+  ASSERT_TRUE(r.iteration_times_s);
+  EXPECT_EQ(j.at("iterations").at("times_s").size(), 2u);
+  EXPECT_FALSE(j.contains("stragglers"));
+  EXPECT_FALSE(j.contains("accuracy"));  // `trainsim run` adds it
+  EXPECT_EQ(j.at("memory").at("gradient_dtype"), r.gradient_dtype);
 }
 
 TEST(RunMetrics, ReadBackWhatTheReportStates) {
@@ -64,7 +91,7 @@ TEST(RunMetrics, OfARunAreThoseItsReportStates) {
   engine::RunOptions options;
   options.network = engine::NetworkModel::kIdeal;
   const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(s, options);
-  const nlohmann::json report = make_run_report(s, *run, {"", "ideal", false, 1});
+  const nlohmann::json report = to_json(make_run_report(s, *run, {"", "ideal", false, 1}));
   const RunMetrics m = run_metrics(s, *run);
   ASSERT_TRUE(m.campaign_wall_time_s && m.gpu_mean_w);
   EXPECT_EQ(to_json(m), to_json(run_metrics(report)));
@@ -83,7 +110,7 @@ TEST(MemoryVerdict, InfeasibilityNamesTheRankAndItsLargestPart) {
   const std::string why = infeasibility(v);
   EXPECT_THAT(why, ::testing::ContainsRegex("^rank [0-9]+ needs .* GiB of HBM at its peak but the GPU has "
                                             "7.60 GiB usable .*; largest part: [a-z]+ "));
-  EXPECT_EQ(why, infeasibility(make_run_report(s, *run, {"", "ideal", false, 1})));
+  EXPECT_EQ(why, infeasibility(to_json(make_run_report(s, *run, {"", "ideal", false, 1}))));
   const MemoryVerdict estimate = memory_verdict(s, v.peak_hbm_bytes, 0);  // no rank, no parts
   EXPECT_THAT(infeasibility(estimate), ::testing::StartsWith("the fullest rank needs"));
   EXPECT_EQ(to_json(memory_verdict_from_json(to_json(v))), to_json(v));

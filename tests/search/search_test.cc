@@ -392,7 +392,7 @@ TEST(Search, FindsTheBestPlansBruteForceFinds) {
           engine::RunOptions options;
           options.network = engine::NetworkModel::kIdeal;
           const auto run = engine::run_scenario(s, options);
-          const json report = report::make_run_report(s, *run, {"", "ideal", false, 1});
+          const json report = to_json(report::make_run_report(s, *run, {"", "ideal", false, 1}));
           return {{"time", report.at("iteration_time_s")},
                   {"fits", report.at("memory").at("fits")},
                   {"peak", report.at("memory").at("peak_hbm_bytes")},

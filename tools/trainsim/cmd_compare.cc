@@ -111,7 +111,7 @@ int compare(const CompareArgs& args, const Context& context) {
     return kExitInfeasible;
   }
   const nlohmann::json run_report =
-      report::make_run_report(s, *run, {context.command_line, args.network, false, args.iterations});
+      to_json(report::make_run_report(s, *run, {context.command_line, args.network, false, args.iterations}));
   std::vector<nlohmann::json> comparisons;
   for (size_t i = 0; i < traces.size(); ++i) {
     comparisons.push_back(report::make_compare_report(

@@ -161,7 +161,7 @@ void simulate(std::array<Side*, 2> sides, const DiffArgs& args, const Context& c
         run_options.network = engine::network_model(args.network);
         spdlog::info("simulating {} on {} GPUs", pending[i]->label, s.cluster.gpus);
         const std::unique_ptr<engine::ScenarioRun> run = engine::run_scenario(s, run_options);
-        return report::make_run_report(s, *run, {context.command_line, args.network, args.full, 1});
+        return to_json(report::make_run_report(s, *run, {context.command_line, args.network, args.full, 1}));
       },
       [&](size_t i, IsolatedResult result) {
         if (result.ok) {

@@ -108,10 +108,11 @@ void log_progress(const engine::SimulationProgress& p) {
 // as `trainsim validate` would judge it: {id, metric, published, simulated, relative_error, network};
 // null otherwise, or when one run does not give the case's metric (layer times, longest sequence,
 // volume ratio).
-nlohmann::json validation_case(const RunArgs& args, const config::Scenario& s, const nlohmann::json& report) {
+nlohmann::json validation_case(const RunArgs& args, const config::Scenario& s,
+                               const report::RunMetrics& metrics) {
   if (!args.scenario.overrides.empty() || !is_validation_case(args.scenario.file)) return nullptr;
   const validate::Case c = validate::load_validation_set(args.scenario.file).cases.at(0);
-  const double simulated = validate::run_metric(c.metric, s, report::run_metrics(report));
+  const double simulated = validate::run_metric(c.metric, s, metrics);
   if (std::isnan(simulated)) return nullptr;
   return {{"id", c.id},
           {"metric", validate::to_string(c.metric)},
@@ -198,16 +199,16 @@ int run(const RunArgs& args, const Context& context) {
   spdlog::info("simulated {} ops of {} ranks in {:.2f} s wall ({:.0f} ops/s)", result->result.ops_executed,
                result->ranks.size(), result->wall_s,
                static_cast<double>(result->result.ops_executed) / std::max(result->wall_s, 1e-9));
-  nlohmann::json report =
+  report::RunReport report =
       report::make_run_report(s, *result, {context.command_line, args.network, args.full, args.iterations});
-  report["why"]["changes"] =
-      search::to_json(search::advise(s, report::run_metrics(report).iteration_time_s, 2));
-  report["accuracy"] = validate::accuracy_for(s, validate::shipped_accuracy());
-  const nlohmann::json as_case = validation_case(args, s, report);
-  if (!as_case.is_null()) report["validation_case"] = as_case;
-  print_result(args.format, {[&] { return json_text(report); },
+  report.why["changes"] = search::to_json(search::advise(s, report.metrics.iteration_time_s, 2));
+  report.accuracy = validate::accuracy_for(s, validate::shipped_accuracy());
+  const nlohmann::json as_case = validation_case(args, s, report.metrics);
+  nlohmann::json report_json = to_json(report);
+  if (!as_case.is_null()) report_json["validation_case"] = as_case;
+  print_result(args.format, {[&] { return json_text(report_json); },
                              [&] { return case_line(as_case, args.network) + report::render_table(report); },
-                             [&] { return report::metrics_csv(report); }});
+                             [&] { return report::metrics_csv(report_json); }});
   if (!args.trace.empty()) {
     report::TraceOptions trace_options;
     trace_options.ranks.insert(args.trace_ranks.begin(), args.trace_ranks.end());
@@ -221,7 +222,7 @@ int run(const RunArgs& args, const Context& context) {
           events);
     }
   }
-  return fit_exit_code(report::infeasibility(report), args.ignore_memory);
+  return fit_exit_code(report::infeasibility(report.metrics.memory), args.ignore_memory);
 }
 
 }  // namespace

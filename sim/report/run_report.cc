@@ -353,7 +353,7 @@ json to_json(const RunReport& report) {
         {"bubble_fraction", a.bubble_fraction}}},
       {"warnings", report.warnings},
       {"simulation", {{"ranks_simulated", report.ranks_simulated}, {"ops_executed", report.ops_executed}}},
-      {"why", report.why},
+      {"why", to_json(report.why)},
   });
   out["memory"]["gradient_dtype"] = report.gradient_dtype;
   if (report.iteration_times_s) {

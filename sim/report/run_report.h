@@ -21,6 +21,7 @@
 #include "sim/report/breakdown.h"
 #include "sim/report/comm_log.h"
 #include "sim/report/memory_verdict.h"
+#include "sim/report/why_slow.h"
 
 namespace trainsim::report {
 
@@ -121,10 +122,10 @@ struct RunReport {
   // Each iteration's time, when the run was asked for more than one.
   std::optional<std::vector<double>> iteration_times_s;
   std::optional<StragglerSummary> stragglers;
-  // The sections other modules write: why_slow.h's (to which `trainsim run` adds search's advice as
-  // "changes"); power.h's, campaign.h's and link_report.h's, null when the run has none; and
-  // validate::accuracy_for's when the caller adds it (null otherwise).
-  nlohmann::json why, power, campaign, links, accuracy;
+  WhySlow why;  // `trainsim run` adds search's advice as its changes
+  // The sections other modules write as JSON: power.h's, campaign.h's and link_report.h's, null when
+  // the run has none; and validate::accuracy_for's when the caller adds it (null otherwise).
+  nlohmann::json power, campaign, links, accuracy;
 };
 
 // Builds the report: run_metrics(scenario, run), and every other section. Never throws for a

@@ -17,8 +17,8 @@ struct KernelClass {
 };
 
 // The critical rank's compute-stream kernels over [start_s, end_s], per op label.
-json kernel_classes(const config::Scenario& s, const workload::Graph& graph, const engine::RankRun& run,
-                    double start_s, double end_s) {
+std::vector<KernelClassTime> kernel_classes(const config::Scenario& s, const workload::Graph& graph,
+                                            const engine::RankRun& run, double start_s, double end_s) {
   const config::HardwareProfile& hw = s.cluster.hardware;
   const double training_peak = hw.peak_flops_per_s(s.training.dtype).value_or(0);
   std::map<std::string, KernelClass> classes;
@@ -38,108 +38,118 @@ json kernel_classes(const config::Scenario& s, const workload::Graph& graph, con
     if (hw.gpu.hbm_bandwidth_bytes_per_s > 0)
       c.memory_s += share * op.bytes / hw.gpu.hbm_bandwidth_bytes_per_s;
   }
-  json out = json::array();
+  std::vector<KernelClassTime> out;
   for (const auto& [label, c] : classes) {
-    const double roofline = std::max(c.compute_s, c.memory_s);
-    out.push_back({{"label", label},
-                   {"busy_s", c.busy_s},
-                   {"flops", c.flops},
-                   {"bytes", c.bytes},
-                   {"roofline_s", roofline},
-                   {"bound", c.compute_s >= c.memory_s ? "compute" : "memory"},
-                   {"efficiency", roofline / c.busy_s}});
+    out.push_back(
+        {label, c.busy_s, c.flops, c.bytes, std::max(c.compute_s, c.memory_s), c.compute_s >= c.memory_s});
   }
-  std::sort(out.begin(), out.end(), [](const json& x, const json& y) {
-    return x.at("busy_s").get<double>() > y.at("busy_s").get<double>();
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const KernelClassTime& x, const KernelClassTime& y) { return x.busy_s > y.busy_s; });
   return out;
 }
 
 }  // namespace
 
-json why_slow(const config::Scenario& s, const workload::Graph& critical_graph,
-              const engine::RankRun& critical_run, double start_s, double end_s, const Breakdown& b,
-              const std::vector<StageBreakdown>& stages, double bubble_ideal, double peak_hbm_bytes) {
+WhySlow why_slow(const config::Scenario& s, const workload::Graph& critical_graph,
+                 const engine::RankRun& critical_run, double start_s, double end_s, const Breakdown& b,
+                 const std::vector<StageBreakdown>& stages, double bubble_ideal, double peak_hbm_bytes) {
   const double iteration_s = end_s - start_s;
-  std::vector<std::pair<std::string, double>> exposed(b.exposed_comm_by_collective_s.begin(),
-                                                      b.exposed_comm_by_collective_s.end());
-  std::sort(exposed.begin(), exposed.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
-  json comm = json::array();
-  for (const auto& [collective, seconds] : exposed) {
-    comm.push_back({{"collective", collective}, {"exposed_s", seconds}, {"fraction", seconds / iteration_s}});
+  WhySlow out;
+  for (const auto& [collective, seconds] : b.exposed_comm_by_collective_s) {
+    out.exposed_comm.push_back({collective, seconds, seconds / iteration_s});
   }
-  json bubble = {
-      {"simulated_s", b.bubble_s}, {"fraction", b.bubble_s / iteration_s}, {"ideal_fraction", bubble_ideal}};
+  std::stable_sort(
+      out.exposed_comm.begin(), out.exposed_comm.end(),
+      [](const ExposedCollective& x, const ExposedCollective& y) { return x.exposed_s > y.exposed_s; });
+  out.kernels = kernel_classes(s, critical_graph, critical_run, start_s, end_s);
+  out.bubble = {b.bubble_s, b.bubble_s / iteration_s, bubble_ideal, std::nullopt};
   if (stages.size() > 1) {
     const auto by_compute = [](const StageBreakdown& x, const StageBreakdown& y) {
       return x.breakdown.compute_s < y.breakdown.compute_s;
     };
     const StageBreakdown& lightest = *std::min_element(stages.begin(), stages.end(), by_compute);
     const StageBreakdown& heaviest = *std::max_element(stages.begin(), stages.end(), by_compute);
-    bubble["stage_compute_spread_s"] = heaviest.breakdown.compute_s - lightest.breakdown.compute_s;
-    bubble["heaviest_stage"] = heaviest.stage;
-    bubble["lightest_stage"] = lightest.stage;
+    out.bubble.spread = {heaviest.breakdown.compute_s - lightest.breakdown.compute_s, heaviest.stage,
+                         lightest.stage};
   }
   const double usable = s.usable_hbm_bytes();
-  return {{"exposed_comm", comm},
-          {"kernels", kernel_classes(s, critical_graph, critical_run, start_s, end_s)},
-          {"bubble", bubble},
-          {"memory",
-           {{"free_bytes", usable - peak_hbm_bytes}, {"free_fraction", (usable - peak_hbm_bytes) / usable}}}};
+  out.free_hbm_bytes = usable - peak_hbm_bytes;
+  out.free_hbm_fraction = out.free_hbm_bytes / usable;
+  return out;
 }
 
-std::string render_why_slow(const json& why, double iteration_s) {
+json to_json(const WhySlow& why) {
+  json comm = json::array();
+  for (const ExposedCollective& c : why.exposed_comm) {
+    comm.push_back({{"collective", c.collective}, {"exposed_s", c.exposed_s}, {"fraction", c.fraction}});
+  }
+  json kernels = json::array();
+  for (const KernelClassTime& k : why.kernels) {
+    kernels.push_back({{"label", k.label},
+                       {"busy_s", k.busy_s},
+                       {"flops", k.flops},
+                       {"bytes", k.bytes},
+                       {"roofline_s", k.roofline_s},
+                       {"bound", k.compute_bound ? "compute" : "memory"},
+                       {"efficiency", k.efficiency()}});
+  }
+  const BubbleAnalysis& b = why.bubble;
+  json bubble = {
+      {"simulated_s", b.simulated_s}, {"fraction", b.fraction}, {"ideal_fraction", b.ideal_fraction}};
+  if (b.spread) {
+    bubble["stage_compute_spread_s"] = b.spread->compute_s;
+    bubble["heaviest_stage"] = b.spread->heaviest_stage;
+    bubble["lightest_stage"] = b.spread->lightest_stage;
+  }
+  json out = {{"exposed_comm", comm},
+              {"kernels", kernels},
+              {"bubble", bubble},
+              {"memory", {{"free_bytes", why.free_hbm_bytes}, {"free_fraction", why.free_hbm_fraction}}}};
+  if (!why.changes.is_null()) out["changes"] = why.changes;
+  return out;
+}
+
+std::string render_why_slow(const WhySlow& why, double iteration_s) {
   const auto percent = [&](double seconds) { return iteration_s > 0 ? 100 * seconds / iteration_s : 0.0; };
   std::string out = "\n# why: where the critical rank's time goes beyond ideal kernels\n";
-  const json& comm = why.at("exposed_comm");
-  if (!comm.empty()) {
+  if (!why.exposed_comm.empty()) {
     out += "exposed communication, by collective and group:\n";
-    for (size_t i = 0; i < std::min<size_t>(comm.size(), 5); ++i) {
-      const double seconds = comm[i].at("exposed_s").get<double>();
-      out += fmt::format("  {:<24} {:>14.6f} s {:>6.1f}%\n", comm[i].at("collective").get<std::string>(),
-                         seconds, percent(seconds));
+    for (size_t i = 0; i < std::min<size_t>(why.exposed_comm.size(), 5); ++i) {
+      const ExposedCollective& c = why.exposed_comm[i];
+      out += fmt::format("  {:<24} {:>14.6f} s {:>6.1f}%\n", c.collective, c.exposed_s, percent(c.exposed_s));
     }
   }
   out += "kernels against their roofline (the dtype's dense peak, the HBM bandwidth), longest first:\n";
-  const json& kernels = why.at("kernels");
-  for (size_t i = 0; i < std::min<size_t>(kernels.size(), 6); ++i) {
-    const json& k = kernels[i];
-    const double busy = k.at("busy_s").get<double>();
-    out += fmt::format("  {:<24} {:>14.6f} s {:>6.1f}%   {:>5.1f}% of its roofline ({}-bound)\n",
-                       k.at("label").get<std::string>(), busy, percent(busy),
-                       100 * k.at("efficiency").get<double>(), k.at("bound").get<std::string>());
+  for (size_t i = 0; i < std::min<size_t>(why.kernels.size(), 6); ++i) {
+    const KernelClassTime& k = why.kernels[i];
+    out += fmt::format("  {:<24} {:>14.6f} s {:>6.1f}%   {:>5.1f}% of its roofline ({}-bound)\n", k.label,
+                       k.busy_s, percent(k.busy_s), 100 * k.efficiency(),
+                       k.compute_bound ? "compute" : "memory");
   }
-  const json& bubble = why.at("bubble");
-  const double bubble_s = bubble.at("simulated_s").get<double>();
-  if (bubble_s > 0) {
+  const BubbleAnalysis& bubble = why.bubble;
+  if (bubble.simulated_s > 0) {
     out += fmt::format("{:<26} {:>14.6f} s {:>6.1f}%   the schedule's ideal (p - 1) / (m v) is {:.1f}%",
-                       "pipeline bubble", bubble_s, percent(bubble_s),
-                       100 * bubble.at("ideal_fraction").get<double>());
-    if (bubble.contains("stage_compute_spread_s")) {
+                       "pipeline bubble", bubble.simulated_s, percent(bubble.simulated_s),
+                       100 * bubble.ideal_fraction);
+    if (bubble.spread) {
       out += fmt::format(
           "; the stages' compute differs by {:.4f} s (stage {} heaviest, stage {} lightest), which the "
           "others "
           "wait out, and every micro-batch's sends between stages lengthen the fill and drain",
-          bubble.at("stage_compute_spread_s").get<double>(), bubble.at("heaviest_stage").get<int64_t>(),
-          bubble.at("lightest_stage").get<int64_t>());
+          bubble.spread->compute_s, bubble.spread->heaviest_stage, bubble.spread->lightest_stage);
     }
     out += "\n";
   }
-  const json& memory = why.at("memory");
-  out += fmt::format("{:<26} {:>11.2f} GiB free under the usable HBM ({:.1f}%){}\n", "memory",
-                     memory.at("free_bytes").get<double>() / config::kBytesPerGiB,
-                     100 * memory.at("free_fraction").get<double>(),
-                     memory.at("free_fraction").get<double>() < 0.1
-                         ? ": little room for a larger micro-batch or "
-                           "fewer recomputations"
-                         : "");
-  if (why.contains("changes")) {
-    const json& changes = why.at("changes");
-    if (changes.empty()) {
+  out += fmt::format(
+      "{:<26} {:>11.2f} GiB free under the usable HBM ({:.1f}%){}\n", "memory",
+      why.free_hbm_bytes / config::kBytesPerGiB, 100 * why.free_hbm_fraction,
+      why.free_hbm_fraction < 0.1 ? ": little room for a larger micro-batch or fewer recomputations" : "");
+  if (!why.changes.is_null()) {
+    if (why.changes.empty()) {
       out += "changes: none of the neighbouring plans is predicted faster (closed-form estimate)\n";
     } else {
       out += "changes the closed-form estimate predicts would help most (scaled to this run's time):\n";
-      for (const json& c : changes) {
+      for (const json& c : why.changes) {
         out += fmt::format("  {:<56} {:>12.6g} s {:>+6.1f}%   (estimate {:.6g} s, peak {:.2f} GiB)\n",
                            c.at("change").get<std::string>(), c.at("predicted_s").get<double>(),
                            100 * c.at("predicted_change").get<double>(), c.at("estimated_s").get<double>(),

@@ -201,7 +201,7 @@ int run(const RunArgs& args, const Context& context) {
                static_cast<double>(result->result.ops_executed) / std::max(result->wall_s, 1e-9));
   report::RunReport report =
       report::make_run_report(s, *result, {context.command_line, args.network, args.full, args.iterations});
-  report.why["changes"] = search::to_json(search::advise(s, report.metrics.iteration_time_s, 2));
+  report.why.changes = search::to_json(search::advise(s, report.metrics.iteration_time_s, 2));
   report.accuracy = validate::accuracy_for(s, validate::shipped_accuracy());
   const nlohmann::json as_case = validation_case(args, s, report.metrics);
   nlohmann::json report_json = to_json(report);

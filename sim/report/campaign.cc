@@ -11,8 +11,36 @@ namespace trainsim::report {
 
 using nlohmann::json;
 
-json campaign_report(const config::Scenario& scenario, const analytic::CampaignEstimate& e,
-                     const json& power) {
+CampaignReport campaign_report(const config::Scenario& scenario, const analytic::CampaignEstimate& e,
+                               const json& power) {
+  CampaignReport out;
+  out.estimate = e;
+  if (e.checkpoint_every_iterations > 0) out.async_checkpoints = scenario.campaign.checkpoints->async;
+  if (e.cost_usd) out.price_per_gpu_hour_usd = *scenario.cluster.hardware.cost.price_per_gpu_hour_usd;
+  if (!power.is_null() && std::isfinite(e.wall_time_s)) {
+    // Training stops for the checkpoints the useful work writes and for each restart; the rest of
+    // the wall time (useful and re-done iterations) draws the iteration's mean.
+    double stopped_s = 0;
+    if (e.checkpoint_interval_s > 0)
+      stopped_s += e.training_s / e.checkpoint_interval_s * e.checkpoint_pause_s;
+    if (const auto& i = scenario.campaign.interruptions) stopped_s += e.expected_interruptions * i->restart_s;
+    stopped_s = std::clamp(stopped_s, 0.0, e.wall_time_s - e.training_s);
+    CampaignEnergy energy;
+    energy.it_j = power.at("it_mean_w").get<double>() * (e.wall_time_s - stopped_s) +
+                  power.at("it_idle_w").get<double>() * stopped_s;
+    const config::Facility& facility = scenario.cluster.facility;
+    energy.facility_j = energy.it_j * facility.pue;
+    if (facility.electricity_usd_per_kwh) {
+      energy.electricity_price_usd_per_kwh = *facility.electricity_usd_per_kwh;
+      energy.electricity_cost_usd = energy.facility_j / 3.6e6 * *facility.electricity_usd_per_kwh;
+    }
+    out.energy = energy;
+  }
+  return out;
+}
+
+json to_json(const CampaignReport& c) {
+  const analytic::CampaignEstimate& e = c.estimate;
   json out = {{"tokens", e.tokens},
               {"iterations", e.iterations},
               {"training_s", e.training_s},
@@ -27,29 +55,19 @@ json campaign_report(const config::Scenario& scenario, const analytic::CampaignE
                          {"write_s", e.checkpoint_write_s},
                          {"every_iterations", e.checkpoint_every_iterations},
                          {"interval_s", e.checkpoint_interval_s},
-                         {"async", scenario.campaign.checkpoints->async},
+                         {"async", c.async_checkpoints},
                          {"snapshot_host_bytes_per_node", e.snapshot_host_bytes_per_node}};
   }
   if (e.cost_usd) {
     out["cost_usd"] = *e.cost_usd;
-    out["price_per_gpu_hour_usd"] = *scenario.cluster.hardware.cost.price_per_gpu_hour_usd;
+    out["price_per_gpu_hour_usd"] = *c.price_per_gpu_hour_usd;
   }
-  if (!power.is_null() && std::isfinite(e.wall_time_s)) {
-    // Training stops for the checkpoints the useful work writes and for each restart; the rest of
-    // the wall time (useful and re-done iterations) draws the iteration's mean.
-    double stopped_s = 0;
-    if (e.checkpoint_interval_s > 0)
-      stopped_s += e.training_s / e.checkpoint_interval_s * e.checkpoint_pause_s;
-    if (const auto& i = scenario.campaign.interruptions) stopped_s += e.expected_interruptions * i->restart_s;
-    stopped_s = std::clamp(stopped_s, 0.0, e.wall_time_s - e.training_s);
-    const double energy_j = power.at("it_mean_w").get<double>() * (e.wall_time_s - stopped_s) +
-                            power.at("it_idle_w").get<double>() * stopped_s;
-    const config::Facility& facility = scenario.cluster.facility;
-    out["energy_j"] = energy_j;
-    out["facility_energy_j"] = energy_j * facility.pue;
-    if (facility.electricity_usd_per_kwh) {
-      out["electricity_price_usd_per_kwh"] = *facility.electricity_usd_per_kwh;
-      out["electricity_cost_usd"] = energy_j * facility.pue / 3.6e6 * *facility.electricity_usd_per_kwh;
+  if (c.energy) {
+    out["energy_j"] = c.energy->it_j;
+    out["facility_energy_j"] = c.energy->facility_j;
+    if (c.energy->electricity_cost_usd) {
+      out["electricity_price_usd_per_kwh"] = *c.energy->electricity_price_usd_per_kwh;
+      out["electricity_cost_usd"] = *c.energy->electricity_cost_usd;
     }
   }
   return out;
@@ -78,52 +96,45 @@ std::string readable_energy(double joules) {
 
 }  // namespace
 
-std::string render_campaign(const json& c) {
+std::string render_campaign(const CampaignReport& c) {
+  const analytic::CampaignEstimate& e = c.estimate;
   std::string out = "\n# campaign\n";
-  out += fmt::format("{:<26} {:>14}   ({} iterations)\n", "tokens",
-                     config::format_token_total(c.at("tokens").get<double>()),
-                     c.at("iterations").get<int64_t>());
-  out += fmt::format("{:<26} {:>14}   (iterations only)\n", "training time",
-                     readable_duration(c.at("training_s").get<double>()));
-  if (c.contains("checkpoint")) {
-    const json& k = c.at("checkpoint");
-    out += fmt::format(
-        "{:<26} {:>14}   every {} iteration{} ({}); training pauses {} each{}\n", "checkpoint",
-        config::format_bytes_rounded(k.at("bytes").get<double>()), k.at("every_iterations").get<int64_t>(),
-        k.at("every_iterations").get<int64_t>() == 1 ? "" : "s",
-        readable_duration(k.at("interval_s").get<double>()), readable_duration(k.at("pause_s").get<double>()),
-        k.at("async").get<bool>()
-            ? fmt::format(", the write takes {} behind", readable_duration(k.at("write_s").get<double>()))
-            : "");
+  out += fmt::format("{:<26} {:>14}   ({} iterations)\n", "tokens", config::format_token_total(e.tokens),
+                     e.iterations);
+  out += fmt::format("{:<26} {:>14}   (iterations only)\n", "training time", readable_duration(e.training_s));
+  if (e.checkpoint_every_iterations > 0) {
+    out += fmt::format("{:<26} {:>14}   every {} iteration{} ({}); training pauses {} each{}\n", "checkpoint",
+                       config::format_bytes_rounded(e.checkpoint_bytes), e.checkpoint_every_iterations,
+                       e.checkpoint_every_iterations == 1 ? "" : "s",
+                       readable_duration(e.checkpoint_interval_s), readable_duration(e.checkpoint_pause_s),
+                       c.async_checkpoints ? fmt::format(", the write takes {} behind",
+                                                         readable_duration(e.checkpoint_write_s))
+                                           : "");
   }
-  if (c.at("job_mtbi_s").get<double>() > 0) {
+  if (e.job_mtbi_s > 0) {
     out += fmt::format("{:<26} {:>14}   (expected {:.0f} in the run)\n", "interrupted every",
-                       readable_duration(c.at("job_mtbi_s").get<double>()),
-                       c.at("expected_interruptions").get<double>());
+                       readable_duration(e.job_mtbi_s), e.expected_interruptions);
   }
-  out +=
-      fmt::format("{:<26} {:>14}\n", "time to train",
-                  c.contains("wall_time_s") ? readable_duration(c.at("wall_time_s").get<double>()) : "never");
-  out += fmt::format("{:<26} {:>13.1f}%   (training time / time to train)\n", "goodput",
-                     100 * c.at("goodput").get<double>());
-  if (c.contains("cost_usd")) {
+  out += fmt::format("{:<26} {:>14}\n", "time to train",
+                     std::isfinite(e.wall_time_s) ? readable_duration(e.wall_time_s) : "never");
+  out += fmt::format("{:<26} {:>13.1f}%   (training time / time to train)\n", "goodput", 100 * e.goodput);
+  if (e.cost_usd) {
     out += fmt::format("{:<26} {:>14}   (at ${} per GPU-hour)\n", "cost",
-                       fmt::format("${:.3g}M", c.at("cost_usd").get<double>() / 1e6),
-                       c.at("price_per_gpu_hour_usd").get<double>());
+                       fmt::format("${:.3g}M", *e.cost_usd / 1e6), *c.price_per_gpu_hour_usd);
   }
-  if (c.contains("energy_j")) {
-    const double it_j = c.at("energy_j").get<double>();
-    const double facility_j = c.at("facility_energy_j").get<double>();
-    out += fmt::format("{:<26} {:>14}   (IT; {} at the facility, PUE {:.3g}{})\n", "energy",
-                       readable_energy(it_j), readable_energy(facility_j), facility_j / it_j,
-                       facility_j == it_j ? ": cluster.facility.pue unset, the IT load alone" : "");
-    if (c.contains("electricity_cost_usd")) {
+  if (c.energy) {
+    const CampaignEnergy& energy = *c.energy;
+    out += fmt::format(
+        "{:<26} {:>14}   (IT; {} at the facility, PUE {:.3g}{})\n", "energy", readable_energy(energy.it_j),
+        readable_energy(energy.facility_j), energy.facility_j / energy.it_j,
+        energy.facility_j == energy.it_j ? ": cluster.facility.pue unset, the IT load alone" : "");
+    if (energy.electricity_cost_usd) {
       out += fmt::format("{:<26} {:>14}   (at ${} per kWh)\n", "electricity",
-                         fmt::format("${:.3g}M", c.at("electricity_cost_usd").get<double>() / 1e6),
-                         c.at("electricity_price_usd_per_kwh").get<double>());
+                         fmt::format("${:.3g}M", *energy.electricity_cost_usd / 1e6),
+                         *energy.electricity_price_usd_per_kwh);
     }
   }
-  for (const json& note : c.at("notes")) out += "  note: " + note.get<std::string>() + "\n";
+  for (const std::string& note : e.notes) out += "  note: " + note + "\n";
   return out;
 }
 

@@ -361,7 +361,7 @@ json to_json(const RunReport& report) {
   }
   if (report.stragglers) out["stragglers"] = to_json(*report.stragglers);
   if (!report.power.is_null()) out["power"] = report.power;
-  if (!report.campaign.is_null()) out["campaign"] = report.campaign;
+  if (report.campaign) out["campaign"] = to_json(*report.campaign);
   if (!report.links.is_null()) out["links"] = report.links;
   if (!report.accuracy.is_null()) out["accuracy"] = report.accuracy;
   if (report.mirrors_found > 0) {

@@ -19,6 +19,7 @@
 #include "sim/config/scenario.h"
 #include "sim/engine/scenario_run.h"
 #include "sim/report/breakdown.h"
+#include "sim/report/campaign.h"
 #include "sim/report/comm_log.h"
 #include "sim/report/memory_verdict.h"
 #include "sim/report/why_slow.h"
@@ -122,10 +123,11 @@ struct RunReport {
   // Each iteration's time, when the run was asked for more than one.
   std::optional<std::vector<double>> iteration_times_s;
   std::optional<StragglerSummary> stragglers;
-  WhySlow why;  // `trainsim run` adds search's advice as its changes
-  // The sections other modules write as JSON: power.h's, campaign.h's and link_report.h's, null when
-  // the run has none; and validate::accuracy_for's when the caller adds it (null otherwise).
-  nlohmann::json power, campaign, links, accuracy;
+  WhySlow why;                             // `trainsim run` adds search's advice as its changes
+  std::optional<CampaignReport> campaign;  // when the scenario states one
+  // The sections other modules write as JSON: power.h's and link_report.h's, null when the run has
+  // none; and validate::accuracy_for's when the caller adds it (null otherwise).
+  nlohmann::json power, links, accuracy;
 };
 
 // Builds the report: run_metrics(scenario, run), and every other section. Never throws for a

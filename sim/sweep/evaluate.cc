@@ -63,8 +63,8 @@ json analytic_report(const config::Scenario& s, const estimate::IterationTimeEst
       {"warnings", warning_list},
   });
   if (s.campaign.tokens > 0) {
-    report["campaign"] =
-        report::campaign_report(s, analytic::estimate_campaign(s, e.iteration_s, e.peak_host_bytes_per_node));
+    report["campaign"] = to_json(report::campaign_report(
+        s, analytic::estimate_campaign(s, e.iteration_s, e.peak_host_bytes_per_node)));
   }
   return report;
 }

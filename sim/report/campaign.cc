@@ -12,12 +12,12 @@ namespace trainsim::report {
 using nlohmann::json;
 
 CampaignReport campaign_report(const config::Scenario& scenario, const analytic::CampaignEstimate& e,
-                               const json& power) {
+                               const PowerReport* power) {
   CampaignReport out;
   out.estimate = e;
   if (e.checkpoint_every_iterations > 0) out.async_checkpoints = scenario.campaign.checkpoints->async;
   if (e.cost_usd) out.price_per_gpu_hour_usd = *scenario.cluster.hardware.cost.price_per_gpu_hour_usd;
-  if (!power.is_null() && std::isfinite(e.wall_time_s)) {
+  if (power != nullptr && std::isfinite(e.wall_time_s)) {
     // Training stops for the checkpoints the useful work writes and for each restart; the rest of
     // the wall time (useful and re-done iterations) draws the iteration's mean.
     double stopped_s = 0;
@@ -26,8 +26,7 @@ CampaignReport campaign_report(const config::Scenario& scenario, const analytic:
     if (const auto& i = scenario.campaign.interruptions) stopped_s += e.expected_interruptions * i->restart_s;
     stopped_s = std::clamp(stopped_s, 0.0, e.wall_time_s - e.training_s);
     CampaignEnergy energy;
-    energy.it_j = power.at("it_mean_w").get<double>() * (e.wall_time_s - stopped_s) +
-                  power.at("it_idle_w").get<double>() * stopped_s;
+    energy.it_j = power->it_mean_w * (e.wall_time_s - stopped_s) + power->it_idle_w * stopped_s;
     const config::Facility& facility = scenario.cluster.facility;
     energy.facility_j = energy.it_j * facility.pue;
     if (facility.electricity_usd_per_kwh) {

@@ -10,6 +10,7 @@
 
 #include "sim/analytic/campaign.h"
 #include "sim/config/scenario.h"
+#include "sim/report/power.h"
 
 namespace trainsim::report {
 
@@ -32,9 +33,9 @@ struct CampaignReport {
 };
 
 // The campaign `estimate` of `scenario` (campaign.tokens > 0; analytic::estimate_campaign), with its
-// energy when `power` (a run report's power object; null for none) gives the IT power.
+// energy when `power` (the run's; null for none) gives the IT power.
 CampaignReport campaign_report(const config::Scenario& scenario, const analytic::CampaignEstimate& estimate,
-                               const nlohmann::json& power = nullptr);
+                               const PowerReport* power = nullptr);
 
 // Keys: tokens, iterations, training_s, wall_time_s (absent when the run would not finish), goodput,
 // expected_interruptions, job_mtbi_s, checkpoint {bytes, pause_s, write_s, every_iterations,

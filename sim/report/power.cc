@@ -141,8 +141,8 @@ double state_power_w(const config::GpuPower& power, GpuState state) {
   return power.idle_w;
 }
 
-json power_report(const config::Scenario& scenario, const engine::ScenarioRun& run) {
-  if (!scenario.cluster.hardware.power) return nullptr;
+std::optional<PowerReport> power_report(const config::Scenario& scenario, const engine::ScenarioRun& run) {
+  if (!scenario.cluster.hardware.power) return std::nullopt;
   const config::GpuPower& power = *scenario.cluster.hardware.power;
   const engine::EngineResult& r = run.result;
   const double t = r.iteration_time_s;
@@ -198,61 +198,76 @@ json power_report(const config::Scenario& scenario, const engine::ScenarioRun& r
   }
   const double it_mean_w = energy_j / t + other_w;
   const auto tokens = static_cast<double>(scenario.training.global_batch * scenario.model.seq_len);
-  json fractions = json::object();
-  for (const auto& [state, name] :
-       {std::pair{GpuState::kCompute, "compute"}, std::pair{GpuState::kMemory, "memory"},
-        std::pair{GpuState::kCommunication, "communication"}, std::pair{GpuState::kIdle, "idle"}}) {
-    fractions[name] = state_s[static_cast<size_t>(state)].value() / gpu_time_s;
-  }
-  return {{"window_s", window_s},
-          {"gpus", gpus},
-          {"nodes", nodes},
-          {"node_other_power_w", scenario.cluster.topology.node.other_power_w},
-          {"pue", scenario.cluster.facility.pue},
-          {"gpu_limit_w", power.limit_w},
-          {"gpu_mean_w", energy_j / gpu_time_s},
-          {"gpu_state_fraction", fractions},
-          {"it_mean_w", it_mean_w},
-          {"it_peak_w", peak_w},
-          {"it_trough_w", trough_w},
-          {"it_ramp_w_per_s", ramp_w_per_s},
-          {"it_idle_w", static_cast<double>(gpus) * power.idle_w + other_w},
-          {"it_nameplate_w", static_cast<double>(gpus) * power.limit_w + other_w},
-          {"facility_mean_w", it_mean_w * scenario.cluster.facility.pue},
-          {"energy_per_iteration_j", it_mean_w * t},
-          {"energy_per_token_j", it_mean_w * t / tokens}};
+  PowerReport out;
+  out.window_s = window_s;
+  out.gpus = gpus;
+  out.nodes = nodes;
+  out.node_other_power_w = scenario.cluster.topology.node.other_power_w;
+  out.pue = scenario.cluster.facility.pue;
+  out.gpu_limit_w = power.limit_w;
+  out.gpu_mean_w = energy_j / gpu_time_s;
+  for (size_t s = 0; s < out.state_fraction.size(); ++s)
+    out.state_fraction[s] = state_s[s].value() / gpu_time_s;
+  out.it_mean_w = it_mean_w;
+  out.it_peak_w = peak_w;
+  out.it_trough_w = trough_w;
+  out.it_ramp_w_per_s = ramp_w_per_s;
+  out.it_idle_w = static_cast<double>(gpus) * power.idle_w + other_w;
+  out.it_nameplate_w = static_cast<double>(gpus) * power.limit_w + other_w;
+  out.facility_mean_w = it_mean_w * scenario.cluster.facility.pue;
+  out.energy_per_iteration_j = it_mean_w * t;
+  out.energy_per_token_j = it_mean_w * t / tokens;
+  return out;
 }
 
-std::string render_power(const json& p) {
-  const json& f = p.at("gpu_state_fraction");
-  const double other_w = p.at("node_other_power_w").get<double>();
+json to_json(const PowerReport& p) {
+  const auto fraction = [&](GpuState s) { return p.state_fraction[static_cast<size_t>(s)]; };
+  return {{"window_s", p.window_s},
+          {"gpus", p.gpus},
+          {"nodes", p.nodes},
+          {"node_other_power_w", p.node_other_power_w},
+          {"pue", p.pue},
+          {"gpu_limit_w", p.gpu_limit_w},
+          {"gpu_mean_w", p.gpu_mean_w},
+          {"gpu_state_fraction",
+           {{"compute", fraction(GpuState::kCompute)},
+            {"memory", fraction(GpuState::kMemory)},
+            {"communication", fraction(GpuState::kCommunication)},
+            {"idle", fraction(GpuState::kIdle)}}},
+          {"it_mean_w", p.it_mean_w},
+          {"it_peak_w", p.it_peak_w},
+          {"it_trough_w", p.it_trough_w},
+          {"it_ramp_w_per_s", p.it_ramp_w_per_s},
+          {"it_idle_w", p.it_idle_w},
+          {"it_nameplate_w", p.it_nameplate_w},
+          {"facility_mean_w", p.facility_mean_w},
+          {"energy_per_iteration_j", p.energy_per_iteration_j},
+          {"energy_per_token_j", p.energy_per_token_j}};
+}
+
+std::string render_power(const PowerReport& p) {
+  const auto percent = [&](GpuState s) { return 100 * p.state_fraction[static_cast<size_t>(s)]; };
   std::string out = "\n# power (each GPU's draw follows its state in the simulated iteration)\n";
   out += fmt::format(
       "{:<26} {:>14}   of {} limit; GPU-time: compute {:.1f}%, memory-bound {:.1f}%, "
       "communication {:.1f}%, idle {:.1f}%\n",
-      "GPU mean", watts(p.at("gpu_mean_w").get<double>()), watts(p.at("gpu_limit_w").get<double>()),
-      100 * f.at("compute").get<double>(), 100 * f.at("memory").get<double>(),
-      100 * f.at("communication").get<double>(), 100 * f.at("idle").get<double>());
+      "GPU mean", watts(p.gpu_mean_w), watts(p.gpu_limit_w), percent(GpuState::kCompute),
+      percent(GpuState::kMemory), percent(GpuState::kCommunication), percent(GpuState::kIdle));
   out += fmt::format(
-      "{:<26} {:>14}   ({} GPUs{})\n", "IT power, mean", watts(p.at("it_mean_w").get<double>()),
-      p.at("gpus").get<int64_t>(),
-      other_w > 0
-          ? fmt::format(" + {} nodes at {} besides their GPUs", p.at("nodes").get<int64_t>(), watts(other_w))
+      "{:<26} {:>14}   ({} GPUs{})\n", "IT power, mean", watts(p.it_mean_w), p.gpus,
+      p.node_other_power_w > 0
+          ? fmt::format(" + {} nodes at {} besides their GPUs", p.nodes, watts(p.node_other_power_w))
           : "; the topology gives no node.other_power, so the nodes' CPUs, NICs and fans "
             "are not counted");
   out += fmt::format("{:<26} {:>14}   trough {} ({:.2g} s windows); fastest ramp {}/s\n", "IT power, peak",
-                     watts(p.at("it_peak_w").get<double>()), watts(p.at("it_trough_w").get<double>()),
-                     p.at("window_s").get<double>(), watts(p.at("it_ramp_w_per_s").get<double>()));
+                     watts(p.it_peak_w), watts(p.it_trough_w), p.window_s, watts(p.it_ramp_w_per_s));
   out += fmt::format("{:<26} {:>14}   (every GPU idle: checkpoints, restarts); nameplate {}\n",
-                     "IT power, stopped", watts(p.at("it_idle_w").get<double>()),
-                     watts(p.at("it_nameplate_w").get<double>()));
-  const double pue = p.at("pue").get<double>();
-  out += fmt::format("{:<26} {:>14}   (PUE {:.2f}{})\n", "facility power, mean",
-                     watts(p.at("facility_mean_w").get<double>()), pue,
-                     pue == 1 ? ": cluster.facility.pue unset, cooling and power delivery not counted" : "");
+                     "IT power, stopped", watts(p.it_idle_w), watts(p.it_nameplate_w));
+  out +=
+      fmt::format("{:<26} {:>14}   (PUE {:.2f}{})\n", "facility power, mean", watts(p.facility_mean_w), p.pue,
+                  p.pue == 1 ? ": cluster.facility.pue unset, cooling and power delivery not counted" : "");
   out += fmt::format("{:<26} {:>14}   ({:.3g} J per token, IT)\n", "energy per iteration",
-                     joules(p.at("energy_per_iteration_j").get<double>()),
-                     p.at("energy_per_token_j").get<double>());
+                     joules(p.energy_per_iteration_j), p.energy_per_token_j);
   return out;
 }
 

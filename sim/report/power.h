@@ -12,6 +12,8 @@
 #ifndef TRAINSIM_SIM_REPORT_POWER_H_
 #define TRAINSIM_SIM_REPORT_POWER_H_
 
+#include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,17 +49,34 @@ double state_power_w(const config::GpuPower& power, GpuState state);
 // be what a facility's power distribution sees rather than single kernels.
 inline constexpr double kPowerWindowS = 0.1;
 
-// The `power` part of a run report, or null when the hardware profile gives no power. Keys:
-// window_s, gpus, nodes, node_other_power_w (0 when the topology gives none), pue, gpu_mean_w (per GPU,
-// over the iteration), gpu_state_fraction {compute, memory, communication, idle} (of GPU-time),
-// it_mean_w, it_peak_w, it_trough_w (the highest and lowest window average), it_ramp_w_per_s (the
-// largest change between consecutive windows, per second), it_idle_w (every GPU idle: what the
-// cluster draws while training stops), it_nameplate_w (every GPU at its limit plus the nodes),
-// facility_mean_w (it_mean_w x PUE), energy_per_iteration_j, energy_per_token_j (IT energy).
-nlohmann::json power_report(const config::Scenario& scenario, const engine::ScenarioRun& run);
+// The `power` part of a run report.
+struct PowerReport {
+  double window_s = 0;  // of the peak, trough and ramp
+  int64_t gpus = 0;
+  int64_t nodes = 0;
+  double node_other_power_w = 0;  // 0 when the topology gives none
+  double pue = 1;
+  double gpu_limit_w = 0;
+  double gpu_mean_w = 0;                                // per GPU, over the iteration
+  std::array<double, kGpuStateCount> state_fraction{};  // of GPU-time, by GpuState
+  double it_mean_w = 0;
+  double it_peak_w = 0, it_trough_w = 0;  // the highest and lowest window average
+  double it_ramp_w_per_s = 0;             // the largest change between consecutive windows, per second
+  double it_idle_w = 0;                   // every GPU idle: what the cluster draws while training stops
+  double it_nameplate_w = 0;              // every GPU at its limit, plus the nodes
+  double facility_mean_w = 0;             // it_mean_w x PUE
+  double energy_per_iteration_j = 0, energy_per_token_j = 0;  // IT energy
+};
 
-// The table section of a report's `power` object.
-std::string render_power(const nlohmann::json& power);
+// The power of the run's last iteration; none when the hardware profile gives no power.
+std::optional<PowerReport> power_report(const config::Scenario& scenario, const engine::ScenarioRun& run);
+
+// Keys: the fields above by their names, gpu_state_fraction {compute, memory, communication, idle}
+// for state_fraction.
+nlohmann::json to_json(const PowerReport& power);
+
+// The table section of a run's power.
+std::string render_power(const PowerReport& power);
 
 }  // namespace trainsim::report
 

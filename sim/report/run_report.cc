@@ -208,7 +208,7 @@ struct RunParts {
   double iteration_start_s = 0;
   Breakdown breakdown;  // of the critical rank, over the last iteration
   MemoryVerdict memory;
-  json power;  // power_report's, null when the scenario models no power
+  std::optional<PowerReport> power;                    // when the scenario models power
   std::optional<analytic::CampaignEstimate> campaign;  // when the scenario states one
 };
 
@@ -252,9 +252,9 @@ RunMetrics metrics_of(const config::Scenario& s, const engine::ScenarioRun& run,
   m.executed_flops_utilization = p.summary.iteration.executed / gpu_peak_s;
   m.breakdown = p.breakdown;
   m.memory = p.memory;
-  if (!p.power.is_null()) {
-    m.gpu_mean_w = p.power.at("gpu_mean_w").get<double>();
-    m.energy_per_token_j = p.power.at("energy_per_token_j").get<double>();
+  if (p.power) {
+    m.gpu_mean_w = p.power->gpu_mean_w;
+    m.energy_per_token_j = p.power->energy_per_token_j;
   }
   if (p.campaign) m.campaign_wall_time_s = p.campaign->wall_time_s;
   return m;
@@ -322,7 +322,8 @@ RunReport make_run_report(const config::Scenario& s, const engine::ScenarioRun& 
   if (context.iterations > 1) out.iteration_times_s = iteration_times(r);
   if (s.stragglers.any()) out.stragglers = stragglers(s.stragglers, run);
   out.power = parts.power;
-  if (parts.campaign) out.campaign = campaign_report(s, *parts.campaign, parts.power);
+  if (parts.campaign)
+    out.campaign = campaign_report(s, *parts.campaign, parts.power ? &*parts.power : nullptr);
   if (run.links) out.links = link_load_report(*run.links);
   return out;
 }
@@ -360,7 +361,7 @@ json to_json(const RunReport& report) {
     out["iterations"] = {{"count", report.iteration_times_s->size()}, {"times_s", *report.iteration_times_s}};
   }
   if (report.stragglers) out["stragglers"] = to_json(*report.stragglers);
-  if (!report.power.is_null()) out["power"] = report.power;
+  if (report.power) out["power"] = to_json(*report.power);
   if (report.campaign) out["campaign"] = to_json(*report.campaign);
   if (!report.links.is_null()) out["links"] = report.links;
   if (!report.accuracy.is_null()) out["accuracy"] = report.accuracy;

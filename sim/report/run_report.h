@@ -125,9 +125,10 @@ struct RunReport {
   std::optional<StragglerSummary> stragglers;
   WhySlow why;                             // `trainsim run` adds search's advice as its changes
   std::optional<CampaignReport> campaign;  // when the scenario states one
-  // The sections other modules write as JSON: power.h's and link_report.h's, null when the run has
-  // none; and validate::accuracy_for's when the caller adds it (null otherwise).
-  nlohmann::json power, links, accuracy;
+  std::optional<PowerReport> power;        // when the scenario models power
+  // The sections other modules write as JSON: link_report.h's, null when the run recorded no link
+  // load; validate::accuracy_for's when the caller adds it (null otherwise).
+  nlohmann::json links, accuracy;
 };
 
 // Builds the report: run_metrics(scenario, run), and every other section. Never throws for a

@@ -212,7 +212,7 @@ std::string render_table(const RunReport& report) {
   out += render_why_slow(report.why, t);
   out += render_memory(report);
   if (report.stragglers) out += render_stragglers(*report.stragglers, gpus);
-  if (!report.power.is_null()) out += render_power(report.power);
+  if (report.power) out += render_power(*report.power);
   if (report.campaign) out += render_campaign(*report.campaign);
   out += "\n" + render_comm_table(report);
   if (!report.links.is_null()) out += "\n" + render_links(report.links);

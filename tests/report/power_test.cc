@@ -135,9 +135,11 @@ TEST_F(PowerInputs, TheCampaignPaysItsPausesAtTheStoppedPower) {
       load(kPower,
            "  facility: {pue: 1.5, electricity_price: 0.1USD/kWh}\ncampaign: {tokens: 1B, checkpoints: "
            "{write_bandwidth: 1GB/s, interval: 1h}}\n");
-  const nlohmann::json power = {{"it_mean_w", 1000.0}, {"it_idle_w", 100.0}};
+  PowerReport power;
+  power.it_mean_w = 1000;
+  power.it_idle_w = 100;
   const analytic::CampaignEstimate estimate = analytic::estimate_campaign(s, 2.0, 0);
-  const nlohmann::json c = to_json(campaign_report(s, estimate, power));
+  const nlohmann::json c = to_json(campaign_report(s, estimate, &power));
   const double training_s = c.at("training_s").get<double>();
   const double paused_s = c.at("wall_time_s").get<double>() - training_s;
   ASSERT_GT(paused_s, 0);

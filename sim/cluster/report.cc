@@ -193,7 +193,7 @@ json to_json(const ClusterReport& report) {
       {"window_s", report.window_s},   {"jobs", jobs},
       {"warnings", report.warnings},
   };
-  if (!report.links.is_null()) out["links"] = report.links;
+  if (report.links) out["links"] = report::to_json(*report.links);
   return out;
 }
 
@@ -289,11 +289,11 @@ std::string render_cluster_table(const ClusterReport& report) {
     }
     out += slowed.render();
   }
-  if (!report.links.is_null()) {
+  if (report.links) {
     std::vector<std::string> names;
     for (const JobOutcome& job : report.jobs) names.push_back(job.name);
     out += '\n';
-    out += report::render_links(report.links, names);
+    out += report::render_links(*report.links, names);
   }
   if (!report.warnings.empty()) {
     out += "\n# warnings\n";

@@ -69,7 +69,7 @@ struct ClusterReport {
   double window_s = 0;  // when every job had run the requested iterations
   std::vector<JobOutcome> jobs;
   std::vector<std::string> warnings;
-  nlohmann::json links;  // the run's link load (report/link_report.h), null when none was asked
+  std::optional<cost::LinkLoadSummary> links;  // the run's link load, when it was asked
 };
 
 // Builds the report of `runs` (run_cluster's). Never throws for finished runs.

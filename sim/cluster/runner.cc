@@ -43,7 +43,7 @@ json simulate(const ClusterFile& file, const std::vector<size_t>& which, const C
   const report::ReportContext context{options.command_line, engine::to_string(options.run.network),
                                       options.run.engine.full, options.run.engine.iterations};
   json out = {{"jobs", json::array()}, {"trace_events", 0}, {"links", nullptr}};
-  if (runs.front()->links) out["links"] = report::link_load_report(*runs.front()->links);
+  if (runs.front()->links) out["links"] = report::to_json(*runs.front()->links);
   std::vector<report::TracePart> parts;
   for (size_t i = 0; i < which.size(); ++i) {
     const ClusterJob& job = file.jobs[which[i]];
@@ -112,8 +112,10 @@ ClusterRuns run_cluster(const ClusterFile& file, const ClusterRunOptions& option
                             fmt::format("{}: {}", describe(task), e.at("message").get<std::string>()));
     }
   }
-  ClusterRuns out{std::vector<JobRuns>(jobs), results[0]->value.at("trace_events").get<size_t>(),
-                  results[0]->value.at("links")};
+  ClusterRuns out{std::vector<JobRuns>(jobs), results[0]->value.at("trace_events").get<size_t>(), {}};
+  if (const json& links = results[0]->value.at("links"); !links.is_null()) {
+    out.links = report::link_load_from_json(links);
+  }
   for (size_t j = 0; j < jobs; ++j) {
     JobRuns& runs = out.jobs[j];
     runs.shared = job_run(results[0]->value.at("jobs").at(j));

@@ -4,6 +4,7 @@
 #define TRAINSIM_SIM_CLUSTER_RUNNER_H_
 
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -42,8 +43,8 @@ struct ClusterRuns {
   std::vector<JobRuns> jobs;  // in the file's order
   size_t trace_events = 0;    // written to ClusterRunOptions::trace_path
   // The link load of the run of every job together (report/link_report.h; groups: the jobs in the
-  // file's order) when run.busiest_links asked for it; null otherwise.
-  nlohmann::json links;
+  // file's order) when run.busiest_links asked for it.
+  std::optional<cost::LinkLoadSummary> links;
 };
 
 // A simulation that produced no result: which one, and why.

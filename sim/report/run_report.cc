@@ -324,7 +324,7 @@ RunReport make_run_report(const config::Scenario& s, const engine::ScenarioRun& 
   out.power = parts.power;
   if (parts.campaign)
     out.campaign = campaign_report(s, *parts.campaign, parts.power ? &*parts.power : nullptr);
-  if (run.links) out.links = link_load_report(*run.links);
+  if (run.links) out.links = *run.links;
   return out;
 }
 
@@ -363,7 +363,7 @@ json to_json(const RunReport& report) {
   if (report.stragglers) out["stragglers"] = to_json(*report.stragglers);
   if (report.power) out["power"] = to_json(*report.power);
   if (report.campaign) out["campaign"] = to_json(*report.campaign);
-  if (!report.links.is_null()) out["links"] = report.links;
+  if (report.links) out["links"] = to_json(*report.links);
   if (!report.accuracy.is_null()) out["accuracy"] = report.accuracy;
   if (report.mirrors_found > 0) {
     out["simulation"]["mirrored_communications"] = {{"found", report.mirrors_found},

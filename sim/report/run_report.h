@@ -123,12 +123,12 @@ struct RunReport {
   // Each iteration's time, when the run was asked for more than one.
   std::optional<std::vector<double>> iteration_times_s;
   std::optional<StragglerSummary> stragglers;
-  WhySlow why;                             // `trainsim run` adds search's advice as its changes
-  std::optional<CampaignReport> campaign;  // when the scenario states one
-  std::optional<PowerReport> power;        // when the scenario models power
-  // The sections other modules write as JSON: link_report.h's, null when the run recorded no link
-  // load; validate::accuracy_for's when the caller adds it (null otherwise).
-  nlohmann::json links, accuracy;
+  WhySlow why;                                 // `trainsim run` adds search's advice as its changes
+  std::optional<CampaignReport> campaign;      // when the scenario states one
+  std::optional<PowerReport> power;            // when the scenario models power
+  std::optional<cost::LinkLoadSummary> links;  // when the run recorded its links' load
+  // validate::accuracy_for's object when the caller adds it (null otherwise).
+  nlohmann::json accuracy;
 };
 
 // Builds the report: run_metrics(scenario, run), and every other section. Never throws for a

@@ -215,7 +215,7 @@ std::string render_table(const RunReport& report) {
   if (report.power) out += render_power(*report.power);
   if (report.campaign) out += render_campaign(*report.campaign);
   out += "\n" + render_comm_table(report);
-  if (!report.links.is_null()) out += "\n" + render_links(report.links);
+  if (report.links) out += "\n" + render_links(*report.links);
   if (!report.warnings.empty()) {
     out += "\n# warnings\n";
     for (const std::string& w : report.warnings) out += "- " + w + "\n";

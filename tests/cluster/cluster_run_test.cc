@@ -8,6 +8,7 @@
 
 #include "sim/cluster/report.h"
 #include "sim/cluster/runner.h"
+#include "sim/report/link_report.h"
 #include "tests/config/config_test_util.h"
 
 namespace trainsim::cluster {
@@ -94,25 +95,27 @@ TEST(ClusterRun, TheLinkLoadNamesTheSharedUplinkAsTheBottleneck) {
   const ClusterReport r = run(
       "  - {scenario: dp4.yaml, name: a, nodes: [0, 2]}\n  - {scenario: dp4.yaml, name: b, nodes: [1, 3]}\n",
       "simgrid", "", 100);
-  ASSERT_FALSE(r.links.is_null());
+  ASSERT_TRUE(r.links);
   EXPECT_FALSE(r.jobs[0].shared_report.contains("links"));  // once, for the cluster
-  const json& busiest = r.links.at("busiest");
+  const std::vector<cost::LinkDirectionLoad>& busiest = r.links->busiest;
   ASSERT_FALSE(busiest.empty());
-  EXPECT_EQ(busiest[0].at("tier").get<std::string>().rfind("fabric: ", 0), 0u) << busiest[0];
+  EXPECT_EQ(busiest[0].tier.rfind("fabric: ", 0), 0u) << busiest[0].name;
   bool saw_nic = false;
-  for (const json& l : busiest) {
-    const std::string tier = l.at("tier").get<std::string>();
-    const std::vector<double> by_job = l.at("bytes_by_group").get<std::vector<double>>();
-    SCOPED_TRACE(l.at("link").get<std::string>());
-    if (tier == "fabric: l1 -> l2" || tier == "fabric: l2 -> l1") {
-      EXPECT_NEAR(l.at("utilization_when_busy").get<double>(), 1, 0.02);
+  for (const cost::LinkDirectionLoad& l : busiest) {
+    const std::vector<double>& by_job = l.bytes_by_group;
+    SCOPED_TRACE(l.name);
+    if (l.tier == "fabric: l1 -> l2" || l.tier == "fabric: l2 -> l1") {
+      EXPECT_NEAR(l.utilization_when_busy, 1, 0.02);
       EXPECT_NEAR(by_job.at(0), by_job.at(1), 1e-6 * by_job.at(0));
-    } else if (tier == "nic: nic -> l1") {
+    } else if (l.tier == "nic: nic -> l1") {
       saw_nic = true;
-      EXPECT_NEAR(l.at("utilization_when_busy").get<double>(), 0.5, 0.03);
+      EXPECT_NEAR(l.utilization_when_busy, 0.5, 0.03);
       EXPECT_TRUE(by_job.at(0) == 0 || by_job.at(1) == 0);  // a node's NIC carries its own job
     }
   }
+  // The cluster's JSON states it, and reads back as the same summary.
+  const json links = to_json(r).at("links");
+  EXPECT_EQ(report::to_json(report::link_load_from_json(links)), links);
   EXPECT_TRUE(saw_nic);
 }
 

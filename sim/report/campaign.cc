@@ -21,8 +21,9 @@ CampaignReport campaign_report(const config::Scenario& scenario, const analytic:
     // Training stops for the checkpoints the useful work writes and for each restart; the rest of
     // the wall time (useful and re-done iterations) draws the iteration's mean.
     double stopped_s = 0;
-    if (e.checkpoint_interval_s > 0)
+    if (e.checkpoint_interval_s > 0) {
       stopped_s += e.training_s / e.checkpoint_interval_s * e.checkpoint_pause_s;
+    }
     if (const auto& i = scenario.campaign.interruptions) stopped_s += e.expected_interruptions * i->restart_s;
     stopped_s = std::clamp(stopped_s, 0.0, e.wall_time_s - e.training_s);
     CampaignEnergy energy;

@@ -206,8 +206,9 @@ std::optional<PowerReport> power_report(const config::Scenario& scenario, const 
   out.pue = scenario.cluster.facility.pue;
   out.gpu_limit_w = power.limit_w;
   out.gpu_mean_w = energy_j / gpu_time_s;
-  for (size_t s = 0; s < out.state_fraction.size(); ++s)
+  for (size_t s = 0; s < out.state_fraction.size(); ++s) {
     out.state_fraction[s] = state_s[s].value() / gpu_time_s;
+  }
   out.it_mean_w = it_mean_w;
   out.it_peak_w = peak_w;
   out.it_trough_w = trough_w;

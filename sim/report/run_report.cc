@@ -322,8 +322,9 @@ RunReport make_run_report(const config::Scenario& s, const engine::ScenarioRun& 
   if (context.iterations > 1) out.iteration_times_s = iteration_times(r);
   if (s.stragglers.any()) out.stragglers = stragglers(s.stragglers, run);
   out.power = parts.power;
-  if (parts.campaign)
+  if (parts.campaign) {
     out.campaign = campaign_report(s, *parts.campaign, parts.power ? &*parts.power : nullptr);
+  }
   if (run.links) out.links = *run.links;
   return out;
 }

@@ -42,8 +42,9 @@ std::string render_plan(const PlanSummary& p) {
   std::string degrees = fmt::format("tp {}", p.tp);
   if (p.sp > 1) degrees += fmt::format(" x sp {}", p.sp);
   degrees += fmt::format(" x pp {}", p.pp);
-  if (p.pp > 1)
+  if (p.pp > 1) {
     degrees += fmt::format(" ({}{})", p.vpp > 1 ? fmt::format("vpp {}, ", p.vpp) : "", p.schedule);
+  }
   degrees += fmt::format(" x dp {}", p.dp);
   if (p.ep > 1) degrees += fmt::format(", ep {}", p.ep);
   std::string scheme = p.sequence_parallel == "none" ? "no sequence parallelism"
@@ -105,8 +106,9 @@ std::string render_breakdown(const RunReport& report) {
   for (const StageBreakdown& st : report.stages) {
     std::vector<std::string> row = {std::to_string(st.stage), std::to_string(st.layers),
                                     std::to_string(st.rank), fmt::format("{:.4f}", st.busy_until_s)};
-    for (const BreakdownPart& part : kBreakdownParts)
+    for (const BreakdownPart& part : kBreakdownParts) {
       row.push_back(fmt::format("{:.4f}", st.breakdown.*part.seconds));
+    }
     stages.add_row(std::move(row));
   }
   return out + stages.render();

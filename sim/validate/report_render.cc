@@ -63,8 +63,9 @@ void add_case(TextTable& table, const CaseOutcome& o) {
       c.calculon ? signed_percent(relative_error(*c.calculon, c.published)) : none};
   const std::optional<report::Breakdown>& b = o.measurement ? o.measurement->breakdown : std::nullopt;
   if (o.simulated && b) {
-    for (double s : {b->compute_s, b->exposed_comm_s, b->bubble_s, b->offload_stall_s})
+    for (const double s : {b->compute_s, b->exposed_comm_s, b->bubble_s, b->offload_stall_s}) {
       row.push_back(fmt::format("{:.4g}", s));
+    }
   } else {
     row.resize(case_columns().size());
   }
@@ -126,8 +127,9 @@ std::string render_suites(const ValidationReport& report) {
     const ErrorSummary& v = s.validation;
     suites.add_row({s.name, std::to_string(s.cases), std::to_string(s.scored), std::to_string(s.passed),
                     std::to_string(s.failed), std::to_string(s.errors), statistic_text(v, v.median_abs_error),
-                    statistic_text(v, v.p90_abs_error), statistic_text(v, v.max_abs_error), median_max(s.hardware_only),
-                    s.calculon ? median_max(*s.calculon) : "-", median_max(s.calibration)});
+                    statistic_text(v, v.p90_abs_error), statistic_text(v, v.max_abs_error),
+                    median_max(s.hardware_only), s.calculon ? median_max(*s.calculon) : "-",
+                    median_max(s.calibration)});
   }
   out += suites.render();
   if (!report.by_gpus.empty()) {

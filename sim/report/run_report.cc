@@ -365,7 +365,7 @@ json to_json(const RunReport& report) {
   if (report.power) out["power"] = to_json(*report.power);
   if (report.campaign) out["campaign"] = to_json(*report.campaign);
   if (report.links) out["links"] = to_json(*report.links);
-  if (!report.accuracy.is_null()) out["accuracy"] = report.accuracy;
+  if (report.accuracy) out["accuracy"] = to_json(*report.accuracy);
   if (report.mirrors_found > 0) {
     out["simulation"]["mirrored_communications"] = {{"found", report.mirrors_found},
                                                     {"played", report.mirrors_played}};

@@ -18,6 +18,7 @@
 
 #include "sim/config/scenario.h"
 #include "sim/engine/scenario_run.h"
+#include "sim/report/accuracy_evidence.h"
 #include "sim/report/breakdown.h"
 #include "sim/report/campaign.h"
 #include "sim/report/comm_log.h"
@@ -127,8 +128,7 @@ struct RunReport {
   std::optional<CampaignReport> campaign;      // when the scenario states one
   std::optional<PowerReport> power;            // when the scenario models power
   std::optional<cost::LinkLoadSummary> links;  // when the run recorded its links' load
-  // validate::accuracy_for's object when the caller adds it (null otherwise).
-  nlohmann::json accuracy;
+  std::optional<AccuracyEvidence> accuracy;    // when the caller adds it (validate::accuracy_for)
 };
 
 // Builds the report: run_metrics(scenario, run), and every other section. Never throws for a
@@ -155,11 +155,8 @@ struct MemoryPeaks {
 MemoryPeaks memory_peaks(const config::Scenario& scenario, const engine::ScenarioRun& run);
 
 // The table rendering of a report, with the accuracy of its regime when it carries one (`trainsim
-// run` adds validate::accuracy_for's object); its CSV row is report/csv.h's.
+// run` adds validate::accuracy_for's evidence); its CSV row is report/csv.h's.
 std::string render_table(const RunReport& report);
-// How well trainsim's validation reproduced published runs on a scenario's GPU at its scale, one line
-// per framework, from validate::accuracy_for's object (a report's "accuracy").
-std::string render_accuracy(const nlohmann::json& accuracy);
 
 // infeasibility() of the memory verdict a report states (made by make_run_report, or the closed-form
 // estimate's of sweep --analytic, which has no rank and no parts: it names "the fullest rank").

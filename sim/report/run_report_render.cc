@@ -2,7 +2,6 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "sim/common/text_table.h"
 #include "sim/config/units.h"
@@ -16,8 +15,6 @@
 
 namespace trainsim::report {
 namespace {
-
-using nlohmann::json;
 
 // The stragglers section of the table: the GPUs' speeds and the slow NICs.
 std::string render_stragglers(const StragglerSummary& st, int64_t gpus) {
@@ -160,33 +157,6 @@ std::string render_comm_table(const RunReport& report) {
 
 }  // namespace
 
-std::string render_accuracy(const json& a) {
-  const std::string gpu = a.at("gpu").get<std::string>();
-  const json& rows = a.at("rows");
-  if (rows.empty()) {
-    return fmt::format("# accuracy: no published run on {} is in trainsim's validation\n", gpu);
-  }
-  std::string out =
-      fmt::format("# accuracy: published runs on {} at {} GPUs{}, as trainsim validate reproduces them:\n",
-                  gpu, a.value("nearest_gpus", a.at("gpus").get<std::string>()),
-                  a.contains("nearest_gpus")
-                      ? fmt::format(" (none at this run's {} GPUs)", a.at("gpus").get<std::string>())
-                      : "");
-  const std::string framework = a.at("framework").get<std::string>();
-  for (const json& row : rows) {
-    const std::string name = row.at("framework").get<std::string>();
-    const int64_t cases = row.at("cases").get<int64_t>();
-    out += fmt::format(
-        "#   {:<19} {:>3} {} case{} ({}): median |error| {:.1f}% (max {:.1f}%), {} simulated faster{}\n",
-        name, cases, row.at("role").get<std::string>(), cases == 1 ? "" : "s",
-        fmt::join(row.at("suites").get<std::vector<std::string>>(), ", "),
-        100 * row.at("median_abs_error").get<double>(), 100 * row.at("max_abs_error").get<double>(),
-        row.at("simulated_faster").get<int64_t>(),
-        framework != "generic" && name == framework ? "  <- this run's framework" : "");
-  }
-  return out;
-}
-
 std::string render_table(const RunReport& report) {
   const RunMetrics& metrics = report.metrics;
   const double t = metrics.iteration_time_s;
@@ -209,7 +179,7 @@ std::string render_table(const RunReport& report) {
   out += fmt::format("{:<26} {:>13.1f}%   (FLOPs the kernels run: causal tiles skipped)\n",
                      "executed FLOPs of peak", 100 * metrics.executed_flops_utilization);
   out += render_what_if(report.provenance.at("inputs"));
-  if (!report.accuracy.is_null()) out += render_accuracy(report.accuracy);
+  if (report.accuracy) out += render_accuracy(*report.accuracy);
   out += render_breakdown(report);
   out += render_why_slow(report.why, t);
   out += render_memory(report);

@@ -99,18 +99,6 @@ std::vector<AccuracyRow> accuracy_rows(const ValidationSet& set, const std::vect
   return out;
 }
 
-nlohmann::json to_json(const AccuracyRow& row) {
-  return {{"framework", row.framework},
-          {"gpu", row.gpu},
-          {"gpus", row.gpus},
-          {"role", row.role},
-          {"cases", row.cases},
-          {"median_abs_error", row.median_abs_error},
-          {"max_abs_error", row.max_abs_error},
-          {"simulated_faster", row.simulated_faster},
-          {"suites", row.suites}};
-}
-
 std::string accuracy_yaml(const std::vector<AccuracyRow>& rows) {
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "schema_version" << YAML::Value << 1 << YAML::Key << "regimes"
@@ -218,11 +206,11 @@ const std::vector<AccuracyRow>& shipped_accuracy() {
   return rows;
 }
 
-nlohmann::json accuracy_for(const config::Scenario& scenario, const std::vector<AccuracyRow>& rows) {
+report::AccuracyEvidence accuracy_for(const config::Scenario& scenario,
+                                      const std::vector<AccuracyRow>& rows) {
   const std::string& gpu = scenario.cluster.hardware.gpu.name;
   const size_t range = range_index(gpu_range(scenario.cluster.gpus));
-  nlohmann::json out = {
-      {"framework", regime_framework(scenario)}, {"gpu", gpu}, {"gpus", kRanges[range].second}};
+  report::AccuracyEvidence out{regime_framework(scenario), gpu, std::string(kRanges[range].second), {}, {}};
   // The scale nearest the scenario's among those its GPU has rows at (the smaller on a tie).
   size_t nearest = kRanges.size();
   const auto distance = [&](size_t r) { return r > range ? r - range : range - r; };
@@ -233,12 +221,10 @@ nlohmann::json accuracy_for(const config::Scenario& scenario, const std::vector<
       nearest = at;
     }
   }
-  nlohmann::json shown = nlohmann::json::array();
   for (const AccuracyRow& r : rows) {
-    if (r.gpu == gpu && range_index(r.gpus) == nearest) shown.push_back(to_json(r));
+    if (r.gpu == gpu && range_index(r.gpus) == nearest) out.rows.push_back(r);
   }
-  if (nearest != range && nearest != kRanges.size()) out["nearest_gpus"] = kRanges[nearest].second;
-  out["rows"] = shown;
+  if (nearest != range && nearest != kRanges.size()) out.nearest_gpus = std::string(kRanges[nearest].second);
   return out;
 }
 

@@ -11,26 +11,15 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "sim/config/scenario.h"
+#include "sim/report/accuracy_evidence.h"
 #include "sim/validate/case.h"
 #include "sim/validate/runner.h"
 
 namespace trainsim::validate {
 
-// The validation errors of one regime.
-struct AccuracyRow {
-  std::string framework;  // the cases' framework, as regime_framework gives it
-  std::string gpu;        // their hardware profile's GPU, as the vendor names it
-  std::string gpus;       // their scale: gpu_range() of the GPUs they run on
-  std::string role;       // "validation", or "calibration": cases a stack profile may be fitted on
-  int64_t cases = 0;
-  double median_abs_error = 0;  // of the relative errors, fractions
-  double max_abs_error = 0;
-  int64_t simulated_faster = 0;     // of the cases, those simulated faster than measured by over 0.1 %
-  std::vector<std::string> suites;  // where the cases come from, sorted
-};
+// The validation errors of one regime (the type the reports quote).
+using report::AccuracyRow;
 
 // The scale range a run on `gpus` GPUs belongs to: "1-8", "9-64", "65-512" or "513+".
 std::string gpu_range(int64_t gpus);
@@ -45,8 +34,6 @@ std::string regime_framework(const config::Scenario& scenario);
 // scale and role, in that order. `results` are in the order of `set.cases`; a result carries its
 // framework and GPU in its measurement (measure() records them).
 std::vector<AccuracyRow> accuracy_rows(const ValidationSet& set, const std::vector<CaseResult>& results);
-
-nlohmann::json to_json(const AccuracyRow& row);
 
 // The accuracy file: a comment naming the command that regenerates it, then the rows.
 std::string accuracy_yaml(const std::vector<AccuracyRow>& rows);
@@ -66,11 +53,10 @@ std::vector<std::string> accuracy_drift(const std::vector<AccuracyRow>& shipped,
 // The rows built into this binary (scenarios/validation/accuracy.yaml at build time).
 const std::vector<AccuracyRow>& shipped_accuracy();
 
-// The evidence for a scenario's prediction, from `rows`: {framework, gpu, gpus} of the scenario
-// (framework as regime_framework gives it) and "rows": every row of its GPU at its scale, or when
-// there is none, "nearest_gpus" and the rows of its GPU at the nearest scale that has some (none when
-// its GPU has none).
-nlohmann::json accuracy_for(const config::Scenario& scenario, const std::vector<AccuracyRow>& rows);
+// The evidence for a scenario's prediction, from `rows`: the scenario's framework (as
+// regime_framework gives it), GPU and scale, and every row of its GPU at its scale, or when there is
+// none, the nearest scale that has some and its rows (none when its GPU has none).
+report::AccuracyEvidence accuracy_for(const config::Scenario& scenario, const std::vector<AccuracyRow>& rows);
 
 }  // namespace trainsim::validate
 

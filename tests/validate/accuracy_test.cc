@@ -181,17 +181,20 @@ TEST(AccuracyFor, TheRowsOfTheRunsGpuAtItsScaleOrTheNearest) {
       {"nemo", gpu, "9-64", "validation", 2, 0.03, 0.04, 1, {"n"}},
       {"megatron-lm", gpu, "513+", "validation", 5, 0.1, 0.12, 5, {"k"}},
       {"megatron-lm", "other GPU", "65-512", "validation", 1, 0, 0, 0, {"o"}}};
-  nlohmann::json a = accuracy_for(s, rows);
-  EXPECT_EQ(a.at("gpus"), "9-64");
-  EXPECT_EQ(a.at("rows").size(), 2u);
-  EXPECT_FALSE(a.contains("nearest_gpus"));
+  report::AccuracyEvidence a = accuracy_for(s, rows);
+  EXPECT_EQ(a.gpus, "9-64");
+  EXPECT_EQ(a.rows.size(), 2u);
+  EXPECT_FALSE(a.nearest_gpus);
+  EXPECT_FALSE(to_json(a).contains("nearest_gpus"));
   s.cluster.gpus = 256;
   a = accuracy_for(s, rows);
-  EXPECT_EQ(a.at("gpus"), "65-512");
-  EXPECT_EQ(a.at("nearest_gpus"), "9-64");  // as near as 513+: the smaller
-  EXPECT_EQ(a.at("rows").size(), 2u);
+  EXPECT_EQ(a.gpus, "65-512");
+  EXPECT_EQ(a.nearest_gpus, "9-64");  // as near as 513+: the smaller
+  EXPECT_EQ(a.rows.size(), 2u);
+  EXPECT_EQ(to_json(a).at("nearest_gpus"), "9-64");
+  EXPECT_THAT(render_accuracy(a), HasSubstr("at 9-64 GPUs (none at this run's 65-512 GPUs)"));
   s.cluster.hardware.gpu.name = "a GPU nobody published";
-  EXPECT_TRUE(accuracy_for(s, rows).at("rows").empty());
+  EXPECT_TRUE(accuracy_for(s, rows).rows.empty());
 }
 
 // The table built into the binary is the shipped file's, and reads.

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "sim/report/run_report.h"
+#include "sim/report/accuracy_evidence.h"
 #include "sim/search/report.h"
 #include "sim/search/search.h"
 #include "sim/validate/accuracy.h"
@@ -77,10 +77,10 @@ int run(const SearchArgs& args, const Context& context) {
   // How well published runs on these GPUs were predicted, for the plans' predicted times.
   config::Scenario planned = base;
   planned.cluster.gpus = args.gpus;
-  const nlohmann::json accuracy = validate::accuracy_for(planned, validate::shipped_accuracy());
+  const report::AccuracyEvidence accuracy = validate::accuracy_for(planned, validate::shipped_accuracy());
   print_result(args.format, {[&] {
                                nlohmann::json out = search::to_json(result);
-                               out["accuracy"] = accuracy;
+                               out["accuracy"] = to_json(accuracy);
                                return json_text(out);
                              },
                              [&] {

@@ -36,7 +36,6 @@ SuiteSummary summarize_suite(const Suite& suite, const std::vector<CaseOutcome>&
                              std::vector<GatedCase>& gated) {
   SuiteSummary s;
   s.name = suite.name;
-  s.gate = suite.gate;
   std::vector<double> abs_errors, calculon_errors, hardware_errors, calibration_errors;
   for (const CaseOutcome& o : cases) {
     const Case& c = o.spec;
@@ -238,7 +237,7 @@ ValidationReport make_report(const ValidationSet& set, const std::vector<CaseRes
                              const ReportContext& context) {
   ValidationReport report;
   report.provenance = engine::provenance(context.command_line);
-  report.provenance["jobs"] = context.jobs;
+  report.jobs = context.jobs;
   report.wall_s = context.wall_s;
   for (size_t i = 0; i < set.cases.size(); ++i) {
     report.cases.push_back(outcome_of(set.cases[i], results[i]));
@@ -263,6 +262,8 @@ ValidationReport make_report(const ValidationSet& set, const std::vector<CaseRes
 }
 
 json to_json(const ValidationReport& report) {
+  json provenance = report.provenance;
+  provenance["jobs"] = report.jobs;
   json cases = json::array();
   for (const CaseOutcome& o : report.cases) cases.push_back(to_json(o));
   json summary = json::object();
@@ -285,11 +286,10 @@ json to_json(const ValidationReport& report) {
                       {"simulated", to_json(s.simulated)},
                       {"published", to_json(s.published)}});
   }
-  return {{"schema_version", 1},     {"provenance", report.provenance},
-          {"wall_s", report.wall_s}, {"cpu_s", report.cpu_s},
-          {"cases", cases},          {"summary", summary},
-          {"by_gpus", by_gpus},      {"accuracy", accuracy},
-          {"shape_checks", shapes},  {"gate", to_json(report.gate)}};
+  return {{"schema_version", 1},         {"provenance", provenance}, {"wall_s", report.wall_s},
+          {"cpu_s", report.cpu_s},       {"cases", cases},           {"summary", summary},
+          {"by_gpus", by_gpus},          {"accuracy", accuracy},     {"shape_checks", shapes},
+          {"gate", to_json(report.gate)}};
 }
 
 }  // namespace trainsim::validate

@@ -51,7 +51,6 @@ struct SuiteSummary {
   std::optional<ErrorSummary> calculon;                              // when a scored case has its number
   ErrorSummary hardware_only;                                        // the scored cases on the hardware
   ErrorSummary calibration;                                          // the scored calibration cases
-  std::optional<Gate> gate;
 };
 
 // The validation cases' error statistics at one scale (accuracy.h gpu_range).
@@ -80,7 +79,8 @@ struct GateOutcome {
 };
 
 struct ValidationReport {
-  nlohmann::json provenance;  // engine/provenance.h's, with the jobs
+  nlohmann::json provenance;  // engine/provenance.h's
+  int jobs = 1;               // cases simulated at once (the JSON states it in the provenance)
   double wall_s = 0;          // the whole run
   double cpu_s = 0;           // the cases' CPU time added up
   std::vector<CaseOutcome> cases;

@@ -203,8 +203,8 @@ std::string render_table(const ValidationReport& report) {
   return fmt::format(
              "# trainsim validate: {} case{} in {} suite{} ({} jobs, {:.1f} s wall, {:.1f} s CPU in the "
              "cases)\n",
-             cases, cases == 1 ? "" : "s", suites, suites == 1 ? "" : "s",
-             report.provenance.at("jobs").get<int>(), report.wall_s, report.cpu_s) +
+             cases, cases == 1 ? "" : "s", suites, suites == 1 ? "" : "s", report.jobs, report.wall_s,
+             report.cpu_s) +
          render_cases(report) + render_suites(report) + render_checks(report);
 }
 
